@@ -1,0 +1,73 @@
+// The callback_url rules the service checks at submit time. The emulator enforces them and the
+// client checks them before submitting, with this one function, so both always agree.
+import ipaddr from 'ipaddr.js';
+
+export const MAX_CALLBACK_URL_LENGTH = 1024;
+export const FORBIDDEN_HOST_SUFFIXES = [
+  '.local',
+  '.internal',
+  '.lan',
+  '.home',
+  '.corp',
+  '.test',
+  '.invalid',
+  '.example',
+] as const;
+
+export type CallbackUrlCheck = { ok: true } | { ok: false; reason: string };
+
+export interface CallbackUrlOptions {
+  /** Development switch: accept loopback receivers (localhost, 127.0.0.0/8, ::1). Off by default. */
+  allowLoopback?: boolean;
+}
+
+/** Only 'unicast' (public) addresses may receive deliveries; every other range is private or reserved. */
+function addressProblem(host: string, allowLoopback: boolean): string | undefined {
+  let addr: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    addr = ipaddr.parse(host);
+  } catch {
+    return undefined;
+  }
+  if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
+    addr = (addr as ipaddr.IPv6).toIPv4Address();
+  }
+  const range: string = addr.range();
+  if (range === 'unicast') return undefined;
+  if (range === 'loopback' && allowLoopback) return undefined;
+  return `host is a ${range} address, which is private or reserved`;
+}
+
+export function checkCallbackUrl(url: string, options: CallbackUrlOptions = {}): CallbackUrlCheck {
+  const allowLoopback = options.allowLoopback ?? false;
+  if (typeof url !== 'string' || url.length === 0) return { ok: false, reason: 'callback_url is empty' };
+  if (url.length > MAX_CALLBACK_URL_LENGTH) {
+    return { ok: false, reason: `callback_url is ${url.length} characters; at most ${MAX_CALLBACK_URL_LENGTH} are allowed` };
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { ok: false, reason: 'callback_url is not an absolute URL' };
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    return { ok: false, reason: `callback_url scheme must be http or https, not ${parsed.protocol.replace(':', '')}` };
+  }
+  // Userinfo, even an empty one ("http://@host"), is refused: the authority must not contain '@'.
+  const authority = url.slice(url.indexOf('//') + 2).split(/[/?#]/, 1)[0] ?? '';
+  if (parsed.username || parsed.password || authority.includes('@')) {
+    return { ok: false, reason: 'callback_url must not carry user information (user:pass@)' };
+  }
+  let host = parsed.hostname.toLowerCase();
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  if (host.endsWith('.')) host = host.slice(0, -1);
+  if (!host) return { ok: false, reason: 'callback_url has no host' };
+  if (host === 'localhost' || host.endsWith('.localhost')) {
+    return allowLoopback ? { ok: true } : { ok: false, reason: 'callback_url host must not be localhost' };
+  }
+  const suffix = FORBIDDEN_HOST_SUFFIXES.find((s) => host.endsWith(s));
+  if (suffix) return { ok: false, reason: `callback_url host must not end in ${suffix}` };
+  const problem = addressProblem(host, allowLoopback);
+  if (problem) return { ok: false, reason: `callback_url ${problem}` };
+  return { ok: true };
+}

@@ -1,0 +1,123 @@
+// Pure classifiers that turn one HTTP reply into what the caller does next. The workflow and the
+// activities both use them, so a reply means the same thing everywhere.
+import type { EndpointDef } from './catalogue';
+import { jobView, parseEnvelope } from './envelope';
+import { retryRuleFor } from './errors';
+import { extractResult, isEmptyResult } from './results';
+import { classifyStatus } from './status';
+
+/** A reply as the HTTP layer saw it: status, parsed JSON body (or undefined) and Retry-After in ms. */
+export interface Reply {
+  httpStatus: number;
+  body: unknown;
+  retryAfterMs?: number;
+}
+
+export interface Failure {
+  code: string;
+  message: string;
+  httpStatus: number;
+}
+
+export type SubmitOutcome =
+  | { kind: 'accepted'; requestId: string; status: string }
+  /** The service answered at once with a terminal job (some endpoints complete immediately). */
+  | { kind: 'done'; requestId: string; poll: PollOutcome }
+  | { kind: 'retry'; failure: Failure; retryAfterMs?: number }
+  | { kind: 'rejected'; failure: Failure };
+
+export type PollOutcome =
+  | { kind: 'running'; status: string }
+  | { kind: 'found'; status: string; result: unknown; data: Record<string, unknown> }
+  | { kind: 'empty'; status: string; data: Record<string, unknown> }
+  | { kind: 'failed'; failure: Failure; status?: string }
+  | { kind: 'retry'; failure: Failure; retryAfterMs?: number };
+
+function failureOf(reply: Reply, fallback: string): Failure {
+  const env = parseEnvelope(reply.body);
+  const err = env?.error ?? (env?.data ? jobView(env.data).error : undefined);
+  return {
+    code: err?.code ?? fallback,
+    message: err?.message ?? `HTTP ${reply.httpStatus}`,
+    httpStatus: reply.httpStatus,
+  };
+}
+
+/** Transient replies: 429 on the request itself and 503, retried after the wait / with back-off. */
+function transient(reply: Reply): { kind: 'retry'; failure: Failure; retryAfterMs?: number } | undefined {
+  if (reply.httpStatus !== 429 && reply.httpStatus !== 503) return undefined;
+  const fallback = reply.httpStatus === 429 ? 'rate_limit_exceeded' : 'service_unavailable';
+  return {
+    kind: 'retry',
+    failure: failureOf(reply, fallback),
+    ...(reply.retryAfterMs !== undefined ? { retryAfterMs: reply.retryAfterMs } : {}),
+  };
+}
+
+export function classifyPoll(endpoint: EndpointDef, reply: Reply): PollOutcome {
+  const t = transient(reply);
+  if (t) return t;
+  const env = parseEnvelope(reply.body);
+  if (!env) {
+    if (reply.httpStatus >= 500) return { kind: 'retry', failure: { code: 'invalid_response', message: `HTTP ${reply.httpStatus} without an envelope`, httpStatus: reply.httpStatus } };
+    return { kind: 'failed', failure: { code: 'invalid_response', message: `HTTP ${reply.httpStatus}: the reply is not an envelope`, httpStatus: reply.httpStatus } };
+  }
+  const job = jobView(env.data);
+  // A failed envelope (whatever the HTTP status) or a non-2xx reply ends the request.
+  if (!env.success || reply.httpStatus >= 300) {
+    const f = failureOf(reply, 'job_failed');
+    // A 429 inside a 2xx reply is the job's stored terminal status, not throttling of this poll.
+    if (f.code === 'rate_limit_exceeded') f.code = 'job_rate_limited';
+    return { kind: 'failed', failure: f, ...(job.status ? { status: job.status } : {}) };
+  }
+  const cls = classifyStatus(job.status, endpoint.polling, job.completed);
+  switch (cls.kind) {
+    case 'running':
+      return { kind: 'running', status: cls.status };
+    case 'failed': {
+      const err = job.error;
+      const code = err?.code === 'rate_limit_exceeded' ? 'job_rate_limited' : (err?.code ?? (cls.status === 'not_found' ? 'not_found' : 'job_failed'));
+      return {
+        kind: 'failed',
+        status: cls.status,
+        failure: { code, message: err?.message ?? `job ended with status ${cls.status}`, httpStatus: reply.httpStatus },
+      };
+    }
+    case 'unknown':
+      return {
+        kind: 'failed',
+        status: cls.status,
+        failure: { code: 'unknown_status', message: `undocumented status "${cls.status}"`, httpStatus: reply.httpStatus },
+      };
+    case 'succeeded': {
+      const data = env.data ?? {};
+      const result = extractResult(data, endpoint.resultPath);
+      // Person search keeps its rows behind page reads; completion alone is the outcome here.
+      if (endpoint.polling === 'person_search') return { kind: 'found', status: cls.status, result, data };
+      return isEmptyResult(result)
+        ? { kind: 'empty', status: cls.status, data }
+        : { kind: 'found', status: cls.status, result, data };
+    }
+  }
+}
+
+export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutcome {
+  const t = transient(reply);
+  if (t) return t;
+  const env = parseEnvelope(reply.body);
+  if (!env || !env.success || reply.httpStatus >= 300) {
+    const f = failureOf(reply, reply.httpStatus >= 500 ? 'internal_error' : 'invalid_request');
+    return retryRuleFor(reply.httpStatus, f.code) === 'never'
+      ? { kind: 'rejected', failure: f }
+      : { kind: 'retry', failure: f };
+  }
+  const job = jobView(env.data);
+  if (!job.requestId) {
+    return { kind: 'rejected', failure: { code: 'invalid_response', message: 'accepted without a request_id', httpStatus: reply.httpStatus } };
+  }
+  const cls = classifyStatus(job.status, endpoint.polling, job.completed);
+  if (cls.kind === 'running' || reply.httpStatus === 202) {
+    return { kind: 'accepted', requestId: job.requestId, status: job.status ?? 'queued' };
+  }
+  return { kind: 'done', requestId: job.requestId, poll: classifyPoll(endpoint, reply) };
+}

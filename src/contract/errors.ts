@@ -1,0 +1,98 @@
+// The error taxonomy: every error.code of the interface with its HTTP status and how a caller
+// must react to it. Codes are the service's own; a few client-side codes are added for outcomes
+// the interface leaves to the caller (marked `local`).
+
+/** How a caller reacts: retry after the wait the service asked, back off and retry, or stop. */
+export type RetryRule = 'after_wait' | 'backoff' | 'never';
+
+export interface ErrorInfo {
+  readonly code: string;
+  readonly http: number;
+  readonly retry: RetryRule;
+  /**
+   * Systemic: the key or account is at fault, so every further call on that key would fail the
+   * same way. A batch pauses on these instead of failing every remaining row.
+   */
+  readonly systemic: boolean;
+  readonly meaning: string;
+  readonly local?: boolean;
+}
+
+const e = (code: string, http: number, retry: RetryRule, systemic: boolean, meaning: string, local = false): ErrorInfo => ({
+  code,
+  http,
+  retry,
+  systemic,
+  meaning,
+  ...(local ? { local } : {}),
+});
+
+export const ERRORS: readonly ErrorInfo[] = [
+  e('missing_credentials', 401, 'never', true, 'no key or secret sent'),
+  e('invalid_credentials', 401, 'never', true, 'key or secret wrong, or key disabled'),
+  e('api_key_expired', 401, 'never', true, 'key past expiry'),
+  e('missing_api_key', 401, 'never', true, 'usage endpoint: no key sent'),
+  e('invalid_api_key', 401, 'never', true, 'usage endpoint: key wrong'),
+  e('missing_api_secret', 401, 'never', true, 'usage endpoint: no secret sent'),
+  e('invalid_api_secret', 401, 'never', true, 'usage endpoint: secret wrong'),
+  e('api_key_disabled', 403, 'never', true, 'usage endpoint: key disabled'),
+  e('subscription_inactive', 403, 'never', true, 'subscription behind the key inactive'),
+  e('subscription_required', 403, 'never', true, "key or plan lacks the endpoint's product"),
+  e('ip_not_allowed', 403, 'never', true, 'address outside the allow-list'),
+  e('access_denied', 403, 'never', true, 'account or request not allowed for this key'),
+  e('insufficient_credits', 402, 'never', true, 'credits insufficient; job cannot continue'),
+  e('request_not_found', 404, 'never', false, 'unknown request_id, or one owned by another key'),
+  e('invalid_callback_url', 400, 'never', false, 'callback_url breaks the delivery rules'),
+  e('invalid_month', 400, 'never', false, 'usage month out of range'),
+  e('invalid_year', 400, 'never', false, 'usage year out of range'),
+  e('invalid_date', 400, 'never', false, 'usage period in the future'),
+  e('rate_limit_exceeded', 429, 'after_wait', false, 'throttled; honour Retry-After'),
+  e('search_error', 500, 'never', false, 'terminal processing failure for that request_id'),
+  e('internal_error', 500, 'never', false, 'terminal processing failure for that request_id'),
+  e('service_unavailable', 503, 'backoff', false, 'transient; back off and retry'),
+  // Validation failures of a submit: the interface does not show their codes.
+  e('invalid_request', 400, 'never', false, 'an input is missing, of the wrong type or out of range', true),
+  e('not_found', 404, 'never', false, 'no such path', true),
+  // Client-side outcomes.
+  e('transport_error', 0, 'backoff', false, 'the connection failed before a reply arrived', true),
+  e('submit_outcome_unknown', 0, 'never', false, 'a submit was sent but no reply came: the job may exist, so it is not repeated', true),
+  e('job_rate_limited', 429, 'never', false, "the job's stored terminal status is 429; submit a new one after the limit resets", true),
+  e('job_failed', 0, 'never', false, 'the job ended in a failure status without an error code', true),
+  e('unknown_status', 0, 'never', false, 'the service answered a status the interface does not document', true),
+  e('poll_timeout', 0, 'never', false, 'the job did not finish within the maximum wait', true),
+  e('invalid_response', 0, 'backoff', false, 'the reply did not match the interface', true),
+];
+
+const byCode = new Map(ERRORS.map((x) => [x.code, x]));
+
+export function errorInfo(code: string): ErrorInfo | undefined {
+  return byCode.get(code);
+}
+
+/** Systemic codes pause a batch (401 and 403 classes, 402). */
+export function isSystemic(code: string): boolean {
+  return byCode.get(code)?.systemic ?? false;
+}
+
+/**
+ * How to react to an HTTP failure. `onPoll` matters for 429: throttling of the poll request itself
+ * is transient, whereas a 429 stored as the job's terminal status ends the request.
+ */
+export function retryRuleFor(httpStatus: number, code: string | undefined): RetryRule {
+  if (httpStatus === 429) return 'after_wait';
+  if (httpStatus === 503) return 'backoff';
+  const info = code ? byCode.get(code) : undefined;
+  if (info) return info.retry;
+  // Unknown codes: 5xx other than 503 are terminal processing failures; the rest are not retried.
+  return 'never';
+}
+
+/** Parse Retry-After (delta seconds or an HTTP date) into milliseconds from `now`. */
+export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const v = value.trim();
+  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
+  const at = Date.parse(v);
+  if (Number.isNaN(at)) return undefined;
+  return Math.max(0, at - now);
+}

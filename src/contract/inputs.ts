@@ -1,0 +1,258 @@
+// Input schemas of every endpoint, built from the documented parameter tables. Core endpoints are
+// strict (an unknown parameter is an error that names it); endpoints whose payloads the interface
+// does not fully show accept further fields as given.
+import { z } from 'zod';
+import {
+  ALIASES,
+  LOOKUP_FIELDS,
+  LOOKUP_MODES,
+  SEARCH_TYPES,
+  callbackUrl,
+  email,
+  int,
+  isoDate,
+  newsfeed,
+  nonEmpty,
+  uri,
+} from './params';
+
+type Shape = Record<string, z.ZodType>;
+
+/** One way to identify the subject: every field of the group must be present. */
+export type IdentityGroup = readonly string[];
+
+export interface InputRules {
+  /** Fields that must always be present. */
+  required?: readonly string[];
+  /** At least one group must be fully present (aliases count for their canonical field). */
+  oneOf?: readonly IdentityGroup[];
+  /** Strict objects reject unknown parameters; loose ones pass them through. */
+  strict?: boolean;
+}
+
+const present = (input: Record<string, unknown>, field: string): boolean => {
+  const has = (k: string) => input[k] !== undefined && input[k] !== null && input[k] !== '';
+  if (has(field)) return true;
+  return Object.entries(ALIASES).some(([alias, canonical]) => canonical === field && has(alias));
+};
+
+export const describeGroup = (g: IdentityGroup) => g.join('+');
+
+export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
+  const base = z.object({ ...shape, callback_url: callbackUrl.optional() });
+  const obj = rules.strict === false ? base.loose() : base.strict();
+  return obj.superRefine((raw, ctx) => {
+    const input = raw as Record<string, unknown>;
+    for (const [alias, canonical] of Object.entries(ALIASES)) {
+      if (
+        alias in shape &&
+        input[alias] !== undefined &&
+        input[canonical] !== undefined &&
+        input[alias] !== input[canonical]
+      ) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [alias],
+          message: `is an alias of ${canonical}; give one or the other, or the same value`,
+        });
+      }
+    }
+    for (const field of rules.required ?? []) {
+      if (!present(input, field)) {
+        ctx.addIssue({ code: 'custom', path: [field], message: 'is required' });
+      }
+    }
+    if (rules.oneOf && !rules.oneOf.some((g) => g.every((f) => present(input, f)))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `needs at least one of: ${rules.oneOf.map(describeGroup).join(', ')}`,
+      });
+    }
+  });
+}
+
+/** Replace aliases by their canonical field, so downstream code reads one name. */
+export function canonicalInput<T extends Record<string, unknown>>(input: T): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...input };
+  for (const [alias, canonical] of Object.entries(ALIASES)) {
+    if (out[alias] !== undefined) {
+      if (out[canonical] === undefined) out[canonical] = out[alias];
+      delete out[alias];
+    }
+  }
+  return out;
+}
+
+const str = nonEmpty.optional();
+const bool = z.boolean({ message: 'must be true or false' }).optional();
+const socialUrl = { social_media_url: uri.optional(), linkedin_url: uri.optional() };
+const contact = { email: email.optional(), phone: str, ...socialUrl };
+
+export const personSearchShape: Shape = {
+  query: str,
+  keywords: str,
+  person_name: str,
+  role: str,
+  company_name: str,
+  geography: str,
+  tenure: str,
+  college: str,
+  exact_match: bool,
+  custom_filters: z.record(z.string(), z.unknown()).optional(),
+  exclude: z.record(z.string(), z.unknown()).optional(),
+  docid_whitelist: z.array(nonEmpty).min(1).optional(),
+  type: z.enum(SEARCH_TYPES, { message: `must be one of ${SEARCH_TYPES.join(', ')}` }).optional(),
+  limit: int(1, 100).optional(),
+  offset: int(0, 999).optional(),
+  page: int(1).optional(),
+  cursor: str,
+  request_id: str,
+  force_new: bool,
+  show_emails: bool,
+  show_phone_numbers: bool,
+  require_emails: bool,
+  require_phone_numbers: bool,
+  require_phones_or_emails: bool,
+  enrich_results: bool,
+  profile_scoring: bool,
+  insights: bool,
+  high_freshness: bool,
+  newsfeed: newsfeed.optional(),
+};
+
+export const PERSON_SEARCH_STRUCTURED = [
+  'person_name',
+  'role',
+  'company_name',
+  'geography',
+  'tenure',
+  'college',
+] as const;
+
+export const personSearchInput = buildInputSchema(personSearchShape, {
+  strict: true,
+  oneOf: [
+    ['query'],
+    ['custom_filters'],
+    ['docid_whitelist'],
+    ['cursor'],
+    ['request_id'],
+    // Structured parts stand in for the query when it is omitted.
+    ...PERSON_SEARCH_STRUCTURED.map((f) => [f]),
+  ],
+});
+
+const enrichmentShape: Shape = {
+  ...contact,
+  name: str,
+  company: str,
+  city: str,
+  lookup_mode: z.enum(LOOKUP_MODES, { message: `must be one of ${LOOKUP_MODES.join(', ')}` }).optional(),
+  newsfeed: newsfeed.optional(),
+  force_organization_refresh: bool,
+  lite_enrich: bool,
+  strict_email_check: bool,
+  probability_score: bool,
+  ai_enhanced_search: bool,
+  required_fields: z.array(nonEmpty).optional(),
+};
+const PERSON_IDENTITY = [['email'], ['phone'], ['social_media_url'], ['name']] as const;
+
+export const personEnrichmentInput = buildInputSchema(enrichmentShape, {
+  strict: true,
+  oneOf: PERSON_IDENTITY,
+});
+
+export const personEnrichInput = buildInputSchema(
+  { ...contact, name: str },
+  { strict: true, oneOf: PERSON_IDENTITY },
+);
+
+export const personLookupFieldsInput = buildInputSchema(
+  {
+    ...contact,
+    name: str,
+    company: str,
+    company_domain: str,
+    city: str,
+    state: str,
+    postal_code: str,
+    location: str,
+    fields: z
+      .array(z.enum(LOOKUP_FIELDS, { message: `each must be one of ${LOOKUP_FIELDS.join(', ')}` }))
+      .min(1)
+      .optional(),
+    profile_urls: z
+      .array(z.string().regex(/^[a-z0-9]+(_[a-z0-9]+)*$/, { message: 'must be lowercase snake_case' }))
+      .optional(),
+    probability_score: bool,
+  },
+  {
+    strict: true,
+    oneOf: [
+      ['email'],
+      ['phone'],
+      ['social_media_url'],
+      ['name'],
+      ['company'],
+      ['company_domain'],
+      ['city'],
+      ['state'],
+      ['postal_code'],
+      ['location'],
+    ],
+  },
+);
+
+export const personNewsfeedInput = buildInputSchema(
+  { ...socialUrl, limit: int(1, 1000).optional(), posts_after: isoDate.optional() },
+  { strict: true, required: ['social_media_url'] },
+);
+
+export const personAskInput = buildInputSchema(
+  { question: str, ...contact },
+  { strict: true, required: ['question'], oneOf: [['email'], ['phone'], ['social_media_url']] },
+);
+
+export const companySearchInput = buildInputSchema(
+  {
+    industry: str,
+    website_keyword: str,
+    location: str,
+    max_results: int(1, 50).optional(),
+    validate_keyword: bool,
+    validate_keyword_content: bool,
+  },
+  { strict: true, oneOf: [['industry'], ['website_keyword'], ['location']] },
+);
+
+export const companyEnrichmentInput = buildInputSchema(
+  { domain: str, email: email.optional(), phone: str, ...socialUrl },
+  { strict: true, oneOf: [['domain'], ['email'], ['phone'], ['social_media_url']] },
+);
+
+/** Endpoints whose table names the identifying inputs but not the full payload. */
+export function namedInputs(fields: readonly string[], oneOf: readonly IdentityGroup[], required: readonly string[] = []) {
+  const shape: Shape = {};
+  for (const f of fields) {
+    if (f === 'email') shape.email = email.optional();
+    else if (f === 'social_media_url') Object.assign(shape, socialUrl);
+    else if (f === 'accounts' || f === 'usernames' || f === 'social_media_urls')
+      shape[f] = z.array(nonEmpty).min(1).optional();
+    else shape[f] = str;
+  }
+  return buildInputSchema(shape, { strict: false, oneOf, required });
+}
+
+/** Endpoints whose inputs the interface does not state: any object, plus callback_url. */
+export const freeFormInput = buildInputSchema({}, { strict: false });
+
+export const feedbackInput = z.record(z.string(), z.unknown());
+
+export const usageQuery = z
+  .object({
+    month: z.coerce.number().int().min(1).max(12).optional(),
+    year: z.coerce.number().int().min(2020).max(2030).optional(),
+  })
+  .strict();

@@ -1,0 +1,55 @@
+// Building blocks shared by the endpoint input schemas: one definition per documented parameter
+// shape, so every endpoint states a field's type, range and enum the same way.
+import { z } from 'zod';
+
+export const NEWSFEED_PLATFORMS = ['linkedin', 'twitter', 'instagram', 'github', 'facebook'] as const;
+export const LOOKUP_FIELDS = [
+  'displayname',
+  'firstname',
+  'lastname',
+  'best_work_email',
+  'best_personal_email',
+  'mobile',
+  'address',
+  'location',
+  'headline',
+  'current_company',
+  'current_title',
+  'photo_url',
+] as const;
+export const SEARCH_TYPES = ['light', 'medium', 'premium'] as const;
+export const LOOKUP_MODES = ['fast', 'balanced', 'deep'] as const;
+
+export const uri = z.url({ message: 'must be an absolute URI' });
+export const email = z.email({ message: 'must be an email address' });
+export const nonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
+export const callbackUrl = z.string().min(1).max(1024, { message: 'must be at most 1024 characters' });
+
+/** `all`, or a list of the five platforms. */
+export const newsfeed = z.union([
+  z.literal('all'),
+  z.array(z.enum(NEWSFEED_PLATFORMS)).min(1, { message: 'must name at least one platform' }),
+]);
+
+/** YYYY-MM-DD that is also a real calendar date. */
+export const isoDate = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date of the form YYYY-MM-DD' })
+  .refine((s) => {
+    const d = new Date(`${s}T00:00:00Z`);
+    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+  }, { message: 'must be a real calendar date' });
+
+export const int = (min: number, max?: number) => {
+  let s = z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(min, {
+    message: `must be at least ${min}`,
+  });
+  if (max !== undefined) s = s.max(max, { message: `must be at most ${max}` });
+  return s;
+};
+
+/** The alias pairs of the spec: the alias on the left means the canonical field on the right. */
+export const ALIASES: Readonly<Record<string, string>> = {
+  linkedin_url: 'social_media_url',
+  keywords: 'query',
+};

@@ -1,0 +1,67 @@
+// Validation of endpoint inputs into a value or a list of problems that name their field, plus
+// the person-search rules that reshape a valid input (page to offset, the light-tier rule).
+import type { z } from 'zod';
+import type { EndpointDef } from './catalogue';
+
+export interface InputProblem {
+  /** Dotted path of the field, or '' for a rule about the whole input. */
+  field: string;
+  message: string;
+}
+
+export type Validation =
+  | { ok: true; value: Record<string, unknown> }
+  | { ok: false; problems: InputProblem[] };
+
+export function problemsOf(error: z.ZodError): InputProblem[] {
+  return error.issues.map((issue) => {
+    if (issue.code === 'unrecognized_keys') {
+      return { field: issue.keys.join(', '), message: 'is not a parameter of this endpoint' };
+    }
+    const field = issue.path.map(String).join('.');
+    let message = issue.message;
+    if (issue.code === 'invalid_type' && issue.input === undefined) message = 'is required';
+    return { field, message };
+  });
+}
+
+/** One line naming every problem, for CLI output and 400 messages. PII-free: values are not echoed. */
+export function formatProblems(problems: readonly InputProblem[]): string {
+  return problems.map((p) => (p.field ? `${p.field} ${p.message}` : p.message)).join('; ');
+}
+
+export function validateInput(endpoint: EndpointDef, input: unknown): Validation {
+  const parsed = endpoint.input.safeParse(input ?? {});
+  if (parsed.success) return { ok: true, value: parsed.data };
+  return { ok: false, problems: problemsOf(parsed.error) };
+}
+
+export const DEFAULT_SEARCH_LIMIT = 10;
+export const MAX_SEARCH_OFFSET = 999;
+
+/** Legacy `page` becomes an offset when offset is omitted: offset = (page - 1) * limit. */
+export function resolveSearchPaging(input: { limit?: unknown; offset?: unknown; page?: unknown }): {
+  limit: number;
+  offset: number;
+} {
+  const limit = typeof input.limit === 'number' ? input.limit : DEFAULT_SEARCH_LIMIT;
+  if (typeof input.offset === 'number') return { limit, offset: input.offset };
+  if (typeof input.page === 'number') return { limit, offset: (input.page - 1) * limit };
+  return { limit, offset: 0 };
+}
+
+/** For type=light, insights and high_freshness are forced off; the default type is premium. */
+export function applySearchTierRules<T extends Record<string, unknown>>(input: T): T & { type: string } {
+  const type = typeof input.type === 'string' ? input.type : 'premium';
+  if (type !== 'light') return { ...input, type };
+  return { ...input, type, insights: false, high_freshness: false };
+}
+
+/** enrich_results asks for both contact kinds when the explicit flags are omitted. */
+export function contactFlags(input: Record<string, unknown>): { emails: boolean; phones: boolean } {
+  const enrich = input.enrich_results === true;
+  return {
+    emails: typeof input.show_emails === 'boolean' ? input.show_emails : enrich,
+    phones: typeof input.show_phone_numbers === 'boolean' ? input.show_phone_numbers : enrich,
+  };
+}
