@@ -1,0 +1,233 @@
+// Starts and stops a local `temporal server start-dev` for tests, demos and the `pcds dev`
+// stack, with the project's search attributes and a readiness check on the real gRPC API.
+import { spawn, type ChildProcess } from "node:child_process";
+import {
+  mkdirSync,
+  openSync,
+  closeSync,
+  readFileSync,
+  writeSync,
+} from "node:fs";
+import { createServer } from "node:net";
+import { dirname, join, resolve } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Connection } from "@temporalio/client";
+import { findOrInstallTemporalCli, projectRoot } from "./cli-binary";
+import { searchAttributeCliArgs } from "./search-attributes";
+
+export interface DevServerOptions {
+  /** Frontend gRPC port. Default: a free port. */
+  port?: number;
+  /** Web UI port. Default: a free port (ignored when headless). */
+  uiPort?: number;
+  headless?: boolean;
+  /** SQLite file that keeps state across restarts. Default: in memory. */
+  dbFile?: string;
+  namespace?: string;
+  logLevel?: "debug" | "info" | "warn" | "error";
+  /** Server output goes here. Default: `<dbFile>.log`, or `.data/temporal/dev-server-<port>.log`. */
+  logFile?: string;
+  /** The temporal binary. Default: findOrInstallTemporalCli(). */
+  cliPath?: string;
+  /** Extra or overriding dynamic config (key -> JSON value). */
+  dynamicConfig?: Record<string, unknown>;
+  /** How long to wait for the frontend to answer. Default 60 s. */
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  /** host:port of the frontend, for Connection/NativeConnection. */
+  address: string;
+  /** Web UI address, or undefined when headless. */
+  uiUrl: string | undefined;
+  namespace: string;
+  logFile: string;
+  pid: number;
+  /** SIGTERM, then SIGKILL after 5 s. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Dynamic config we add to the CLI's own dev defaults. Each key was checked against
+ * go.temporal.io/server v1.32 common/dynamicconfig/constants.go. Update and update-with-start
+ * need nothing: both are on by default in 1.32.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
+  // One partition per task queue: with a single worker on a one-shard server, four partitions
+  // only add forwarding hops between partitions and a poller waiting on an empty one.
+  "matching.numTaskqueueReadPartitions": 1,
+  "matching.numTaskqueueWritePartitions": 1,
+  // Progress bars, tests and the UI count and list by search attribute; the CLI's 100/s
+  // visibility limit is reachable when several of them poll at once.
+  "frontend.namespaceRPS.visibility": 1000,
+};
+
+const STOP_GRACE_MS = 5_000;
+
+export async function startDevServer(
+  opts: DevServerOptions = {},
+): Promise<DevServer> {
+  const namespace = opts.namespace ?? "default";
+  const headless = opts.headless ?? false;
+  const cliPath = opts.cliPath ?? (await findOrInstallTemporalCli());
+  const port = opts.port ?? (await freePort());
+  const uiPort = headless ? undefined : (opts.uiPort ?? (await freePort()));
+  const address = `127.0.0.1:${port}`;
+  const dbFile = opts.dbFile === undefined ? undefined : resolve(opts.dbFile);
+  const logFile = resolve(
+    opts.logFile ??
+      (dbFile
+        ? `${dbFile}.log`
+        : join(projectRoot(), ".data", "temporal", `dev-server-${port}.log`)),
+  );
+
+  const args = [
+    "server",
+    "start-dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+  ];
+  args.push("--log-level", opts.logLevel ?? "warn");
+  if (namespace !== "default") args.push("--namespace", namespace);
+  for (const sa of searchAttributeCliArgs())
+    args.push("--search-attribute", sa);
+  if (dbFile) {
+    mkdirSync(dirname(dbFile), { recursive: true });
+    args.push("--db-filename", dbFile);
+    // WAL without fsync per commit: the dev store is many times faster and a crash of this
+    // machine, not of the server, is the only way to lose the last writes.
+    args.push(
+      "--sqlite-pragma",
+      "journal_mode=WAL",
+      "--sqlite-pragma",
+      "synchronous=OFF",
+    );
+  }
+  if (uiPort === undefined) args.push("--headless");
+  else args.push("--ui-port", String(uiPort), "--ui-ip", "127.0.0.1");
+  const dynamicConfig = { ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig };
+  for (const [key, value] of Object.entries(dynamicConfig)) {
+    args.push("--dynamic-config-value", `${key}=${JSON.stringify(value)}`);
+  }
+
+  mkdirSync(dirname(logFile), { recursive: true });
+  // Append: a persistent server's earlier runs stay readable after a restart.
+  const logFd = openSync(logFile, "a");
+  writeSync(
+    logFd,
+    `\n=== ${new Date().toISOString()} ${cliPath} ${args.join(" ")}\n`,
+  );
+  let child: ChildProcess;
+  try {
+    child = spawn(cliPath, args, { stdio: ["ignore", logFd, logFd] });
+  } finally {
+    closeSync(logFd); // the child holds its own copy
+  }
+
+  const exited = new Promise<string>((resolveExit) => {
+    child.once("exit", (code, signal) => resolveExit(signal ?? `code ${code}`));
+    child.once("error", (err) => resolveExit(err.message));
+  });
+  // A test runner that dies must not leave a server holding ports and memory.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      process.removeListener("exit", killOnExit);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(timer);
+    })();
+    return stopping;
+  };
+
+  try {
+    await waitUntilReady(
+      address,
+      namespace,
+      opts.startTimeoutMs ?? 60_000,
+      exited,
+      logFile,
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    address,
+    uiUrl: uiPort === undefined ? undefined : `http://127.0.0.1:${uiPort}`,
+    namespace,
+    logFile,
+    pid: child.pid ?? -1,
+    stop,
+  };
+}
+
+/** Polls a real DescribeNamespace until it answers, the process dies, or time runs out. */
+async function waitUntilReady(
+  address: string,
+  namespace: string,
+  timeoutMs: number,
+  exited: Promise<string>,
+  logFile: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitReason: string | undefined;
+  void exited.then((reason) => (exitReason = reason));
+  let lastError = "no attempt yet";
+  while (Date.now() < deadline) {
+    if (exitReason !== undefined) {
+      throw new Error(
+        `temporal dev server exited (${exitReason}) before it was ready. Last log lines from ${logFile}:\n` +
+          tail(logFile, 15),
+      );
+    }
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      await connection.workflowService.describeNamespace({ namespace });
+      return;
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    } finally {
+      await connection?.close();
+    }
+    await sleep(200);
+  }
+  throw new Error(
+    `temporal dev server at ${address} did not answer within ${timeoutMs} ms (last error: ${lastError}). ` +
+      `See ${logFile}.`,
+  );
+}
+
+/** A port the OS considers free now; the server binds it moments later. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const addr = server.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function tail(file: string, lines: number): string {
+  try {
+    return readFileSync(file, "utf8")
+      .trimEnd()
+      .split("\n")
+      .slice(-lines)
+      .join("\n");
+  } catch {
+    return "(log unreadable)";
+  }
+}
