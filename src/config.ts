@@ -1,0 +1,108 @@
+// Configuration from PCDS_ environment variables, validated once at start. Secrets (API keys,
+// webhook secrets) live only here and in the worker's dependencies, never in workflow data.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
+
+/** One service credential. `id` is a non-secret label shown to operators instead of the key. */
+export const apiKeySchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'key id: letters, digits, _ . - only').optional(),
+  key: z.string().min(1),
+  secret: z.string().min(1),
+  perMinute: z.number().int().positive().optional(),
+  perHour: z.number().int().positive().optional(),
+});
+export type ApiKeyConfig = z.infer<typeof apiKeySchema> & { id: string };
+
+const envSchema = z.object({
+  PCDS_BASE_URL: z.url().default('http://127.0.0.1:8787'),
+  PCDS_API_KEY: z.string().optional(),
+  PCDS_API_SECRET: z.string().optional(),
+  /** A JSON array of {id, key, secret, perMinute, perHour}: the key pool. */
+  PCDS_API_KEYS: z.string().optional(),
+  PCDS_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  PCDS_TEMPORAL_NAMESPACE: z.string().default('default'),
+  PCDS_TEMPORAL_UI_URL: z.string().default('http://127.0.0.1:8233'),
+  PCDS_TASK_QUEUE: z.string().default('pcds'),
+  PCDS_DATA_DIR: z.string().default('.data'),
+  PCDS_RATE_PER_MINUTE: intFrom(100),
+  PCDS_RATE_PER_HOUR: intFrom(1000),
+  /** off: skip the shared throttle (only for a service without limits, e.g. an emulator with limits off). */
+  PCDS_THROTTLE: z.enum(['on', 'off']).default('on'),
+  PCDS_HTTP_CONNECTIONS: intFrom(32),
+  PCDS_HTTP_TIMEOUT_MS: intFrom(30_000),
+  PCDS_POLL_INTERVAL_MS: intFrom(1_000),
+  PCDS_MAX_WAIT_MS: intFrom(30 * 60_000),
+  PCDS_WEBHOOK_PUBLIC_URL: z.url().optional(),
+  PCDS_WEBHOOK_SECRET: z.string().min(16, 'PCDS_WEBHOOK_SECRET must be at least 16 characters').optional(),
+  PCDS_WEBHOOK_SECRET_ID: z.string().regex(/^[A-Za-z0-9]{1,16}$/).default('k1'),
+  /** Older secrets still accepted while deliveries signed with them drain: "id:secret,id:secret". */
+  PCDS_WEBHOOK_PREVIOUS_SECRETS: z.string().optional(),
+  PCDS_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
+  PCDS_WEBHOOK_FALLBACK_POLL_MS: intFrom(60_000),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config extends Env {
+  keys: ApiKeyConfig[];
+}
+
+/** A label for a key that reveals nothing about it. */
+export function keyLabel(key: string): string {
+  return 'key-' + createHash('sha256').update(key).digest('hex').slice(0, 8);
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  const e = parsed.data;
+  const keys: ApiKeyConfig[] = [];
+  if (e.PCDS_API_KEYS) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(e.PCDS_API_KEYS);
+    } catch {
+      throw new ConfigError('PCDS_API_KEYS must be a JSON array of {id, key, secret}');
+    }
+    const list = z.array(apiKeySchema).min(1).safeParse(raw);
+    if (!list.success) {
+      // Never echo the values: they are secrets.
+      throw new ConfigError(
+        `PCDS_API_KEYS: ${list.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+      );
+    }
+    for (const k of list.data) keys.push({ ...k, id: k.id ?? keyLabel(k.key) });
+  }
+  if (e.PCDS_API_KEY || e.PCDS_API_SECRET) {
+    if (!e.PCDS_API_KEY || !e.PCDS_API_SECRET) {
+      throw new ConfigError('PCDS_API_KEY and PCDS_API_SECRET go together: set both');
+    }
+    if (!keys.some((k) => k.key === e.PCDS_API_KEY)) {
+      keys.unshift({ id: 'default', key: e.PCDS_API_KEY, secret: e.PCDS_API_SECRET });
+    }
+  }
+  const ids = new Set<string>();
+  for (const k of keys) {
+    if (ids.has(k.id)) throw new ConfigError(`key id "${k.id}" is used twice`);
+    ids.add(k.id);
+  }
+  return { ...e, keys };
+}
+
+export function requireKeys(config: Config): ApiKeyConfig[] {
+  if (config.keys.length === 0) {
+    throw new ConfigError(
+      'no API key configured: set PCDS_API_KEY and PCDS_API_SECRET (or PCDS_API_KEYS for a pool)',
+    );
+  }
+  return config.keys;
+}

@@ -1,0 +1,19 @@
+// The gate every request to the service passes first. The HTTP activities ask it for a permit;
+// the shared throttle (src/throttle) implements it across workers; tests may use `unthrottled`.
+
+export type RequestKind = 'submit' | 'poll' | 'page' | 'usage' | 'feedback';
+
+export interface PermitGate {
+  /** Resolves when `keyId` may send one request of `kind` now; rejects when the key is closed for good. */
+  acquire(keyId: string, kind: RequestKind, signal?: AbortSignal): Promise<void>;
+  /** The service answered 429: the key is closed for every caller until the wait has passed. */
+  rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void>;
+  /** The service answered 402 insufficient_credits: open the key's credit breaker. */
+  creditsExhausted(keyId: string): Promise<void>;
+}
+
+export const unthrottled: PermitGate = {
+  acquire: () => Promise.resolve(),
+  rateLimited: () => Promise.resolve(),
+  creditsExhausted: () => Promise.resolve(),
+};

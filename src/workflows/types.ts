@@ -1,0 +1,34 @@
+// Inputs and outcomes of the workflows, shared by workflows, activities, client and CLI.
+// They carry no secret: a key is named by its non-secret id and resolved inside activities.
+
+export type Outcome = 'found' | 'empty' | 'failed';
+
+export interface CallInput {
+  /** Catalogue name, e.g. person_enrichment. */
+  endpoint: string;
+  /** Validated parameters (may hold PII: payloads are encrypted by the codec). */
+  params: Record<string, unknown>;
+  /** Id of the configured key to use; the worker's first key when omitted. */
+  keyId?: string;
+  /** Wait for a webhook delivery, polling only as a slow fallback. */
+  webhook?: boolean;
+  pollIntervalMs?: number;
+  /** Give up (poll_timeout) after this long without a terminal status. */
+  maxWaitMs?: number;
+  /** Set when the call is a row of a batch. */
+  batchId?: string;
+  rowIndex?: number;
+}
+
+export type CallOutcome =
+  | { outcome: 'found'; requestId: string; status: string; result: unknown }
+  | { outcome: 'empty'; requestId: string; status: string }
+  | { outcome: 'failed'; requestId?: string; code: string; message: string; httpStatus?: number };
+
+/** Where a call stands, for queries and the Web UI. */
+export interface CallState {
+  phase: 'submitting' | 'polling' | 'waiting_for_webhook' | 'done';
+  requestId?: string;
+  lastStatus?: string;
+  polls: number;
+}
