@@ -1,19 +1,13 @@
 // Starts and stops a local `temporal server start-dev` for tests, demos and the `pcds dev`
 // stack, with the project's search attributes and a readiness check on the real gRPC API.
-import { spawn, type ChildProcess } from "node:child_process";
-import {
-  mkdirSync,
-  openSync,
-  closeSync,
-  readFileSync,
-  writeSync,
-} from "node:fs";
-import { createServer } from "node:net";
-import { dirname, join, resolve } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { Connection } from "@temporalio/client";
-import { findOrInstallTemporalCli, projectRoot } from "./cli-binary";
-import { searchAttributeCliArgs } from "./search-attributes";
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync, closeSync, readFileSync, writeSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { findOrInstallTemporalCli, projectRoot } from './cli-binary';
+import { searchAttributeCliArgs } from './search-attributes';
 
 export interface DevServerOptions {
   /** Frontend gRPC port. Default: a free port. */
@@ -24,7 +18,7 @@ export interface DevServerOptions {
   /** SQLite file that keeps state across restarts. Default: in memory. */
   dbFile?: string;
   namespace?: string;
-  logLevel?: "debug" | "info" | "warn" | "error";
+  logLevel?: 'debug' | 'info' | 'warn' | 'error';
   /** Server output goes here. Default: `<dbFile>.log`, or `.data/temporal/dev-server-<port>.log`. */
   logFile?: string;
   /** The temporal binary. Default: findOrInstallTemporalCli(). */
@@ -55,19 +49,17 @@ export interface DevServer {
 export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   // One partition per task queue: with a single worker on a one-shard server, four partitions
   // only add forwarding hops between partitions and a poller waiting on an empty one.
-  "matching.numTaskqueueReadPartitions": 1,
-  "matching.numTaskqueueWritePartitions": 1,
+  'matching.numTaskqueueReadPartitions': 1,
+  'matching.numTaskqueueWritePartitions': 1,
   // Progress bars, tests and the UI count and list by search attribute; the CLI's 100/s
   // visibility limit is reachable when several of them poll at once.
-  "frontend.namespaceRPS.visibility": 1000,
+  'frontend.namespaceRPS.visibility': 1000,
 };
 
 const STOP_GRACE_MS = 5_000;
 
-export async function startDevServer(
-  opts: DevServerOptions = {},
-): Promise<DevServer> {
-  const namespace = opts.namespace ?? "default";
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const namespace = opts.namespace ?? 'default';
   const headless = opts.headless ?? false;
   const cliPath = opts.cliPath ?? (await findOrInstallTemporalCli());
   const port = opts.port ?? (await freePort());
@@ -78,69 +70,54 @@ export async function startDevServer(
     opts.logFile ??
       (dbFile
         ? `${dbFile}.log`
-        : join(projectRoot(), ".data", "temporal", `dev-server-${port}.log`)),
+        : join(projectRoot(), '.data', 'temporal', `dev-server-${port}.log`)),
   );
 
-  const args = [
-    "server",
-    "start-dev",
-    "--ip",
-    "127.0.0.1",
-    "--port",
-    String(port),
-  ];
-  args.push("--log-level", opts.logLevel ?? "warn");
-  if (namespace !== "default") args.push("--namespace", namespace);
-  for (const sa of searchAttributeCliArgs())
-    args.push("--search-attribute", sa);
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port)];
+  args.push('--log-level', opts.logLevel ?? 'warn');
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  for (const sa of searchAttributeCliArgs()) args.push('--search-attribute', sa);
   if (dbFile) {
     mkdirSync(dirname(dbFile), { recursive: true });
-    args.push("--db-filename", dbFile);
+    args.push('--db-filename', dbFile);
     // WAL without fsync per commit: the dev store is many times faster and a crash of this
     // machine, not of the server, is the only way to lose the last writes.
-    args.push(
-      "--sqlite-pragma",
-      "journal_mode=WAL",
-      "--sqlite-pragma",
-      "synchronous=OFF",
-    );
+    args.push('--sqlite-pragma', 'journal_mode=WAL', '--sqlite-pragma', 'synchronous=OFF');
   }
-  if (uiPort === undefined) args.push("--headless");
-  else args.push("--ui-port", String(uiPort), "--ui-ip", "127.0.0.1");
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1');
   const dynamicConfig = { ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig };
   for (const [key, value] of Object.entries(dynamicConfig)) {
-    args.push("--dynamic-config-value", `${key}=${JSON.stringify(value)}`);
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
   mkdirSync(dirname(logFile), { recursive: true });
-  // Append: a persistent server's earlier runs stay readable after a restart.
-  const logFd = openSync(logFile, "a");
-  writeSync(
-    logFd,
-    `\n=== ${new Date().toISOString()} ${cliPath} ${args.join(" ")}\n`,
-  );
+  // A persistent server appends, so earlier runs stay readable after a restart; an in-memory
+  // one has no past worth keeping.
+  const logFd = openSync(logFile, dbFile ? 'a' : 'w');
+  writeSync(logFd, `\n=== ${new Date().toISOString()} ${cliPath} ${args.join(' ')}\n`);
   let child: ChildProcess;
   try {
-    child = spawn(cliPath, args, { stdio: ["ignore", logFd, logFd] });
+    child = spawn(cliPath, args, { stdio: ['ignore', logFd, logFd] });
   } finally {
     closeSync(logFd); // the child holds its own copy
   }
 
   const exited = new Promise<string>((resolveExit) => {
-    child.once("exit", (code, signal) => resolveExit(signal ?? `code ${code}`));
-    child.once("error", (err) => resolveExit(err.message));
+    child.once('exit', (code, signal) => resolveExit(signal ?? `code ${code}`));
+    child.once('error', (err) => resolveExit(err.message));
   });
   // A test runner that dies must not leave a server holding ports and memory.
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      process.removeListener("exit", killOnExit);
+      process.removeListener('exit', killOnExit);
       if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
       await exited;
       clearTimeout(timer);
     })();
@@ -148,13 +125,7 @@ export async function startDevServer(
   };
 
   try {
-    await waitUntilReady(
-      address,
-      namespace,
-      opts.startTimeoutMs ?? 60_000,
-      exited,
-      logFile,
-    );
+    await waitUntilReady(address, namespace, opts.startTimeoutMs ?? 60_000, exited, logFile);
   } catch (err) {
     await stop();
     throw err;
@@ -180,7 +151,7 @@ async function waitUntilReady(
   const deadline = Date.now() + timeoutMs;
   let exitReason: string | undefined;
   void exited.then((reason) => (exitReason = reason));
-  let lastError = "no attempt yet";
+  let lastError = 'no attempt yet';
   while (Date.now() < deadline) {
     if (exitReason !== undefined) {
       throw new Error(
@@ -211,10 +182,10 @@ export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
     server.unref();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
       const addr = server.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
       server.close(() => resolvePort(port));
     });
   });
@@ -222,12 +193,8 @@ export function freePort(): Promise<number> {
 
 function tail(file: string, lines: number): string {
   try {
-    return readFileSync(file, "utf8")
-      .trimEnd()
-      .split("\n")
-      .slice(-lines)
-      .join("\n");
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
   } catch {
-    return "(log unreadable)";
+    return '(log unreadable)';
   }
 }

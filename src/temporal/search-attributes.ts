@@ -1,43 +1,22 @@
 // The project's custom search attributes: typed keys for workflows and clients, the dev-server
 // flags that pre-register them, and registration on a server someone else runs.
 // Workflow code may import this module: its only runtime import is @temporalio/common.
-import type { Connection } from "@temporalio/client";
-import {
-  defineSearchAttributeKey,
-  SearchAttributeType,
-} from "@temporalio/common";
-import { encodeSearchAttributeIndexedValueType } from "@temporalio/common/lib/search-attributes";
+import type { Connection } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
 
 /** Endpoint path of the call, e.g. "/person/enrich". */
-export const PcdsEndpoint = defineSearchAttributeKey(
-  "PcdsEndpoint",
-  SearchAttributeType.KEYWORD,
-);
+export const PcdsEndpoint = defineSearchAttributeKey('PcdsEndpoint', SearchAttributeType.KEYWORD);
 /** Terminal classification of a call: succeeded, empty, failed. */
-export const PcdsOutcome = defineSearchAttributeKey(
-  "PcdsOutcome",
-  SearchAttributeType.KEYWORD,
-);
+export const PcdsOutcome = defineSearchAttributeKey('PcdsOutcome', SearchAttributeType.KEYWORD);
 /** Batch a call belongs to. */
-export const PcdsBatchId = defineSearchAttributeKey(
-  "PcdsBatchId",
-  SearchAttributeType.KEYWORD,
-);
+export const PcdsBatchId = defineSearchAttributeKey('PcdsBatchId', SearchAttributeType.KEYWORD);
 /** Identifier (never the secret) of the API key whose quota the call uses. */
-export const PcdsKeyId = defineSearchAttributeKey(
-  "PcdsKeyId",
-  SearchAttributeType.KEYWORD,
-);
+export const PcdsKeyId = defineSearchAttributeKey('PcdsKeyId', SearchAttributeType.KEYWORD);
 /** What the workflow is doing now: throttled, polling, awaiting-webhook, paused, ... */
-export const PcdsState = defineSearchAttributeKey(
-  "PcdsState",
-  SearchAttributeType.KEYWORD,
-);
+export const PcdsState = defineSearchAttributeKey('PcdsState', SearchAttributeType.KEYWORD);
 /** Input row index of a batch item. */
-export const PcdsRowIndex = defineSearchAttributeKey(
-  "PcdsRowIndex",
-  SearchAttributeType.INT,
-);
+export const PcdsRowIndex = defineSearchAttributeKey('PcdsRowIndex', SearchAttributeType.INT);
 
 export const PCDS_SEARCH_ATTRIBUTES = [
   PcdsEndpoint,
@@ -50,20 +29,18 @@ export const PCDS_SEARCH_ATTRIBUTES = [
 
 // The spelling `temporal server start-dev --search-attribute Name=Type` accepts.
 const CLI_TYPE_NAMES: Record<SearchAttributeType, string> = {
-  TEXT: "Text",
-  KEYWORD: "Keyword",
-  INT: "Int",
-  DOUBLE: "Double",
-  BOOL: "Bool",
-  DATETIME: "Datetime",
-  KEYWORD_LIST: "KeywordList",
+  TEXT: 'Text',
+  KEYWORD: 'Keyword',
+  INT: 'Int',
+  DOUBLE: 'Double',
+  BOOL: 'Bool',
+  DATETIME: 'Datetime',
+  KEYWORD_LIST: 'KeywordList',
 };
 
 /** `Name=Type` values for `temporal server start-dev --search-attribute`. */
 export function searchAttributeCliArgs(): string[] {
-  return PCDS_SEARCH_ATTRIBUTES.map(
-    (key) => `${key.name}=${CLI_TYPE_NAMES[key.type]}`,
-  );
+  return PCDS_SEARCH_ATTRIBUTES.map((key) => `${key.name}=${CLI_TYPE_NAMES[key.type]}`);
 }
 
 /**
@@ -72,7 +49,7 @@ export function searchAttributeCliArgs(): string[] {
  * An attribute present with another type is an error, since the server would keep the old type.
  */
 export async function registerSearchAttributes(
-  connection: Pick<Connection, "operatorService">,
+  connection: Pick<Connection, 'operatorService'>,
   namespace: string,
 ): Promise<{ added: string[] }> {
   const missing = await missingSearchAttributes(connection, namespace);
@@ -86,16 +63,14 @@ export async function registerSearchAttributes(
   } catch (err) {
     // A worker starting at the same moment may have added them first (the server then answers
     // "already exists" or a race error): success if they are all there now.
-    const stillMissing = Object.keys(
-      await missingSearchAttributes(connection, namespace),
-    );
+    const stillMissing = Object.keys(await missingSearchAttributes(connection, namespace));
     if (stillMissing.length > 0) throw err;
   }
   return { added };
 }
 
 async function missingSearchAttributes(
-  connection: Pick<Connection, "operatorService">,
+  connection: Pick<Connection, 'operatorService'>,
   namespace: string,
 ): Promise<Record<string, number>> {
   const existing = await connection.operatorService.listSearchAttributes({
@@ -112,15 +87,13 @@ async function missingSearchAttributes(
     const current = known[key.name];
     if (current === undefined) missing[key.name] = wanted;
     else if (current !== wanted) {
-      conflicts.push(
-        `${key.name} (wanted ${key.type}, found type #${current})`,
-      );
+      conflicts.push(`${key.name} (wanted ${key.type}, found type #${current})`);
     }
   }
   if (conflicts.length > 0) {
     throw new Error(
-      `Search attributes exist with another type in namespace ${namespace}: ${conflicts.join(", ")}. ` +
-        "Remove them (temporal operator search-attribute remove) and start the worker again.",
+      `Search attributes exist with another type in namespace ${namespace}: ${conflicts.join(', ')}. ` +
+        'Remove them (temporal operator search-attribute remove) and start the worker again.',
     );
   }
   return missing;
