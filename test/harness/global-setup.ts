@@ -1,0 +1,47 @@
+// Starts one in-memory Temporal dev server for the whole integration run and hands its address
+// to the test files through vitest's provide/inject.
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import type { TestProject } from 'vitest/node';
+import { findOrInstallTemporalCli, projectRoot } from '../../src/temporal/cli-binary';
+import { startDevServer } from '../../src/temporal/dev-server';
+import { registerSearchAttributes } from '../../src/temporal/search-attributes';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    temporalNamespace: string;
+  }
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // PCDS_TEST_TEMPORAL_ADDRESS points the suite at a server you already run (faster reruns).
+  const external = process.env.PCDS_TEST_TEMPORAL_ADDRESS;
+  if (external) {
+    const namespace = process.env.PCDS_TEST_TEMPORAL_NAMESPACE ?? 'default';
+    const connection = await Connection.connect({ address: external });
+    try {
+      await registerSearchAttributes(connection, namespace);
+    } finally {
+      await connection.close();
+    }
+    project.provide('temporalAddress', external);
+    project.provide('temporalNamespace', namespace);
+    return async () => {};
+  }
+
+  const cliPath = await findOrInstallTemporalCli();
+  const started = Date.now();
+  const server = await startDevServer({
+    cliPath,
+    headless: true,
+    logLevel: 'warn',
+    logFile: join(projectRoot(), '.data', 'temporal', 'test-server.log'),
+  });
+  process.stderr.write(
+    `temporal dev server ${server.address} ready in ${Date.now() - started} ms (log: ${server.logFile})\n`,
+  );
+  project.provide('temporalAddress', server.address);
+  project.provide('temporalNamespace', server.namespace);
+  return () => server.stop();
+}

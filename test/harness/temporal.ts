@@ -1,0 +1,131 @@
+// Helpers for integration tests: the shared dev server's address, unique task queues, and a
+// worker that runs only for the duration of a callback.
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import {
+  bundleWorkflowCode,
+  DefaultLogger,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type WorkerOptions,
+  type WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { inject } from 'vitest';
+import { projectRoot } from '../../src/temporal/cli-binary';
+
+/** host:port of the dev server started by the global setup. */
+export function temporalAddress(): string {
+  return inject('temporalAddress');
+}
+
+export function testNamespace(): string {
+  return inject('temporalNamespace');
+}
+
+let taskQueueCounter = 0;
+
+/** A task queue no other test (or earlier run against the same server) uses. */
+export function uniqueTaskQueue(prefix = 'test'): string {
+  taskQueueCounter += 1;
+  return `${prefix}-${process.pid}-${taskQueueCounter}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The project's workflows, which production workers load. */
+export const DEFAULT_WORKFLOWS_PATH = resolve(projectRoot(), 'src/workflows/index.ts');
+
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
+
+/** Bundles a workflows file once per test file (bundling takes about 2 s). */
+export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
+  const key = resolve(workflowsPath);
+  let bundle = bundles.get(key);
+  if (!bundle) {
+    bundle = bundleWorkflowCode({ workflowsPath: key, logger: new DefaultLogger('WARN') });
+    bundles.set(key, bundle);
+    // A failed bundle (e.g. a syntax error being fixed) must not stay cached.
+    bundle.catch(() => bundles.delete(key));
+  }
+  return bundle;
+}
+
+let runtimeInstalled = false;
+
+/** Keeps the SDK's INFO lines (worker state changes) out of test output. */
+function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Already installed in this process (another helper or the test itself did it): keep it.
+  }
+}
+
+/** A client on the shared server; close its connection when done. */
+export async function connectClient(
+  opts: { address?: string; namespace?: string } = {},
+): Promise<{ client: Client; connection: Connection }> {
+  const connection = await Connection.connect({ address: opts.address ?? temporalAddress() });
+  const client = new Client({ connection, namespace: opts.namespace ?? testNamespace() });
+  return { client, connection };
+}
+
+export interface WithWorkerOptions {
+  /** Default: a fresh uniqueTaskQueue('test'). */
+  taskQueue?: string;
+  /** Default: src/workflows/index.ts. */
+  workflowsPath?: string;
+  activities?: object;
+  /** Default: the shared dev server. */
+  address?: string;
+  namespace?: string;
+  /** Anything else Worker.create accepts (e.g. maxConcurrentActivityTaskExecutions). */
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+export interface WorkerContext {
+  client: Client;
+  taskQueue: string;
+  namespace: string;
+  address: string;
+  worker: Worker;
+}
+
+/**
+ * Runs `fn` while a worker polls a task queue, then shuts the worker down (also when `fn`
+ * throws). `fn` gets a client on the same server and namespace.
+ */
+export async function withWorker<T>(
+  opts: WithWorkerOptions,
+  fn: (ctx: WorkerContext) => Promise<T>,
+): Promise<T> {
+  installQuietRuntime();
+  const address = opts.address ?? temporalAddress();
+  const namespace = opts.namespace ?? testNamespace();
+  const taskQueue = opts.taskQueue ?? uniqueTaskQueue('test');
+  const bundle = await workflowBundle(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH);
+  const nativeConnection = await NativeConnection.connect({ address });
+  try {
+    const worker = await Worker.create({
+      connection: nativeConnection,
+      namespace,
+      taskQueue,
+      workflowBundle: bundle,
+      activities: opts.activities,
+      // A test that leaves an activity running must not hang the file at shutdown.
+      shutdownGraceTime: '1s',
+      shutdownForceTime: '10s',
+      ...opts.workerOptions,
+    });
+    const { client, connection } = await connectClient({ address, namespace });
+    try {
+      return await worker.runUntil(() => fn({ client, taskQueue, namespace, address, worker }));
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    await nativeConnection.close();
+  }
+}

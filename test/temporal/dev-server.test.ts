@@ -1,0 +1,142 @@
+// The shared dev server is usable as the project needs it, and a file-backed server keeps
+// running workflows across a restart.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { msToTs } from '@temporalio/common/lib/time';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  findOrInstallTemporalCli,
+  PCDS_SEARCH_ATTRIBUTES,
+  PcdsBatchId,
+  PcdsRowIndex,
+  registerSearchAttributes,
+  startDevServer,
+  type DevServer,
+} from '../../src/temporal';
+import { connectClient, testNamespace, uniqueTaskQueue, withWorker } from '../harness/temporal';
+import * as activities from './fixtures/activities';
+import { greeting, isWaitingQuery, releaseSignal, waitForRelease } from './fixtures/workflows';
+
+const workflowsPath = resolve(fileURLToPath(import.meta.url), '../fixtures/workflows.ts');
+
+describe('shared dev server', () => {
+  it('has the project search attributes with their types', async () => {
+    const { client, connection } = await connectClient();
+    try {
+      const listed = await client.connection.operatorService.listSearchAttributes({
+        namespace: testNamespace(),
+      });
+      expect(listed.customAttributes).toEqual({
+        PcdsEndpoint: 2, // INDEXED_VALUE_TYPE_KEYWORD
+        PcdsOutcome: 2,
+        PcdsBatchId: 2,
+        PcdsKeyId: 2,
+        PcdsState: 2,
+        PcdsRowIndex: 3, // INDEXED_VALUE_TYPE_INT
+      });
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('runs a workflow and its activity end to end, findable by search attribute', async () => {
+    await withWorker({ workflowsPath, activities }, async ({ client, taskQueue }) => {
+      const batchId = `batch-${taskQueue}`;
+      const started = Date.now();
+      const result = await client.workflow.execute(greeting, {
+        taskQueue,
+        workflowId: `greeting-${taskQueue}`,
+        args: ['Temporal'],
+        typedSearchAttributes: new TypedSearchAttributes([
+          { key: PcdsBatchId, value: batchId },
+          { key: PcdsRowIndex, value: 7 },
+        ]),
+      });
+      process.stderr.write(`trivial workflow round trip: ${Date.now() - started} ms\n`);
+      expect(result).toBe('Hello, Temporal!');
+
+      // Visibility is eventually consistent, even on the dev server.
+      const query = `PcdsBatchId = '${batchId}' AND PcdsRowIndex = 7`;
+      await expect
+        .poll(async () => (await client.workflow.count(query)).count, { timeout: 10_000 })
+        .toBe(1);
+    });
+  });
+
+  it('registers the search attributes on a namespace that lacks them, idempotently', async () => {
+    const namespace = uniqueTaskQueue('ns');
+    const { client, connection } = await connectClient();
+    try {
+      await client.connection.workflowService.registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: msToTs('1 day'),
+      });
+      // A new namespace takes a moment to reach the frontend's namespace cache.
+      const first = await retryFor(20_000, () =>
+        registerSearchAttributes(client.connection, namespace),
+      );
+      expect(first.added.sort()).toEqual(PCDS_SEARCH_ATTRIBUTES.map((k) => k.name).sort());
+      const listed = await client.connection.operatorService.listSearchAttributes({ namespace });
+      for (const key of PCDS_SEARCH_ATTRIBUTES) {
+        expect(listed.customAttributes[key.name], key.name).toBeDefined();
+      }
+      expect(await registerSearchAttributes(client.connection, namespace)).toEqual({ added: [] });
+    } finally {
+      await connection.close();
+    }
+  });
+});
+
+describe('file-backed dev server', () => {
+  let dir: string | undefined;
+  let server: DevServer | undefined;
+
+  afterEach(async () => {
+    await server?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('keeps a waiting workflow across a restart', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'pcds-temporal-'));
+    const dbFile = join(dir, 'nested', 'temporal.db'); // the parent folder must be created
+    const cliPath = await findOrInstallTemporalCli();
+    server = await startDevServer({ cliPath, headless: true, dbFile });
+    const address = server.address;
+    const port = Number(address.split(':')[1]);
+    const taskQueue = uniqueTaskQueue('restart');
+    const workflowId = `wait-${taskQueue}`;
+
+    await withWorker({ workflowsPath, activities, address, taskQueue }, async ({ client }) => {
+      const handle = await client.workflow.start(waitForRelease, { taskQueue, workflowId });
+      // Running, not merely scheduled: its first workflow task has completed.
+      await expect.poll(() => handle.query(isWaitingQuery), { timeout: 10_000 }).toBe(true);
+    });
+    await server.stop();
+
+    server = await startDevServer({ cliPath, headless: true, dbFile, port });
+    const result = await withWorker(
+      { workflowsPath, activities, address, taskQueue },
+      async ({ client }) => {
+        const handle = client.workflow.getHandle(workflowId);
+        await handle.signal(releaseSignal, 'after restart');
+        return await handle.result();
+      },
+    );
+    expect(result).toBe('released: after restart');
+  });
+});
+
+async function retryFor<T>(timeoutMs: number, fn: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+}

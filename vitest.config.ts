@@ -1,0 +1,30 @@
+// Two projects: `unit` (pure functions, no server) and `integration` (everything else, against
+// one real Temporal dev server started by the global setup).
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    // Two cores: more parallel files would only contend with the server and each other.
+    maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/unit/**', '**/node_modules/**'],
+          globalSetup: ['test/harness/global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
