@@ -1,0 +1,144 @@
+// Lint rules: typescript-eslint's type-checked recommendations with the noisiest rules off, and
+// a fence that keeps Node built-ins and I/O libraries out of deterministic workflow code.
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import tseslint from 'typescript-eslint';
+
+const TS_FILES = ['**/*.ts', '**/*.mts', '**/*.cts'];
+const JS_FILES = ['**/*.js', '**/*.mjs', '**/*.cjs'];
+
+// Workflows run in a deterministic sandbox: no I/O, no clocks or randomness but the SDK's.
+// Type-only imports are erased at bundling, so they stay allowed (e.g. `typeof activities`).
+const WORKFLOW_FORBIDDEN_MODULES = [
+  ...builtinModules.filter((name) => !name.startsWith('_')),
+  'undici',
+  'fastify',
+  '@temporalio/client',
+  '@temporalio/worker',
+  '@temporalio/activity',
+  '@temporalio/testing',
+].map((name) => ({
+  name,
+  allowTypeImports: true,
+  message: 'Workflow code must stay deterministic and free of I/O; do this in an activity.',
+}));
+
+const WORKFLOW_FORBIDDEN_PATTERNS = [
+  {
+    group: ['node:*', 'undici/*', 'fastify/*', '@fastify/*', '@temporalio/worker/*'],
+    allowTypeImports: true,
+    message: 'Workflow code must stay deterministic and free of I/O; do this in an activity.',
+  },
+  {
+    // Relative imports of the I/O layers, from any depth under src/workflows.
+    regex: '^(\\.\\./)+(http|activities|emulator|webhooks|cli)(/.*)?$',
+    allowTypeImports: true,
+    message:
+      'Workflows reach I/O only through activities; import activity types with `import type`.',
+  },
+  {
+    regex: '^(\\.\\./)+temporal(/(index|dev-server|cli-binary))?$',
+    allowTypeImports: true,
+    message: "Import search attribute keys from '../temporal/search-attributes' (no Node modules).",
+  },
+];
+
+const WORKFLOW_FORBIDDEN_GLOBALS = [
+  'process',
+  'Buffer',
+  'require',
+  '__dirname',
+  '__filename',
+  'setImmediate',
+  'clearImmediate',
+  'fetch',
+  'XMLHttpRequest',
+  'WebSocket',
+].map((name) => ({ name, message: `${name} is not available or not deterministic in workflows.` }));
+
+const NODE_GLOBALS = Object.fromEntries(
+  [
+    'process',
+    'console',
+    'Buffer',
+    'URL',
+    'URLSearchParams',
+    'AbortController',
+    'TextEncoder',
+    'TextDecoder',
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'setImmediate',
+    'queueMicrotask',
+    'structuredClone',
+    'fetch',
+  ].map((name) => [name, 'readonly']),
+);
+
+export default defineConfig(
+  globalIgnores(['node_modules/', '.tools/', '.data/', 'dist/', 'coverage/', 'out/']),
+  js.configs.recommended,
+  {
+    files: JS_FILES,
+    languageOptions: { globals: NODE_GLOBALS },
+  },
+  {
+    files: TS_FILES,
+    extends: [tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      parserOptions: {
+        projectService: {
+          // One-off scripts sit outside tsconfig's include; lint them with its options.
+          allowDefaultProject: ['scripts/*.ts'],
+          defaultProject: 'tsconfig.json',
+        },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false } },
+      ],
+      // Values from zod, JSON and the SDK's protos are often `any`; zod guards the boundaries.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      // Activities are async by contract even when their body does not await.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true, allowNullish: true },
+      ],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: {
+      // `expect(obj.method)` and spies pass methods around unbound on purpose.
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { paths: WORKFLOW_FORBIDDEN_MODULES, patterns: WORKFLOW_FORBIDDEN_PATTERNS },
+      ],
+      'no-restricted-globals': ['error', ...WORKFLOW_FORBIDDEN_GLOBALS],
+    },
+  },
+);
