@@ -41,6 +41,10 @@ const envSchema = z.object({
   PCDS_WEBHOOK_PREVIOUS_SECRETS: z.string().optional(),
   PCDS_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
   PCDS_WEBHOOK_FALLBACK_POLL_MS: intFrom(60_000),
+  /** Address the webhook receiver listens on (it sits behind PCDS_WEBHOOK_PUBLIC_URL). */
+  PCDS_WEBHOOK_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Development only: accept a loopback PCDS_WEBHOOK_PUBLIC_URL (the emulator's matching switch). */
+  PCDS_WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
 });
 
 export type Env = z.infer<typeof envSchema>;
