@@ -21,21 +21,25 @@ export interface CallbackUrlOptions {
   allowLoopback?: boolean;
 }
 
-/** Only 'unicast' (public) addresses may receive deliveries; every other range is private or reserved. */
+// IANA allocates only 2000::/3 as IPv6 global unicast; the rest (including the deprecated
+// IPv4-compatible ::a.b.c.d) is reserved, though ipaddr.js calls it 'unicast'.
+const IPV6_GLOBAL_UNICAST = ipaddr.parseCIDR('2000::/3');
+
+/**
+ * Only 'unicast' (public) addresses may receive deliveries; every other range ipaddr.js names is
+ * private or special-purpose (AS112 and AMT included: no webhook receiver lives there).
+ */
 function addressProblem(host: string, allowLoopback: boolean): string | undefined {
-  let addr: ipaddr.IPv4 | ipaddr.IPv6;
-  try {
-    addr = ipaddr.parse(host);
-  } catch {
-    return undefined;
-  }
+  if (!ipaddr.isValid(host)) return undefined;
+  let addr: ipaddr.IPv4 | ipaddr.IPv6 = ipaddr.parse(host);
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) {
     addr = (addr as ipaddr.IPv6).toIPv4Address();
   }
-  const range: string = addr.range();
+  let range: string = addr.range();
+  if (range === 'unicast' && addr.kind() === 'ipv6' && !addr.match(IPV6_GLOBAL_UNICAST)) range = 'reserved';
   if (range === 'unicast') return undefined;
   if (range === 'loopback' && allowLoopback) return undefined;
-  return `host is a ${range} address, which is private or reserved`;
+  return `host is a private or reserved address (${range})`;
 }
 
 export function checkCallbackUrl(url: string, options: CallbackUrlOptions = {}): CallbackUrlCheck {
@@ -54,18 +58,21 @@ export function checkCallbackUrl(url: string, options: CallbackUrlOptions = {}):
     return { ok: false, reason: `callback_url scheme must be http or https, not ${parsed.protocol.replace(':', '')}` };
   }
   // Userinfo, even an empty one ("http://@host"), is refused: the authority must not contain '@'.
-  const authority = url.slice(url.indexOf('//') + 2).split(/[/?#]/, 1)[0] ?? '';
+  // Backslash ends the authority too: URL parsing treats it as '/' for http and https.
+  const authority = url.slice(url.indexOf('//') + 2).split(/[/\\?#]/, 1)[0] ?? '';
   if (parsed.username || parsed.password || authority.includes('@')) {
     return { ok: false, reason: 'callback_url must not carry user information (user:pass@)' };
   }
   let host = parsed.hostname.toLowerCase();
   if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  if (host.endsWith('.')) host = host.slice(0, -1);
+  // A fully qualified name may end in dots ("example.test."); they do not change the name.
+  host = host.replace(/\.+$/, '');
   if (!host) return { ok: false, reason: 'callback_url has no host' };
   if (host === 'localhost' || host.endsWith('.localhost')) {
     return allowLoopback ? { ok: true } : { ok: false, reason: 'callback_url host must not be localhost' };
   }
-  const suffix = FORBIDDEN_HOST_SUFFIXES.find((s) => host.endsWith(s));
+  // The bare name ("test", "example") is the reserved top-level domain itself, so it is refused too.
+  const suffix = FORBIDDEN_HOST_SUFFIXES.find((s) => host.endsWith(s) || host === s.slice(1));
   if (suffix) return { ok: false, reason: `callback_url host must not end in ${suffix}` };
   const problem = addressProblem(host, allowLoopback);
   if (problem) return { ok: false, reason: `callback_url ${problem}` };

@@ -4,7 +4,7 @@ import type { EndpointDef } from './catalogue';
 import { jobView, parseEnvelope } from './envelope';
 import { retryRuleFor } from './errors';
 import { extractResult, isEmptyResult } from './results';
-import { classifyStatus } from './status';
+import { ACK_STATUSES, classifyStatus } from './status';
 
 /** A reply as the HTTP layer saw it: status, parsed JSON body (or undefined) and Retry-After in ms. */
 export interface Reply {
@@ -43,9 +43,19 @@ function failureOf(reply: Reply, fallback: string): Failure {
   };
 }
 
+/**
+ * A reply that carries the job itself (data with a status). A throttled or unavailable request
+ * never reached the job, so it carries none; a 429 that does is the job's stored terminal status.
+ */
+function carriesJob(reply: Reply): boolean {
+  const data = parseEnvelope(reply.body)?.data;
+  return typeof data?.status === 'string' || typeof data?.completed === 'boolean';
+}
+
 /** Transient replies: 429 on the request itself and 503, retried after the wait / with back-off. */
 function transient(reply: Reply): { kind: 'retry'; failure: Failure; retryAfterMs?: number } | undefined {
   if (reply.httpStatus !== 429 && reply.httpStatus !== 503) return undefined;
+  if (reply.httpStatus === 429 && carriesJob(reply)) return undefined;
   const fallback = reply.httpStatus === 429 ? 'rate_limit_exceeded' : 'service_unavailable';
   return {
     kind: 'retry',
@@ -66,8 +76,8 @@ export function classifyPoll(endpoint: EndpointDef, reply: Reply): PollOutcome {
   // A failed envelope (whatever the HTTP status) or a non-2xx reply ends the request.
   if (!env.success || reply.httpStatus >= 300) {
     const f = failureOf(reply, 'job_failed');
-    // A 429 inside a 2xx reply is the job's stored terminal status, not throttling of this poll.
-    if (f.code === 'rate_limit_exceeded') f.code = 'job_rate_limited';
+    // A 429 that got past `transient` is the job's stored terminal status, not throttling of this poll.
+    if (f.code === 'rate_limit_exceeded' || reply.httpStatus === 429) f.code = 'job_rate_limited';
     return { kind: 'failed', failure: f, ...(job.status ? { status: job.status } : {}) };
   }
   const cls = classifyStatus(job.status, endpoint.polling, job.completed);
@@ -105,6 +115,10 @@ export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutco
   const t = transient(reply);
   if (t) return t;
   const env = parseEnvelope(reply.body);
+  if (!env && reply.httpStatus >= 200 && reply.httpStatus < 300) {
+    // The service took the request but the reply is unreadable: the job may exist, so never repeat it.
+    return { kind: 'rejected', failure: { code: 'invalid_response', message: `HTTP ${reply.httpStatus}: the reply is not an envelope`, httpStatus: reply.httpStatus } };
+  }
   if (!env || !env.success || reply.httpStatus >= 300) {
     const f = failureOf(reply, reply.httpStatus >= 500 ? 'internal_error' : 'invalid_request');
     return retryRuleFor(reply.httpStatus, f.code) === 'never'
@@ -115,8 +129,11 @@ export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutco
   if (!job.requestId) {
     return { kind: 'rejected', failure: { code: 'invalid_response', message: 'accepted without a request_id', httpStatus: reply.httpStatus } };
   }
+  // An acknowledgement (202, or queued / processing without completed=true) is an accepted job
+  // whatever the endpoint's polling contract: the ack statuses belong to the common async pattern.
+  const ack = job.status !== undefined && (ACK_STATUSES as readonly string[]).includes(job.status.trim().toLowerCase());
   const cls = classifyStatus(job.status, endpoint.polling, job.completed);
-  if (cls.kind === 'running' || reply.httpStatus === 202) {
+  if (cls.kind === 'running' || reply.httpStatus === 202 || (ack && job.completed !== true)) {
     return { kind: 'accepted', requestId: job.requestId, status: job.status ?? 'queued' };
   }
   return { kind: 'done', requestId: job.requestId, poll: classifyPoll(endpoint, reply) };

@@ -86,5 +86,8 @@ export function formatTimestamp(date: Date): string {
 
 export const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/;
 
-/** request_id: a long hexadecimal token, a Unix-seconds number and a small integer, joined by underscores. */
-export const REQUEST_ID_RE = /^[0-9a-f]{16,}_\d{9,11}_\d{1,4}$/;
+/**
+ * request_id: a long hexadecimal token, a Unix-seconds number and a small integer, joined by
+ * underscores. The id is opaque, so hex digits of either case are accepted.
+ */
+export const REQUEST_ID_RE = /^[0-9a-f]{16,}_\d{9,11}_\d{1,4}$/i;

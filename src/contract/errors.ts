@@ -52,7 +52,7 @@ export const ERRORS: readonly ErrorInfo[] = [
   e('service_unavailable', 503, 'backoff', false, 'transient; back off and retry'),
   // Validation failures of a submit: the interface does not show their codes.
   e('invalid_request', 400, 'never', false, 'an input is missing, of the wrong type or out of range', true),
-  e('not_found', 404, 'never', false, 'no such path', true),
+  e('not_found', 404, 'never', false, 'no such path, or the job ended with status not_found', true),
   // Client-side outcomes.
   e('transport_error', 0, 'backoff', false, 'the connection failed before a reply arrived', true),
   e('submit_outcome_unknown', 0, 'never', false, 'a submit was sent but no reply came: the job may exist, so it is not repeated', true),
@@ -75,24 +75,44 @@ export function isSystemic(code: string): boolean {
 }
 
 /**
- * How to react to an HTTP failure. `onPoll` matters for 429: throttling of the poll request itself
+ * Where a failure came from: the HTTP request itself (a poll or submit that was throttled or hit
+ * an unavailable service), or the job, whose stored terminal status is the failure.
+ */
+export type FailureOrigin = 'request' | 'job';
+
+/**
+ * How to react to an HTTP failure. The origin matters for 429: throttling of the request itself
  * is transient, whereas a 429 stored as the job's terminal status ends the request.
  */
-export function retryRuleFor(httpStatus: number, code: string | undefined): RetryRule {
+export function retryRuleFor(httpStatus: number, code: string | undefined, origin: FailureOrigin = 'request'): RetryRule {
+  if (origin === 'job') return 'never';
   if (httpStatus === 429) return 'after_wait';
   if (httpStatus === 503) return 'backoff';
   const info = code ? byCode.get(code) : undefined;
   if (info) return info.retry;
-  // Unknown codes: 5xx other than 503 are terminal processing failures; the rest are not retried.
+  // Unknown codes: the interface names only 503 as transient, so other 5xx are terminal
+  // processing failures, and a submit is never repeated on a guess; the rest are not retried.
   return 'never';
 }
+
+// The three HTTP-date forms (RFC 9110 5.6.7): IMF-fixdate, RFC 850 and asctime.
+const IMF_FIXDATE = /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+const RFC850_DATE = /^[A-Za-z]+, \d{2}-[A-Za-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$/;
+const ASCTIME_DATE = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
 /** Parse Retry-After (delta seconds or an HTTP date) into milliseconds from `now`. */
 export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
   if (!value) return undefined;
   const v = value.trim();
-  if (/^\d+(\.\d+)?$/.test(v)) return Math.ceil(Number(v) * 1000);
-  const at = Date.parse(v);
+  if (/^\d+$/.test(v)) return Number(v) * 1000;
+  // Fractions are not valid delta-seconds, but waiting slightly longer is harmless.
+  if (/^\d+\.\d+$/.test(v)) return Math.ceil(Number(v) * 1000);
+  let text: string;
+  if (IMF_FIXDATE.test(v) || RFC850_DATE.test(v)) text = v;
+  // asctime carries no zone; HTTP dates are always UTC, so say so before parsing.
+  else if (ASCTIME_DATE.test(v)) text = `${v} GMT`;
+  else return undefined;
+  const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - now);
 }

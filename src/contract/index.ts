@@ -9,3 +9,5 @@ export * from './envelope';
 export * from './results';
 export * from './classify';
 export * from './callback-url';
+export * from './usage';
+export * from './mcp';

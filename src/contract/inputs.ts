@@ -30,26 +30,34 @@ export interface InputRules {
   strict?: boolean;
 }
 
-const present = (input: Record<string, unknown>, field: string): boolean => {
-  const has = (k: string) => input[k] !== undefined && input[k] !== null && input[k] !== '';
-  if (has(field)) return true;
-  return Object.entries(ALIASES).some(([alias, canonical]) => canonical === field && has(alias));
-};
+/** The aliases an input shape speaks: both the alias and its canonical field are parameters of it. */
+export function aliasesOfShape(keys: Iterable<string>): Record<string, string> {
+  const set = new Set(keys);
+  const out: Record<string, string> = {};
+  for (const [alias, canonical] of Object.entries(ALIASES)) {
+    if (set.has(alias) && set.has(canonical)) out[alias] = canonical;
+  }
+  return out;
+}
+
+const has = (input: Record<string, unknown>, k: string) =>
+  input[k] !== undefined && input[k] !== null && input[k] !== '';
+
+const present = (input: Record<string, unknown>, field: string, aliases: Record<string, string>): boolean =>
+  has(input, field) || Object.entries(aliases).some(([alias, canonical]) => canonical === field && has(input, alias));
 
 export const describeGroup = (g: IdentityGroup) => g.join('+');
 
 export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
   const base = z.object({ ...shape, callback_url: callbackUrl.optional() });
   const obj = rules.strict === false ? base.loose() : base.strict();
+  // An alias counts only where the endpoint documents the pair (keywords is /person/discover's own
+  // field, not an alias of a query it does not take).
+  const aliases = aliasesOfShape(Object.keys(shape));
   return obj.superRefine((raw, ctx) => {
     const input = raw as Record<string, unknown>;
-    for (const [alias, canonical] of Object.entries(ALIASES)) {
-      if (
-        alias in shape &&
-        input[alias] !== undefined &&
-        input[canonical] !== undefined &&
-        input[alias] !== input[canonical]
-      ) {
+    for (const [alias, canonical] of Object.entries(aliases)) {
+      if (input[alias] !== undefined && input[canonical] !== undefined && input[alias] !== input[canonical]) {
         ctx.addIssue({
           code: 'custom',
           path: [alias],
@@ -58,11 +66,11 @@ export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
       }
     }
     for (const field of rules.required ?? []) {
-      if (!present(input, field)) {
+      if (!present(input, field, aliases)) {
         ctx.addIssue({ code: 'custom', path: [field], message: 'is required' });
       }
     }
-    if (rules.oneOf && !rules.oneOf.some((g) => g.every((f) => present(input, f)))) {
+    if (rules.oneOf && !rules.oneOf.some((g) => g.every((f) => present(input, f, aliases)))) {
       ctx.addIssue({
         code: 'custom',
         path: [],
@@ -72,10 +80,16 @@ export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
   });
 }
 
-/** Replace aliases by their canonical field, so downstream code reads one name. */
-export function canonicalInput<T extends Record<string, unknown>>(input: T): Record<string, unknown> {
+/**
+ * Replace aliases by their canonical field, so downstream code reads one name. Pass the
+ * endpoint's own aliases (`inputAliases`) where an alias name is also a field of some endpoint.
+ */
+export function canonicalInput<T extends Record<string, unknown>>(
+  input: T,
+  aliases: Readonly<Record<string, string>> = ALIASES,
+): Record<string, unknown> {
   const out: Record<string, unknown> = { ...input };
-  for (const [alias, canonical] of Object.entries(ALIASES)) {
+  for (const [alias, canonical] of Object.entries(aliases)) {
     if (out[alias] !== undefined) {
       if (out[canonical] === undefined) out[canonical] = out[alias];
       delete out[alias];
@@ -130,20 +144,35 @@ export const PERSON_SEARCH_STRUCTURED = [
   'college',
 ] as const;
 
+// The interface's rule names exactly these five; the structured parts refine a search but do not
+// satisfy the rule alone.
+export const PERSON_SEARCH_REQUIRED_ONE_OF = [
+  ['query'],
+  ['custom_filters'],
+  ['docid_whitelist'],
+  ['cursor'],
+  ['request_id'],
+] as const;
+
+/**
+ * Legacy `page` becomes offset (page - 1) * limit when offset is omitted; that offset must still
+ * lie within the documented 0-999.
+ */
+export function checkPageOffset(raw: unknown, ctx: z.RefinementCtx): void {
+  const input = raw as { page?: number; offset?: number; limit?: number };
+  if (input.page === undefined || input.offset !== undefined) return;
+  const offset = (input.page - 1) * (input.limit ?? 10);
+  if (offset > 999) {
+    ctx.addIssue({ code: 'custom', path: ['page'], message: 'gives an offset above 999 (offset = (page - 1) * limit)' });
+  }
+}
+
 export const personSearchInput = buildInputSchema(personSearchShape, {
   strict: true,
-  oneOf: [
-    ['query'],
-    ['custom_filters'],
-    ['docid_whitelist'],
-    ['cursor'],
-    ['request_id'],
-    // Structured parts stand in for the query when it is omitted.
-    ...PERSON_SEARCH_STRUCTURED.map((f) => [f]),
-  ],
-});
+  oneOf: PERSON_SEARCH_REQUIRED_ONE_OF,
+}).superRefine(checkPageOffset);
 
-const enrichmentShape: Shape = {
+export const personEnrichmentShape: Shape = {
   ...contact,
   name: str,
   company: str,
@@ -157,9 +186,9 @@ const enrichmentShape: Shape = {
   ai_enhanced_search: bool,
   required_fields: z.array(nonEmpty).optional(),
 };
-const PERSON_IDENTITY = [['email'], ['phone'], ['social_media_url'], ['name']] as const;
+export const PERSON_IDENTITY = [['email'], ['phone'], ['social_media_url'], ['name']] as const;
 
-export const personEnrichmentInput = buildInputSchema(enrichmentShape, {
+export const personEnrichmentInput = buildInputSchema(personEnrichmentShape, {
   strict: true,
   oneOf: PERSON_IDENTITY,
 });
@@ -190,6 +219,8 @@ export const personLookupFieldsInput = buildInputSchema(
   },
   {
     strict: true,
+    // The interface states no "at least one of" rule here; a lookup without any identifier
+    // cannot be answered, so any one of the identifiers is required.
     oneOf: [
       ['email'],
       ['phone'],
@@ -224,6 +255,7 @@ export const companySearchInput = buildInputSchema(
     validate_keyword: bool,
     validate_keyword_content: bool,
   },
+  // The interface states no "at least one of" rule here; a search without any criterion is meaningless.
   { strict: true, oneOf: [['industry'], ['website_keyword'], ['location']] },
 );
 
@@ -238,6 +270,7 @@ export function namedInputs(fields: readonly string[], oneOf: readonly IdentityG
   for (const f of fields) {
     if (f === 'email') shape.email = email.optional();
     else if (f === 'social_media_url') Object.assign(shape, socialUrl);
+    // Types not stated: the plural names are read as lists.
     else if (f === 'accounts' || f === 'usernames' || f === 'social_media_urls')
       shape[f] = z.array(nonEmpty).min(1).optional();
     else shape[f] = str;
@@ -248,11 +281,19 @@ export function namedInputs(fields: readonly string[], oneOf: readonly IdentityG
 /** Endpoints whose inputs the interface does not state: any object, plus callback_url. */
 export const freeFormInput = buildInputSchema({}, { strict: false });
 
+/** Payload not shown by the interface: any object. */
 export const feedbackInput = z.record(z.string(), z.unknown());
+
+// Query-string values arrive as text, hence the coercion; blanks and non-integers are refused.
+const queryInt = (min: number, max: number) =>
+  z
+    .union([z.number(), z.string().trim().regex(/^\d+$/, { message: 'must be an integer' })], { message: 'must be an integer' })
+    .transform(Number)
+    .pipe(int(min, max));
 
 export const usageQuery = z
   .object({
-    month: z.coerce.number().int().min(1).max(12).optional(),
-    year: z.coerce.number().int().min(2020).max(2030).optional(),
+    month: queryInt(1, 12).optional(),
+    year: queryInt(2020, 2030).optional(),
   })
   .strict();

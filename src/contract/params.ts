@@ -23,13 +23,20 @@ export const LOOKUP_MODES = ['fast', 'balanced', 'deep'] as const;
 export const uri = z.url({ message: 'must be an absolute URI' });
 export const email = z.email({ message: 'must be an email address' });
 export const nonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
-export const callbackUrl = z.string().min(1).max(1024, { message: 'must be at most 1024 characters' });
+// Length only: the full delivery rules (checkCallbackUrl) depend on a development switch.
+export const callbackUrl = z
+  .string({ message: 'must be a string' })
+  .min(1, { message: 'must not be empty' })
+  .max(1024, { message: 'must be at most 1024 characters' });
 
 /** `all`, or a list of the five platforms. */
-export const newsfeed = z.union([
-  z.literal('all'),
-  z.array(z.enum(NEWSFEED_PLATFORMS)).min(1, { message: 'must name at least one platform' }),
-]);
+export const newsfeed = z.union(
+  [
+    z.literal('all'),
+    z.array(z.enum(NEWSFEED_PLATFORMS)).min(1, { message: 'must name at least one platform' }),
+  ],
+  { message: `must be "all" or a list of ${NEWSFEED_PLATFORMS.join(', ')}` },
+);
 
 /** YYYY-MM-DD that is also a real calendar date. */
 export const isoDate = z

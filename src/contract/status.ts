@@ -21,6 +21,12 @@ export const IN_PROGRESS = [
 export const SUCCEEDED = ['completed', 'complete', 'success', 'succeeded'] as const;
 export const FAILED = ['failed', 'error', 'not_found', 'cancelled', 'canceled', 'timeout', 'timed_out'] as const;
 
+/** Statuses of a submit acknowledgement (common async pattern): the job was accepted, nothing has run. */
+export const ACK_STATUSES = ['queued', 'processing'] as const;
+
+// The person-search contract overrides the general lists: `queued` and the other general
+// in-progress words are not part of it. It names no failure status, so the general failure list
+// still applies there (a failed job must end, not be read as undocumented).
 export const SEARCH_IN_PROGRESS = ['processing', 'pending', 'enriching'] as const;
 export const SEARCH_TERMINAL = ['completed', 'exhausted', 'stale'] as const;
 
@@ -45,9 +51,13 @@ export function classifyStatus(
   contract: PollingContract | 'mcp',
   completed?: boolean,
 ): StatusClass {
+  // Case and surrounding blanks are not meaningful in a status word; the interface writes them lowercase.
   const s = typeof status === 'string' ? status.trim().toLowerCase() : '';
   const running = { kind: 'running', status: s } as const;
+  // Rule 1 of the interface: when `completed` is present it decides, whatever the status says.
   if (completed === false) return running;
+  // completed=true without a status word: the flag alone says the job finished.
+  if (completed === true && s === '') return { kind: 'succeeded', status: s };
 
   let result: StatusClass;
   if (contract === 'mcp') {

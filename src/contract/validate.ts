@@ -2,6 +2,7 @@
 // the person-search rules that reshape a valid input (page to offset, the light-tier rule).
 import type { z } from 'zod';
 import type { EndpointDef } from './catalogue';
+import { aliasesOfShape } from './inputs';
 
 export interface InputProblem {
   /** Dotted path of the field, or '' for a rule about the whole input. */
@@ -13,14 +14,28 @@ export type Validation =
   | { ok: true; value: Record<string, unknown> }
   | { ok: false; problems: InputProblem[] };
 
-export function problemsOf(error: z.ZodError): InputProblem[] {
+/** The value at a path of the input, to tell a missing field from a wrong one. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let v = input;
+  for (const k of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[k];
+  }
+  return v;
+}
+
+/** Zod issues as problems. Pass the input so that a missing field reads "is required". */
+export function problemsOf(error: z.ZodError, input?: unknown): InputProblem[] {
   return error.issues.map((issue) => {
     if (issue.code === 'unrecognized_keys') {
       return { field: issue.keys.join(', '), message: 'is not a parameter of this endpoint' };
     }
     const field = issue.path.map(String).join('.');
     let message = issue.message;
-    if (issue.code === 'invalid_type' && issue.input === undefined) message = 'is required';
+    // Zod does not keep the input in its issues (no values leak), so look the field up.
+    if (issue.code === 'invalid_type' && input !== undefined && issue.path.length > 0 && valueAt(input, issue.path) === undefined) {
+      message = 'is required';
+    }
     return { field, message };
   });
 }
@@ -31,9 +46,16 @@ export function formatProblems(problems: readonly InputProblem[]): string {
 }
 
 export function validateInput(endpoint: EndpointDef, input: unknown): Validation {
-  const parsed = endpoint.input.safeParse(input ?? {});
+  const given = input ?? {};
+  const parsed = endpoint.input.safeParse(given);
   if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, problems: problemsOf(parsed.error) };
+  return { ok: false, problems: problemsOf(parsed.error, given) };
+}
+
+/** The alias pairs an endpoint documents (alias -> canonical), for `canonicalInput`. */
+export function inputAliases(endpoint: EndpointDef): Record<string, string> {
+  const shape = (endpoint.input as { shape?: Record<string, unknown> }).shape;
+  return shape ? aliasesOfShape(Object.keys(shape)) : {};
 }
 
 export const DEFAULT_SEARCH_LIMIT = 10;
