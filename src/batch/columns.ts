@@ -1,0 +1,162 @@
+// How the columns of an input file become an endpoint's parameters: the --map option, the check
+// of a CSV header against the catalogue, and the typing of CSV cells (which are all strings).
+import type { z } from 'zod';
+import type { EndpointDef } from '../contract';
+
+export class ColumnError extends Error {
+  override name = 'ColumnError';
+}
+
+interface ObjectSchemaInternals {
+  shape?: Record<string, z.ZodType>;
+  _zod?: { def?: { catchall?: { _zod?: { def?: { type?: string } } } } };
+}
+
+/** Parameters a batch row may set: the endpoint's own, minus callback_url (set by --webhooks). */
+export function endpointParameters(endpoint: EndpointDef): { names: string[]; open: boolean } {
+  const schema = endpoint.input as unknown as ObjectSchemaInternals;
+  const names = Object.keys(schema.shape ?? {}).filter((n) => n !== 'callback_url');
+  // Strict schemas reject unknown keys (catchall never); the loosely documented endpoints pass them.
+  const open = schema._zod?.def?.catchall?._zod?.def?.type !== 'never';
+  return { names, open };
+}
+
+/** Parses `email=Email Address,name=Full Name` into parameter -> column. */
+export function parseColumnMap(spec: string | undefined): Record<string, string> {
+  const map: Record<string, string> = {};
+  if (!spec) return map;
+  for (const part of spec.split(',')) {
+    if (part.trim() === '') continue;
+    const eq = part.indexOf('=');
+    if (eq <= 0 || eq === part.length - 1) {
+      throw new ColumnError(`--map: "${part.trim()}" is not of the form parameter=column`);
+    }
+    const param = part.slice(0, eq).trim();
+    const column = part.slice(eq + 1).trim();
+    if (param in map) throw new ColumnError(`--map: parameter "${param}" is mapped twice`);
+    map[param] = column;
+  }
+  return map;
+}
+
+/** Column name -> parameter name, after checking the map and the columns against the endpoint. */
+export type ColumnPlan = Map<string, string | null>;
+
+/**
+ * Checks a CSV header (or the keys of a JSONL row) against the endpoint and returns the plan.
+ * Unknown columns are an error that names them and the ways out, before any row is started.
+ */
+export function planColumns(
+  endpoint: EndpointDef,
+  columns: readonly string[],
+  columnMap: Record<string, string> = {},
+  ignore: readonly string[] = [],
+  /** JSONL: the keys of one object, which need not hold every mapped column. */
+  sample = false,
+): ColumnPlan {
+  const { names, open } = endpointParameters(endpoint);
+  const known = new Set(names);
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const c of columns) {
+    if (seen.has(c)) problems.push(`column "${c}" appears twice in the header`);
+    seen.add(c);
+  }
+  const byColumn = new Map<string, string>();
+  for (const [param, column] of Object.entries(columnMap)) {
+    if (param === 'callback_url')
+      problems.push('--map: callback_url is set by --webhooks, not by a column');
+    else if (!open && !known.has(param)) {
+      problems.push(`--map: "${param}" is not a parameter of ${endpoint.name}`);
+    }
+    if (!sample && !seen.has(column)) {
+      problems.push(`--map: column "${column}" is not in the input's header`);
+    }
+    byColumn.set(column, param);
+  }
+  for (const c of ignore) {
+    if (!sample && !seen.has(c))
+      problems.push(`--ignore: column "${c}" is not in the input's header`);
+  }
+  const plan: ColumnPlan = new Map();
+  const unknown: string[] = [];
+  for (const c of columns) {
+    if (ignore.includes(c)) {
+      plan.set(c, null);
+      continue;
+    }
+    const param = byColumn.get(c) ?? c;
+    if (param === 'callback_url') {
+      problems.push('column "callback_url": the callback is set by --webhooks, not by a column');
+    } else if (!open && !known.has(param)) {
+      unknown.push(c);
+    }
+    plan.set(c, param);
+  }
+  if (unknown.length > 0) {
+    problems.push(
+      `column${unknown.length > 1 ? 's' : ''} ${unknown.map((c) => `"${c}"`).join(', ')} ` +
+        `${unknown.length > 1 ? 'are not parameters' : 'is not a parameter'} of ${endpoint.name} ` +
+        `(its parameters: ${names.join(', ')}); rename with --map parameter=column or skip with --ignore`,
+    );
+  }
+  const mapped = [...plan.values()].filter((p): p is string => p !== null);
+  const twice = mapped.filter((p, i) => mapped.indexOf(p) !== i);
+  for (const p of new Set(twice)) problems.push(`two columns feed the parameter "${p}"`);
+  if (problems.length > 0) throw new ColumnError(problems.join('; '));
+  return plan;
+}
+
+/**
+ * Gives a CSV cell the type its parameter expects: the first reading (text, number, boolean,
+ * JSON) the parameter's schema accepts. A cell no reading fits stays text, so validation names
+ * the field and the rule. Empty cells are absent parameters.
+ */
+export function typedCell(endpoint: EndpointDef, param: string, cell: string): unknown {
+  const schema = (endpoint.input as unknown as ObjectSchemaInternals).shape?.[param];
+  if (!schema) return cell;
+  const candidates: unknown[] = [cell];
+  const t = cell.trim();
+  if (t !== '' && !Number.isNaN(Number(t))) candidates.push(Number(t));
+  if (/^(true|false)$/i.test(t)) candidates.push(t.toLowerCase() === 'true');
+  if (/^[[{"]/.test(t)) {
+    try {
+      candidates.push(JSON.parse(t));
+    } catch {
+      // Not JSON: the text reading stands.
+    }
+  }
+  for (const c of candidates) if (schema.safeParse(c).success) return c;
+  return cell;
+}
+
+/** Maps one record (column -> value) to parameters following the plan. */
+export function paramsOf(
+  endpoint: EndpointDef,
+  plan: ColumnPlan,
+  record: Record<string, unknown>,
+  typeCells: boolean,
+): Record<string, unknown> {
+  const params: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(record)) {
+    const param = plan.has(column) ? plan.get(column) : column;
+    if (param === null || param === undefined) continue;
+    if (value === undefined || value === null || value === '') continue;
+    params[param] =
+      typeCells && typeof value === 'string' ? typedCell(endpoint, param, value) : value;
+  }
+  return params;
+}
+
+/** The row's identity fields (email, phone, ...), so each output line can be matched to its input. */
+export function rowKey(
+  endpoint: EndpointDef,
+  params: Record<string, unknown>,
+): Record<string, unknown> {
+  const fields = new Set(endpoint.identity.flat());
+  if (fields.has('social_media_url')) fields.add('linkedin_url');
+  const key: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) if (fields.has(k)) key[k] = v;
+  // Endpoints without identity inputs: the whole input is the key.
+  return fields.size === 0 ? { ...params } : key;
+}

@@ -1,0 +1,204 @@
+// Data of a batch shared by the batch workflow, its activities, the client and the CLI. Pure
+// types: workflow code imports this file. Rows are numbered from 1 (the first data row).
+
+export type InputFormat = 'csv' | 'jsonl';
+
+/** Where a file's rows are read from; the CSV header is read once and carried. */
+export interface InputSource {
+  /** Absolute path: workers read it, so they must see the same filesystem as the CLI. */
+  path: string;
+  format: InputFormat;
+  /** Parameter name -> column (or JSON key) name, for inputs whose names differ. */
+  columnMap?: Record<string, string>;
+  /** Columns that are not parameters and are left out of the calls. */
+  ignoreColumns?: string[];
+}
+
+/** Position of the next unread row. */
+export interface ReadCursor {
+  /** Number of the next row (1-based). */
+  row: number;
+  byteOffset: number;
+  done: boolean;
+}
+
+export interface ValidRow {
+  row: number;
+  /** Byte offset where the row starts, so a new run can resume at the first unstarted row. */
+  offset: number;
+  params: Record<string, unknown>;
+  key: Record<string, unknown>;
+}
+
+export interface InvalidRow {
+  row: number;
+  offset: number;
+  /** Names the fields and the rule, never the values. */
+  problem: string;
+  key: Record<string, unknown>;
+}
+
+export type InputRow = ValidRow | InvalidRow;
+
+export const isInvalidRow = (r: InputRow): r is InvalidRow => 'problem' in r;
+
+export interface ReadRowsRequest {
+  source: InputSource;
+  endpoint: string;
+  /** CSV header as found by inspectInput; unused for JSONL. */
+  header?: string[];
+  from: ReadCursor;
+  count: number;
+}
+
+export interface ReadRowsResult {
+  rows: InputRow[];
+  next: ReadCursor;
+}
+
+export interface InputInspection {
+  total: number;
+  header?: string[];
+  /** Where the first data row starts. */
+  dataOffset: number;
+}
+
+/** One line of the output file: exactly one per input row. */
+export interface ResultLine {
+  row: number;
+  key: Record<string, unknown>;
+  outcome: 'found' | 'empty' | 'failed';
+  code?: string;
+  message?: string;
+  requestId?: string;
+  result?: unknown;
+}
+
+/** Code of a row that was not sent because its input is malformed. */
+export const INVALID_ROW = 'invalid_row';
+
+export type BatchStateName =
+  'running' | 'paused' | 'draining' | 'cancelling' | 'done' | 'cancelled';
+
+export interface PauseReason {
+  code: string;
+  message: string;
+  keyId?: string;
+}
+
+export interface PoolKey {
+  id: string;
+  /** Requests per minute: the key's share of the rows is proportional to it. */
+  weight: number;
+  /** Set when the key left the pool (401/403). */
+  removed?: { code: string; at: string };
+}
+
+export interface KeyPoolState {
+  keys: PoolKey[];
+  /** Smooth weighted round-robin counters, one per key, in the order of `keys`. */
+  current: number[];
+  /** Rows started per key, for progress. */
+  started: Record<string, number>;
+}
+
+export interface Counters {
+  done: number;
+  found: number;
+  empty: number;
+  failed: number;
+  failedByCode: Record<string, number>;
+}
+
+export interface BatchInput {
+  /** [A-Za-z0-9_-]{1,64}; never derived from row data. */
+  batchId: string;
+  endpoint: string;
+  source: InputSource;
+  /** Absolute path of the JSONL output. */
+  output: string;
+  /** Children in flight at once. */
+  window?: number;
+  /** Rows read per activity call. */
+  chunkSize?: number;
+  /** Continue-as-new once the run's history passes this many events. */
+  historyThreshold?: number;
+  /** Restrict the pool to these configured key ids; all of the worker's keys by default. */
+  keyIds?: string[];
+  /** Children wait for webhook deliveries instead of polling. */
+  webhooks?: boolean;
+  /** Passed to each child. */
+  pollIntervalMs?: number;
+  maxWaitMs?: number;
+  /** Set by the workflow itself when it continues as new. */
+  carried?: CarriedState;
+}
+
+/** What a run hands to the next one: small, no per-row lists but the rows to redo. */
+export interface CarriedState {
+  cursor: ReadCursor;
+  header?: string[];
+  total: number;
+  counters: Counters;
+  /** Rows sent back by a systemic failure, to be started again. At most a window's worth. */
+  redo: ValidRow[];
+  window: number;
+  paused?: PauseReason;
+  pool: KeyPoolState;
+  startedAt: string;
+  runs: number;
+  /** Completions per second over the last minute: [epoch second, count]. */
+  rate: [number, number][];
+  /** History events of the finished runs, for the events-per-row figure. */
+  historyEvents: number;
+}
+
+export interface BatchProgress {
+  batchId: string;
+  endpoint: string;
+  state: BatchStateName;
+  total: number;
+  done: number;
+  found: number;
+  empty: number;
+  failed: number;
+  failedByCode: Record<string, number>;
+  inFlight: number;
+  window: number;
+  paused?: PauseReason;
+  pool: { id: string; weight: number; started: number; removed?: string }[];
+  /** Rows per second over the last minute. */
+  rowsPerSecond: number;
+  etaSeconds?: number;
+  startedAt: string;
+  runs: number;
+  output: string;
+}
+
+export interface BatchSummary {
+  batchId: string;
+  endpoint: string;
+  state: 'done' | 'cancelled';
+  total: number;
+  done: number;
+  found: number;
+  empty: number;
+  failed: number;
+  failedByCode: Record<string, number>;
+  output: string;
+  startedAt: string;
+  finishedAt: string;
+  seconds: number;
+  rowsPerSecond: number;
+  runs: number;
+  historyEvents: number;
+}
+
+export const BATCH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+export const DEFAULT_WINDOW = 50;
+export const MAX_WINDOW = 1000;
+export const DEFAULT_CHUNK_SIZE = 250;
+export const DEFAULT_HISTORY_THRESHOLD = 10_000;
+
+export const childWorkflowId = (batchId: string, row: number) => `batch-${batchId}-row-${row}`;
+export const batchWorkflowId = (batchId: string) => `batch-${batchId}`;
