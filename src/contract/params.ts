@@ -41,7 +41,7 @@ export const newsfeed = z.union(
 /** YYYY-MM-DD that is also a real calendar date. */
 export const isoDate = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date of the form YYYY-MM-DD' })
+  .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date of the form YYYY-MM-DD', abort: true })
   .refine((s) => {
     const d = new Date(`${s}T00:00:00Z`);
     return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
