@@ -1,0 +1,209 @@
+// The receiver against a real Temporal server: only deliveries at a URL it issued reach a
+// workflow, each at most once, and malformed or forged ones leave no trace but a refusal.
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import {
+  startWebhookReceiver,
+  type ReceiverLog,
+  type WebhookReceiver,
+} from '../../src/webhooks/receiver';
+import type { WebhookSettings } from '../../src/webhooks/settings';
+import { callbackUrlFor } from '../../src/webhooks/token';
+import { withWorker } from '../harness/temporal';
+import { finishSignal, recordDeliveries } from './fixtures/workflows';
+
+const workflowsPath = resolve(fileURLToPath(import.meta.url), '../fixtures/workflows.ts');
+
+const PUBLIC_URL = 'https://hooks.acme-data.io/pcds';
+const settings: WebhookSettings = {
+  publicUrl: PUBLIC_URL,
+  current: { id: 'k2', secret: 'receiver-test-secret-current' },
+  previous: [{ id: 'k1', secret: 'receiver-test-secret-previous' }],
+  allowLoopback: false,
+  fallbackPollMs: 60_000,
+};
+
+const REQUEST_ID = '9f86d081884c7d659a2feaa0c55ad015_1764000000_1';
+const PII_EMAIL = 'jane.roe@example.org';
+
+function completedEnvelope(requestId = REQUEST_ID): Record<string, unknown> {
+  return {
+    success: true,
+    data: {
+      request_id: requestId,
+      status: 'completed',
+      completed: true,
+      result: { displayname: 'Jane Roe', best_business_email: PII_EMAIL },
+      error: null,
+    },
+    timestamp: '2026-11-21T10:00:00',
+  };
+}
+
+/** The receiver's local path for a public callback URL (the proxy keeps the prefix). */
+function localUrl(receiver: WebhookReceiver, callbackUrl: string): string {
+  return receiver.url + new URL(callbackUrl).pathname;
+}
+
+async function post(
+  url: string,
+  body: unknown,
+  raw = false,
+): Promise<{ status: number; text: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: raw ? (body as string) : JSON.stringify(body),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+async function signalCount(client: Client, workflowId: string): Promise<number> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).filter(
+    (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'webhookDelivered',
+  ).length;
+}
+
+function capturingLog(): ReceiverLog & { lines: string[] } {
+  const lines: string[] = [];
+  return {
+    lines,
+    info: (fields, message) => lines.push(JSON.stringify({ ...fields, message })),
+    warn: (fields, message) => lines.push(JSON.stringify({ ...fields, message })),
+  };
+}
+
+describe('webhook receiver', () => {
+  it('forwards a delivery once, refuses forged and malformed ones, acknowledges finished calls', async () => {
+    await withWorker({ workflowsPath }, async ({ client, taskQueue }) => {
+      const log = capturingLog();
+      const receiver = await startWebhookReceiver({
+        settings,
+        client,
+        port: 0,
+        host: '127.0.0.1',
+        log,
+      });
+      try {
+        // A slash and more than 100 characters: ids like these must still route.
+        const workflowId = `call/${taskQueue}/` + 'r'.repeat(120);
+        const otherId = `call-other-${taskQueue}`;
+        const handle = await client.workflow.start(recordDeliveries, { taskQueue, workflowId });
+        const other = await client.workflow.start(recordDeliveries, {
+          taskQueue,
+          workflowId: otherId,
+        });
+        const url = callbackUrlFor(workflowId, settings);
+        const otherUrl = callbackUrlFor(otherId, settings);
+
+        // Forged: a wrong token, the token of another call, an unknown key id.
+        const path = new URL(url).pathname.split('/');
+        const token = path.at(-1)!;
+        const wrongToken = localUrl(receiver, url).replace(
+          token,
+          (token[0] === 'A' ? 'B' : 'A') + token.slice(1),
+        );
+        const otherToken = localUrl(receiver, otherUrl).replace(/[^/]+$/, token);
+        const unknownKey = localUrl(receiver, url).replace('/hooks/k2/', '/hooks/k9/');
+        for (const forged of [wrongToken, otherToken, unknownKey]) {
+          const res = await post(forged, completedEnvelope());
+          expect(res.status).toBe(404);
+          // Indistinguishable from a path that does not exist at all.
+          expect(res.text).toBe((await post(`${receiver.url}/no/such/path`, {})).text);
+        }
+
+        // Malformed: not JSON, not an envelope, an envelope without a request_id. Nothing of the
+        // body reaches the log.
+        const malformed = [
+          `{"email": "${PII_EMAIL}"`,
+          JSON.stringify({ email: PII_EMAIL }),
+          JSON.stringify({ success: true, data: { status: 'completed', email: PII_EMAIL } }),
+        ];
+        for (const body of malformed)
+          expect((await post(localUrl(receiver, url), body, true)).status).toBe(400);
+
+        // Valid, then the same delivery again.
+        const first = await post(localUrl(receiver, url), completedEnvelope());
+        expect(first.status).toBe(200);
+        const again = await post(localUrl(receiver, url), completedEnvelope());
+        expect(again.status).toBe(200);
+
+        // A URL issued before a rotation (previous key id) is still honoured.
+        const beforeRotation = callbackUrlFor(otherId, {
+          ...settings,
+          current: settings.previous[0],
+        });
+        expect((await post(localUrl(receiver, beforeRotation), completedEnvelope())).status).toBe(
+          200,
+        );
+
+        await handle.signal(finishSignal);
+        await other.signal(finishSignal);
+        const delivered = await handle.result();
+        expect(delivered).toEqual([{ requestId: REQUEST_ID, body: completedEnvelope() }]);
+        expect(await signalCount(client, workflowId)).toBe(1);
+        expect(await other.result()).toEqual([
+          { requestId: REQUEST_ID, body: completedEnvelope() },
+        ]);
+        expect(await signalCount(client, otherId)).toBe(1);
+
+        // The call is finished now: a late delivery (another request id, so not a remembered
+        // duplicate) is acknowledged and changes nothing.
+        const late = await post(
+          localUrl(receiver, url),
+          completedEnvelope(REQUEST_ID.replace(/_1$/, '_2')),
+        );
+        expect(late.status).toBe(200);
+        // A valid URL for a call this server never ran: acknowledged too.
+        const never = callbackUrlFor(`never-started-${taskQueue}`, settings);
+        expect((await post(localUrl(receiver, never), completedEnvelope())).status).toBe(200);
+        expect(await signalCount(client, workflowId)).toBe(1);
+
+        expect(receiver.stats()).toEqual({
+          signalled: 2,
+          duplicates: 1,
+          noWorkflow: 2,
+          refused: 3,
+          malformed: 3,
+          failed: 0,
+        });
+        const logged = log.lines.join('\n');
+        expect(logged).not.toContain(PII_EMAIL);
+        expect(logged).not.toContain(token);
+        expect(
+          log.lines.filter((l) => l.includes('malformed')).map((l) => JSON.parse(l).reason),
+        ).toEqual(['not_json', 'not_an_envelope', 'no_request_id']);
+      } finally {
+        await receiver.stop();
+      }
+    });
+  });
+
+  it('answers on the bare path when a proxy strips the public prefix, and has a health check', async () => {
+    await withWorker({ workflowsPath }, async ({ client, taskQueue }) => {
+      const receiver = await startWebhookReceiver({
+        settings,
+        client,
+        port: 0,
+        host: '127.0.0.1',
+        log: capturingLog(),
+      });
+      try {
+        const workflowId = `call-bare-${taskQueue}`;
+        const handle = await client.workflow.start(recordDeliveries, { taskQueue, workflowId });
+        const bare =
+          receiver.url +
+          new URL(callbackUrlFor(workflowId, settings)).pathname.replace(/^\/pcds/, '');
+        expect((await post(bare, completedEnvelope())).status).toBe(200);
+        await handle.signal(finishSignal);
+        expect(await handle.result()).toHaveLength(1);
+        expect((await fetch(`${receiver.url}/healthz`)).status).toBe(200);
+      } finally {
+        await receiver.stop();
+      }
+    });
+  });
+});
