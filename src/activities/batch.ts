@@ -1,0 +1,64 @@
+// Batch activities that need the worker's dependencies: the key pool (ids and limits, never
+// secrets), closing credit breakers on resume, and writing a search export's pages. The
+// factory also gathers the file activities, so the worker registers batches with one line.
+import { ApplicationFailure } from '@temporalio/common';
+import type { PoolKeyConfig } from '../batch/key-pool';
+import { appendResultLines } from '../batch/result-writer';
+import type { ActivityDeps } from './deps';
+import { createResultActivities } from './results';
+import { createRowActivities } from './rows';
+import { createSearchPageActivities, type SearchPageRef } from './search-pages';
+
+export type ExportPage =
+  | { kind: 'running'; status: string }
+  | { kind: 'done'; status: string; rows: number; written: number; hasMore: boolean };
+
+export function createBatchActivities(deps: ActivityDeps) {
+  const pages = createSearchPageActivities(deps);
+  return {
+    ...createRowActivities(),
+    ...createResultActivities(),
+
+    /** The worker's keys that may serve a batch, weighted by their per-minute limit. */
+    async batchKeyPool(input: { keyIds?: string[] }): Promise<PoolKeyConfig[]> {
+      const keys = deps.config.keys.map((k) => ({
+        id: k.id,
+        perMinute: k.perMinute ?? deps.config.PCDS_RATE_PER_MINUTE,
+      }));
+      if (!input.keyIds || input.keyIds.length === 0) return keys;
+      const unknown = input.keyIds.filter((id) => !keys.some((k) => k.id === id));
+      if (unknown.length > 0) {
+        throw ApplicationFailure.create({
+          type: 'unknown_key',
+          message: `no key with id ${unknown.join(', ')} is configured on the worker; known ids: ${keys.map((k) => k.id).join(', ')}`,
+          nonRetryable: true,
+        });
+      }
+      return keys.filter((k) => input.keyIds!.includes(k.id));
+    },
+
+    /** An operator resumed the batch after topping up credits: submits may go again on these keys. */
+    async resetCreditBreakers(input: { keyIds: string[] }): Promise<void> {
+      const gate = deps.permits as { resetCredits?: (keyId: string, by?: string) => Promise<unknown> };
+      if (typeof gate.resetCredits !== 'function') return;
+      for (const id of input.keyIds) await gate.resetCredits(id, 'batch resume');
+    },
+
+    /**
+     * GETs one stored page of a search and appends its rows to the export file, numbered from
+     * `firstRow`. The rows go straight to the file: they never enter workflow history.
+     */
+    async exportSearchPage(input: { ref: SearchPageRef; path: string; firstRow: number; take: number }): Promise<ExportPage> {
+      const page = await pages.readSearchPage(input.ref);
+      if (page.kind === 'running') return page;
+      const rows = page.rows.slice(0, input.take);
+      const { written } = await appendResultLines(
+        input.path,
+        rows.map((result, i) => ({ row: input.firstRow + i, result })),
+      );
+      return { kind: 'done', status: page.status, rows: rows.length, written, hasMore: page.hasMore };
+    },
+  };
+}
+
+export type BatchActivities = ReturnType<typeof createBatchActivities>;

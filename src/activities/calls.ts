@@ -1,0 +1,155 @@
+// Activities of one endpoint call: submit a job and poll it. Inputs and results name the endpoint,
+// the key id and the request id; credentials stay in the dependencies.
+import { Context } from '@temporalio/activity';
+import {
+  classifyPoll,
+  classifySubmit,
+  formatProblems,
+  getEndpoint,
+  validateInput,
+  type EndpointDef,
+  type PollOutcome,
+} from '../contract';
+import { TransportError } from '../http/errors';
+import type { ActivityDeps } from './deps';
+import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
+import { currentAttempt, guardedRequest } from './guarded-request';
+
+export interface SubmitCallInput {
+  endpoint: string;
+  /** The configured key to use; the worker's first key when omitted. */
+  keyId?: string;
+  params: Record<string, unknown>;
+  /** Ask for a webhook delivery to this workflow's receiver URL. */
+  webhook?: boolean;
+}
+
+/** What a poll found: still running, or done with a payload or with nothing (no match). */
+export type PollResult =
+  | { kind: 'running'; status: string }
+  | { kind: 'found'; status: string; result: unknown }
+  | { kind: 'empty'; status: string };
+
+export interface SubmitCallResult {
+  /** The key id actually used (the default one resolved). */
+  keyId: string;
+  requestId: string;
+  status: string;
+  /** Set when the service answered with a terminal job at once. */
+  immediate?: PollResult;
+}
+
+export interface PollCallInput {
+  endpoint: string;
+  keyId: string;
+  requestId: string;
+}
+
+/** Turns a poll classification into a result, or throws the matching failure. */
+export function pollResultOf(outcome: PollOutcome, requestId: string): PollResult {
+  switch (outcome.kind) {
+    case 'running':
+      return { kind: 'running', status: outcome.status };
+    case 'found':
+      return { kind: 'found', status: outcome.status, result: outcome.result };
+    case 'empty':
+      return { kind: 'empty', status: outcome.status };
+    case 'failed':
+      throw terminalFailure(outcome.failure, requestId);
+    case 'retry':
+      throw transientFailure(outcome.failure, outcome.retryAfterMs);
+  }
+}
+
+function transientFailure(failure: { code: string; httpStatus?: number }, retryAfterMs?: number) {
+  const delay =
+    retryAfterMs !== undefined ? retryAfterDelayMs(retryAfterMs) : backoffDelayMs(currentAttempt());
+  return retryableFailure(failure, delay, retryAfterMs);
+}
+
+function asyncEndpoint(name: string): EndpointDef {
+  const endpoint = (() => {
+    try {
+      return getEndpoint(name);
+    } catch {
+      throw terminalFailure({ code: 'unknown_endpoint' });
+    }
+  })();
+  if (endpoint.polling === 'sync') throw terminalFailure({ code: 'not_async_endpoint' });
+  return endpoint;
+}
+
+export function createCallActivities(deps: ActivityDeps) {
+  const resolveKey = (keyId?: string): string => {
+    try {
+      return deps.clients.resolveKeyId(keyId);
+    } catch {
+      throw terminalFailure({ code: 'unknown_key' });
+    }
+  };
+
+  return {
+    /**
+     * POSTs the job. Repeated only when the service cannot have accepted it: a refused
+     * connection, or an explicit 429 / 503. A request that may have been sent and got no reply
+     * ends as submit_outcome_unknown, since repeating it could pay for a second job.
+     */
+    async submitCall(input: SubmitCallInput): Promise<SubmitCallResult> {
+      const endpoint = asyncEndpoint(input.endpoint);
+      const keyId = resolveKey(input.keyId);
+      // The client validated already; this guards against a caller that skipped it.
+      const valid = validateInput(endpoint, input.params);
+      if (!valid.ok) {
+        // formatProblems names fields, never their values.
+        throw terminalFailure({ code: 'invalid_request' }, undefined, `invalid_request: ${formatProblems(valid.problems)}`);
+      }
+      const params: Record<string, unknown> = { ...valid.value };
+      if (input.webhook) {
+        if (!deps.callbackUrlFor) throw terminalFailure({ code: 'webhook_not_configured' });
+        // Built here, never returned: the URL carries the receiver's token for this workflow.
+        const workflowId = Context.current().info.workflowExecution?.workflowId;
+        if (!workflowId) throw terminalFailure({ code: 'webhook_not_configured' });
+        params.callback_url = deps.callbackUrlFor(workflowId);
+      }
+      let reply;
+      try {
+        reply = await guardedRequest(deps, keyId, 'submit', (c) => c.submit(endpoint, params));
+      } catch (err) {
+        if (err instanceof TransportError) {
+          if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });
+          throw terminalFailure({ code: 'submit_outcome_unknown' });
+        }
+        throw err;
+      }
+      const outcome = classifySubmit(endpoint, reply);
+      switch (outcome.kind) {
+        case 'accepted':
+          return { keyId, requestId: outcome.requestId, status: outcome.status };
+        case 'done':
+          return {
+            keyId,
+            requestId: outcome.requestId,
+            status: ('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed',
+            immediate: pollResultOf(outcome.poll, outcome.requestId),
+          };
+        case 'retry':
+          throw transientFailure(outcome.failure, outcome.retryAfterMs);
+        case 'rejected':
+          throw terminalFailure(outcome.failure);
+      }
+    },
+
+    /** GETs the job's state. Polls are free and safe to repeat, so every transient failure retries. */
+    async pollCall(input: PollCallInput): Promise<PollResult> {
+      const endpoint = asyncEndpoint(input.endpoint);
+      let reply;
+      try {
+        reply = await guardedRequest(deps, input.keyId, 'poll', (c) => c.poll(endpoint, input.requestId));
+      } catch (err) {
+        if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
+        throw err;
+      }
+      return pollResultOf(classifyPoll(endpoint, reply), input.requestId);
+    },
+  };
+}

@@ -1,0 +1,13 @@
+// What the activities need from the worker process. Secrets live here (inside the service
+// clients) and nowhere else: activity inputs and results name keys by their id.
+import type { Config } from '../config';
+import type { PermitGate } from '../http/permits';
+import type { ServiceClients } from '../http/service-clients';
+
+export interface ActivityDeps {
+  config: Config;
+  clients: ServiceClients;
+  permits: PermitGate;
+  /** The receiver's URL for a workflow's webhook delivery; webhook mode is refused without it. */
+  callbackUrlFor?: (workflowId: string) => string;
+}

@@ -1,0 +1,28 @@
+// One request to the service under the key's permit, with the side effects every HTTP activity
+// owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
+import { Context } from '@temporalio/activity';
+import type { Reply } from '../contract';
+import type { RequestKind } from '../http/permits';
+import type { ServiceClient } from '../http/service-client';
+import type { ActivityDeps } from './deps';
+import { withHeartbeat } from './heartbeat';
+
+export async function guardedRequest(
+  deps: ActivityDeps,
+  keyId: string,
+  kind: RequestKind,
+  send: (client: ServiceClient) => Promise<Reply>,
+): Promise<Reply> {
+  const client = deps.clients.get(keyId);
+  return withHeartbeat(async (signal) => {
+    await deps.permits.acquire(keyId, kind, signal);
+    const reply = await send(client);
+    if (reply.httpStatus === 429) await deps.permits.rateLimited(keyId, reply.retryAfterMs);
+    if (reply.httpStatus === 402) await deps.permits.creditsExhausted(keyId);
+    return reply;
+  });
+}
+
+export function currentAttempt(): number {
+  return Context.current().info.attempt;
+}

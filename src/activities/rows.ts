@@ -1,0 +1,43 @@
+// Activities that read a batch's input file: a first pass that counts rows and checks the
+// columns, then chunks from a byte offset. A bad file fails for good with a clear message.
+import { ApplicationFailure } from '@temporalio/common';
+import { ColumnError } from '../batch/columns';
+import { inspectInput, InputError, readRows } from '../batch/row-reader';
+import type { InputInspection, InputSource, ReadRowsRequest, ReadRowsResult } from '../batch/types';
+
+/** Errors about the file itself are not retried: the same file gives the same answer. */
+export function inputFailure(err: unknown, path: string): unknown {
+  if (err instanceof ColumnError || err instanceof InputError) {
+    return ApplicationFailure.create({ type: 'invalid_input_file', message: err.message, nonRetryable: true });
+  }
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
+    const what = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : 'is a directory';
+    return ApplicationFailure.create({
+      type: 'input_not_readable',
+      message: `${path}: ${what} (workers read the input: they must see the same filesystem as the CLI)`,
+      nonRetryable: true,
+    });
+  }
+  return err;
+}
+
+export function createRowActivities() {
+  return {
+    async inspectBatchInput(input: { source: InputSource; endpoint: string }): Promise<InputInspection> {
+      try {
+        return await inspectInput(input.source, input.endpoint);
+      } catch (err) {
+        throw inputFailure(err, input.source.path);
+      }
+    },
+
+    async readBatchRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
+      try {
+        return await readRows(req);
+      } catch (err) {
+        throw inputFailure(err, req.source.path);
+      }
+    },
+  };
+}

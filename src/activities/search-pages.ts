@@ -1,0 +1,98 @@
+// Activities of person-search paging. A page is asked for once with a POST (request_id + offset +
+// limit; billable) and its rows are read with GET request_id + offset + limit (free). A page POST
+// is never replayed to re-read rows.
+import { classifyPoll, classifySubmit, getEndpoint } from '../contract';
+import { TransportError } from '../http/errors';
+import type { ActivityDeps } from './deps';
+import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
+import { currentAttempt, guardedRequest } from './guarded-request';
+
+export interface SearchPageRef {
+  keyId: string;
+  requestId: string;
+  offset: number;
+  limit: number;
+}
+
+export type SearchPage =
+  | { kind: 'running'; status: string }
+  | {
+      kind: 'done';
+      /** completed, exhausted or stale. */
+      status: string;
+      rows: unknown[];
+      hasMore: boolean;
+      nextCursor?: string;
+    };
+
+const personSearch = getEndpoint('person_search');
+
+function transient(code: string, httpStatus: number | undefined, retryAfterMs?: number) {
+  const delay = retryAfterMs !== undefined ? retryAfterDelayMs(retryAfterMs) : backoffDelayMs(currentAttempt());
+  return retryableFailure({ code, ...(httpStatus ? { httpStatus } : {}) }, delay, retryAfterMs);
+}
+
+export function createSearchPageActivities(deps: ActivityDeps) {
+  return {
+    /**
+     * POSTs the request for a further page of an existing search. Same no-replay rule as a
+     * submit: only a refused connection or an explicit 429 / 503 is repeated.
+     */
+    async requestSearchPage(ref: SearchPageRef): Promise<{ status: string }> {
+      let reply;
+      try {
+        reply = await guardedRequest(deps, ref.keyId, 'submit', (c) =>
+          c.submit(personSearch, { request_id: ref.requestId, offset: ref.offset, limit: ref.limit }),
+        );
+      } catch (err) {
+        if (err instanceof TransportError) {
+          if (err.phase === 'connect') throw transient('transport_error', undefined);
+          throw terminalFailure({ code: 'submit_outcome_unknown' }, ref.requestId);
+        }
+        throw err;
+      }
+      const outcome = classifySubmit(personSearch, reply);
+      switch (outcome.kind) {
+        case 'accepted':
+          return { status: outcome.status };
+        case 'done':
+          if (outcome.poll.kind === 'failed') throw terminalFailure(outcome.poll.failure, ref.requestId);
+          return { status: 'status' in outcome.poll ? outcome.poll.status : 'completed' };
+        case 'retry':
+          throw transient(outcome.failure.code, outcome.failure.httpStatus, outcome.retryAfterMs);
+        case 'rejected':
+          throw terminalFailure(outcome.failure, ref.requestId);
+      }
+    },
+
+    /** GETs one page (request_id + offset + limit): its state while running, its rows when done. */
+    async readSearchPage(ref: SearchPageRef): Promise<SearchPage> {
+      let reply;
+      try {
+        reply = await guardedRequest(deps, ref.keyId, 'page', (c) =>
+          c.readSearchPage(ref.requestId, ref.offset, ref.limit),
+        );
+      } catch (err) {
+        if (err instanceof TransportError) throw transient('transport_error', undefined);
+        throw err;
+      }
+      const outcome = classifyPoll(personSearch, reply);
+      switch (outcome.kind) {
+        case 'running':
+          return { kind: 'running', status: outcome.status };
+        case 'retry':
+          throw transient(outcome.failure.code, outcome.failure.httpStatus, outcome.retryAfterMs);
+        case 'failed':
+          throw terminalFailure(outcome.failure, ref.requestId);
+        case 'found':
+        case 'empty': {
+          const data = outcome.data;
+          const rows = Array.isArray(data.results) ? data.results : [];
+          const page: SearchPage = { kind: 'done', status: outcome.status, rows, hasMore: data.has_more === true };
+          if (typeof data.next_cursor === 'string') page.nextCursor = data.next_cursor;
+          return page;
+        }
+      }
+    },
+  };
+}

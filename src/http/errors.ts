@@ -1,0 +1,63 @@
+// Typed errors of the HTTP layer: a request that got no reply (TransportError, with whether the
+// service may have received it) and a synchronous call the service refused (ServiceError).
+
+/**
+ * Where a transport failure happened. `connect`: the request never left this process (refused,
+ * DNS, connect timeout), so repeating it is always safe. `after_send`: the request may have
+ * reached the service (socket closed, reply timeout), so repeating a submit could create a
+ * second billable job.
+ */
+export type TransportPhase = 'connect' | 'after_send';
+
+export class TransportError extends Error {
+  override name = 'TransportError';
+  readonly code = 'transport_error';
+  constructor(
+    readonly phase: TransportPhase,
+    /** The underlying error code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...): no request data. */
+    readonly causeCode: string,
+  ) {
+    super(`${phase === 'connect' ? 'could not connect to the service' : 'no reply from the service'} (${causeCode})`);
+  }
+}
+
+/** The service answered a synchronous call with a failure envelope or an unexpected body. */
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  constructor(
+    readonly code: string,
+    readonly httpStatus: number,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+}
+
+// Errors raised before any byte was written to a connection.
+const CONNECT_PHASE = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Turns whatever undici threw into a TransportError; unknown errors count as possibly sent. */
+export function transportErrorOf(err: unknown): TransportError {
+  if (err instanceof TransportError) return err;
+  const code = errorCode(err) ?? 'unknown';
+  return new TransportError(CONNECT_PHASE.has(code) ? 'connect' : 'after_send', code);
+}
+
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  // Node wraps socket errors (AggregateError for happy-eyeballs, `cause` chains): take the first code.
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
+    const rec = e as { code?: unknown; cause?: unknown; errors?: unknown[] };
+    if (typeof rec.code === 'string' && rec.code !== 'UND_ERR') return rec.code;
+    e = rec.cause ?? (Array.isArray(rec.errors) ? rec.errors[0] : undefined);
+  }
+  return undefined;
+}

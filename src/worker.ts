@@ -1,0 +1,104 @@
+// Starts a worker: the project's workflows and activities on one task queue, with the service
+// clients (and their secrets) built here from configuration and nowhere else.
+// Run directly (`node --import tsx src/worker.ts`, or `pcds worker`) it registers the search
+// attributes, polls until SIGINT/SIGTERM and shuts down cleanly.
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from './activities';
+import { loadConfig, type Config } from './config';
+import { createServiceClients } from './http/service-clients';
+import { unthrottled, type PermitGate } from './http/permits';
+import { registerSearchAttributes } from './temporal/search-attributes';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+
+export interface CreateWorkerOptions {
+  config: Config;
+  /** Default: a connection to config.PCDS_TEMPORAL_ADDRESS, closed with the worker. */
+  connection?: NativeConnection;
+  /** Default: config.PCDS_TASK_QUEUE. */
+  taskQueue?: string;
+  /** Default: no throttle. The shared throttle is passed in by whoever builds it. */
+  permits?: PermitGate;
+  /** The webhook receiver's URL for a workflow; without it webhook mode is refused. */
+  callbackUrlFor?: (workflowId: string) => string;
+  /** Anything else Worker.create accepts (a prebuilt workflowBundle, concurrency limits, ...). */
+  workerOptions?: Partial<WorkerOptions>;
+}
+
+export interface PcdsWorker {
+  worker: Worker;
+  taskQueue: string;
+  /** Runs until shutdown() (or a signal handler calls it), then closes the HTTP pool and owned connection. */
+  run(): Promise<void>;
+  shutdown(): void;
+}
+
+export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorker> {
+  const { config } = opts;
+  const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
+  const clients = createServiceClients(config);
+  const ownsConnection = !opts.connection;
+  const connection = opts.connection ?? (await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }));
+  const activities = createActivities({
+    config,
+    clients,
+    permits: opts.permits ?? unthrottled,
+    ...(opts.callbackUrlFor ? { callbackUrlFor: opts.callbackUrlFor } : {}),
+  });
+  let worker: Worker;
+  try {
+    worker = await Worker.create({
+      connection,
+      namespace: config.PCDS_TEMPORAL_NAMESPACE,
+      taskQueue,
+      activities,
+      ...(opts.workerOptions?.workflowBundle ? {} : { workflowsPath: WORKFLOWS_PATH }),
+      ...opts.workerOptions,
+    });
+  } catch (err) {
+    await clients.close();
+    if (ownsConnection) await connection.close();
+    throw err;
+  }
+  return {
+    worker,
+    taskQueue,
+    async run() {
+      try {
+        await worker.run();
+      } finally {
+        await clients.close();
+        if (ownsConnection) await connection.close();
+      }
+    },
+    shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+  };
+}
+
+/** `pcds worker`: register search attributes, run until a signal. */
+export async function runWorkerMain(config: Config = loadConfig()): Promise<void> {
+  const connection = await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
+  await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
+  const pcds = await createWorker({ config, connection });
+  const stop = () => pcds.shutdown();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  process.stderr.write(
+    `worker polling task queue ${pcds.taskQueue} on ${config.PCDS_TEMPORAL_ADDRESS} (namespace ${config.PCDS_TEMPORAL_NAMESPACE})\n`,
+  );
+  try {
+    await pcds.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  runWorkerMain().catch((err: unknown) => {
+    process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

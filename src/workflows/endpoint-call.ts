@@ -1,0 +1,171 @@
+// One durable endpoint call: submit a job, then poll it (or wait for its webhook) until the
+// classifier says terminal or the maximum wait passes. Returns found / empty, or fails with the
+// service's error code as the failure type.
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { condition, setCurrentDetails, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { classifyPoll, findEndpoint } from '../contract';
+import type { PollResult } from '../activities/calls';
+import { PcdsBatchId, PcdsEndpoint, PcdsKeyId, PcdsRowIndex } from '../temporal/search-attributes';
+import {
+  DEFAULT_MAX_POLL_INTERVAL_MS,
+  DEFAULT_MAX_WAIT_MS,
+  DEFAULT_POLL_BACKOFF,
+  DEFAULT_POLL_INTERVAL_MS,
+  callFailure,
+  failureCode,
+  nextPollInterval,
+  pollActivities,
+  setOutcome,
+  setState,
+  submitActivities,
+  submitOnce,
+  type CallStateAttr,
+} from './call-steps';
+import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from './signals';
+import type { CallInput, CallOutcome, CallState } from './types';
+
+/** CallInput plus optional tuning of the poll schedule; a plain CallInput is a valid input. */
+export interface EndpointCallInput extends CallInput {
+  /** Growth factor of the poll interval for long jobs (default 1.5). */
+  pollBackoff?: number;
+  /** Ceiling of the poll interval (default 15 s). */
+  maxPollIntervalMs?: number;
+  /** Webhook mode: poll this often as a fallback while no delivery arrives (default 60 s). */
+  webhookFallbackPollMs?: number;
+}
+
+const DEFAULT_WEBHOOK_FALLBACK_POLL_MS = 60_000;
+// Deliveries for other request ids are dropped; a few are kept only until the request id is known.
+const MAX_BUFFERED_DELIVERIES = 8;
+
+export async function endpointCall(input: EndpointCallInput): Promise<CallOutcome> {
+  const endpoint = findEndpoint(input.endpoint);
+  if (!endpoint || endpoint.polling === 'sync') {
+    throw callFailure(endpoint ? 'not_async_endpoint' : 'unknown_endpoint', `no asynchronous endpoint named ${input.endpoint}`);
+  }
+  const started = Date.now();
+  const deadline = started + (input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  const state: CallState = { phase: 'submitting', polls: 0 };
+  setHandler(callStateQuery, () => state);
+
+  const deliveries: WebhookDelivery[] = [];
+  setHandler(webhookDeliveredSignal, (delivery) => {
+    // A repeated delivery after completion changes nothing.
+    if (state.phase === 'done') return;
+    if (state.requestId !== undefined && delivery.requestId !== state.requestId) return;
+    deliveries.push(delivery);
+    if (deliveries.length > MAX_BUFFERED_DELIVERIES) deliveries.shift();
+  });
+
+  const attrs: SearchAttributeUpdatePair[] = [
+    { key: PcdsEndpoint, value: endpoint.name },
+    ...(input.keyId ? [{ key: PcdsKeyId, value: input.keyId }] : []),
+    ...(input.batchId ? [{ key: PcdsBatchId, value: input.batchId }] : []),
+    ...(input.rowIndex !== undefined ? [{ key: PcdsRowIndex, value: input.rowIndex }] : []),
+  ] as SearchAttributeUpdatePair[];
+  upsertSearchAttributes(attrs);
+  setOutcome('running');
+  const enter = (phase: CallState['phase'], attr: CallStateAttr = phase) => {
+    state.phase = phase;
+    setState(attr);
+    setCurrentDetails(`${endpoint.name}: ${attr}${state.requestId ? ` (request ${state.requestId})` : ''}`);
+  };
+  enter('submitting');
+
+  const finish = (result: PollResult, requestId: string): CallOutcome => {
+    state.lastStatus = result.status;
+    enter('done');
+    if (result.kind === 'found') {
+      setOutcome('found');
+      return { outcome: 'found', requestId, status: result.status, result: result.result };
+    }
+    setOutcome('empty');
+    return { outcome: 'empty', requestId, status: result.status };
+  };
+  const fail = (err: unknown, timeoutCode: string): never => {
+    const f = failureCode(err, timeoutCode);
+    enter('done');
+    setOutcome('failed');
+    throw callFailure(f.code, f.message, f.details);
+  };
+
+  // Submit (the no-replay rule lives in submitOnce).
+  let submitted;
+  try {
+    submitted = await submitWithRetries(input, deadline, () => enter('submitting', 'throttled'));
+  } catch (err) {
+    return fail(err, 'submit_outcome_unknown');
+  }
+  state.requestId = submitted.requestId;
+  state.lastStatus = submitted.status;
+  if (!input.keyId) upsertSearchAttributes([{ key: PcdsKeyId, value: submitted.keyId }] as SearchAttributeUpdatePair[]);
+  if (submitted.immediate && submitted.immediate.kind !== 'running') return finish(submitted.immediate, submitted.requestId);
+
+  const poll = async (): Promise<PollResult> => {
+    state.polls += 1;
+    try {
+      const r = await pollActivities(deadline - Date.now()).pollCall({
+        endpoint: endpoint.name,
+        keyId: submitted.keyId,
+        requestId: submitted.requestId,
+      });
+      state.lastStatus = r.status;
+      return r;
+    } catch (err) {
+      return fail(err, 'poll_timeout');
+    }
+  };
+  const timeout = (): never =>
+    fail(callFailure('poll_timeout', `poll_timeout: no terminal status within ${Math.round((deadline - started) / 1000)} s`), 'poll_timeout');
+
+  if (input.webhook) {
+    const fallbackMs = input.webhookFallbackPollMs ?? DEFAULT_WEBHOOK_FALLBACK_POLL_MS;
+    enter('waiting_for_webhook');
+    for (;;) {
+      const delivered = await condition(
+        () => deliveries.some((d) => d.requestId === submitted.requestId),
+        Math.max(1, Math.min(fallbackMs, deadline - Date.now())),
+      );
+      if (delivered) {
+        const idx = deliveries.findIndex((d) => d.requestId === submitted.requestId);
+        const delivery = deliveries.splice(idx, 1)[0]!;
+        const outcome = classifyPoll(endpoint, { httpStatus: 200, body: delivery.body });
+        if (outcome.kind === 'failed') return fail(callFailure(outcome.failure.code, `${outcome.failure.code}: the job ended with status ${outcome.status ?? 'failed'}`), 'poll_timeout');
+        if (outcome.kind === 'found') return finish({ kind: 'found', status: outcome.status, result: outcome.result }, submitted.requestId);
+        if (outcome.kind === 'empty') return finish({ kind: 'empty', status: outcome.status }, submitted.requestId);
+        // A non-terminal delivery: keep waiting.
+        continue;
+      }
+      if (Date.now() >= deadline) return timeout();
+      // No delivery in time: one fallback poll.
+      const r = await poll();
+      if (r.kind !== 'running') return finish(r, submitted.requestId);
+    }
+  }
+
+  enter('polling');
+  let interval = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  for (;;) {
+    const left = deadline - Date.now();
+    if (left <= 0) return timeout();
+    await sleep(Math.min(interval, left));
+    const r = await poll();
+    if (r.kind !== 'running') return finish(r, submitted.requestId);
+    setCurrentDetails(`${endpoint.name}: polling (request ${submitted.requestId}, status ${r.status}, ${state.polls} polls)`);
+    interval = nextPollInterval(interval, input.pollBackoff ?? DEFAULT_POLL_BACKOFF, input.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS);
+  }
+}
+
+async function submitWithRetries(input: EndpointCallInput, deadline: number, onThrottled: () => void) {
+  return submitOnce(
+    () =>
+      submitActivities.submitCall({
+        endpoint: input.endpoint,
+        params: input.params,
+        ...(input.keyId ? { keyId: input.keyId } : {}),
+        ...(input.webhook ? { webhook: true } : {}),
+      }),
+    deadline,
+    onThrottled,
+  );
+}

@@ -1,0 +1,4 @@
+// The workflows the worker registers. One export line per workflow module.
+export * from './endpoint-call';
+export * from './person-search';
+export * from './batch';

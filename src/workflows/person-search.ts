@@ -1,0 +1,181 @@
+// Person search with paging: submit once, wait for completion, then read rows page by page with
+// GET request_id + offset + limit. Each further page is asked for once with a page POST (the
+// interface's paging rule; billable) and never replayed to re-read rows. Continues only while
+// has_more is true, and stops at the requested maximum, the offset ceiling or a size bound.
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { setCurrentDetails, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import { MAX_SEARCH_OFFSET } from '../contract/validate';
+import type { SearchPage } from '../activities/search-pages';
+import { PcdsBatchId, PcdsEndpoint, PcdsKeyId } from '../temporal/search-attributes';
+import {
+  DEFAULT_MAX_POLL_INTERVAL_MS,
+  DEFAULT_MAX_WAIT_MS,
+  DEFAULT_POLL_BACKOFF,
+  DEFAULT_POLL_INTERVAL_MS,
+  callFailure,
+  failureCode,
+  nextPollInterval,
+  pollActivities,
+  setOutcome,
+  setState,
+  submitActivities,
+  submitOnce,
+} from './call-steps';
+import { callStateQuery } from './signals';
+import type { CallState } from './types';
+
+export const MAX_PAGE_SIZE = 100;
+/** Rows returned in the workflow result are bounded well under Temporal's 2 MB payload limit. */
+export const MAX_RETURNED_BYTES = 1_000_000;
+
+export interface PersonSearchInput {
+  /** Validated person_search parameters; paging fields (limit, offset, page, cursor) are set here. */
+  params: Record<string, unknown>;
+  maxResults: number;
+  /** Rows per page, 1-100 (default 100). */
+  pageSize?: number;
+  keyId?: string;
+  /** Where rows go; only 'return' (in the workflow result) for now. */
+  output?: { kind: 'return' };
+  pollIntervalMs?: number;
+  maxWaitMs?: number;
+  batchId?: string;
+}
+
+export type SearchStop = 'max_results' | 'no_more' | 'offset_limit' | 'size_limit';
+
+export interface PersonSearchResult {
+  requestId: string;
+  rows: unknown[];
+  returned: number;
+  pages: number;
+  /** completed, exhausted or stale: the last page's terminal status. */
+  lastStatus: string;
+  stoppedBy: SearchStop;
+}
+
+const PAGING_FIELDS = ['limit', 'offset', 'page', 'cursor'];
+
+export async function personSearch(input: PersonSearchInput): Promise<PersonSearchResult> {
+  const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, input.pageSize ?? MAX_PAGE_SIZE));
+  const maxResults = Math.max(1, input.maxResults);
+  const deadline = Date.now() + (input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  const state: CallState = { phase: 'submitting', polls: 0 };
+  setHandler(callStateQuery, () => state);
+  upsertSearchAttributes([
+    { key: PcdsEndpoint, value: 'person_search' },
+    ...(input.keyId ? [{ key: PcdsKeyId, value: input.keyId }] : []),
+    ...(input.batchId ? [{ key: PcdsBatchId, value: input.batchId }] : []),
+  ] as SearchAttributeUpdatePair[]);
+  setOutcome('running');
+  setState('submitting');
+
+  const fail = (err: unknown, timeoutCode: string): never => {
+    const f = failureCode(err, timeoutCode);
+    state.phase = 'done';
+    setState('done');
+    setOutcome('failed');
+    throw callFailure(f.code, f.message, f.details);
+  };
+
+  const params: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(input.params)) if (!PAGING_FIELDS.includes(k)) params[k] = v;
+  let limit = Math.min(pageSize, maxResults);
+  let offset = 0;
+
+  let submitted;
+  try {
+    submitted = await submitOnce(
+      () =>
+        submitActivities.submitCall({
+          endpoint: 'person_search',
+          params: { ...params, limit, offset },
+          ...(input.keyId ? { keyId: input.keyId } : {}),
+        }),
+      deadline,
+      () => setState('throttled'),
+    );
+  } catch (err) {
+    return fail(err, 'submit_outcome_unknown');
+  }
+  const { keyId, requestId } = submitted;
+  state.requestId = requestId;
+  if (!input.keyId) upsertSearchAttributes([{ key: PcdsKeyId, value: keyId }] as SearchAttributeUpdatePair[]);
+
+  /** Polls one page with GET request_id + offset + limit until it is terminal; returns its rows. */
+  const readPage = async (): Promise<Extract<SearchPage, { kind: 'done' }>> => {
+    state.phase = 'polling';
+    setState('polling');
+    let interval = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    for (let first = true; ; first = false) {
+      const left = deadline - Date.now();
+      if (left <= 0) return fail(callFailure('poll_timeout', 'poll_timeout: the search did not finish within the maximum wait'), 'poll_timeout');
+      // The first read of a page goes at once: a cached page is usually ready.
+      if (!first) {
+        await sleep(Math.min(interval, left));
+        interval = nextPollInterval(interval, DEFAULT_POLL_BACKOFF, DEFAULT_MAX_POLL_INTERVAL_MS);
+      }
+      state.polls += 1;
+      let page: SearchPage;
+      try {
+        page = await pollActivities(deadline - Date.now()).readSearchPage({ keyId, requestId, offset, limit });
+      } catch (err) {
+        return fail(err, 'poll_timeout');
+      }
+      state.lastStatus = page.status;
+      if (page.kind === 'done') return page;
+    }
+  };
+
+  const rows: unknown[] = [];
+  let bytes = 0;
+  let pages = 0;
+  let stoppedBy: SearchStop;
+  let lastStatus: string;
+  for (;;) {
+    if (pages > 0) {
+      // A further page: asked for once by POST, then read by GET like the first.
+      state.phase = 'submitting';
+      setState('submitting');
+      try {
+        await submitOnce(
+          () => submitActivities.requestSearchPage({ keyId, requestId, offset, limit }),
+          deadline,
+          () => setState('throttled'),
+        );
+      } catch (err) {
+        return fail(err, 'submit_outcome_unknown');
+      }
+    }
+    const page = await readPage();
+    pages += 1;
+    lastStatus = page.status;
+    const pageBytes = JSON.stringify(page.rows).length;
+    if (bytes + pageBytes > MAX_RETURNED_BYTES) {
+      stoppedBy = 'size_limit';
+      break;
+    }
+    bytes += pageBytes;
+    rows.push(...page.rows.slice(0, maxResults - rows.length));
+    setCurrentDetails(`person_search: ${rows.length} rows in ${pages} pages (request ${requestId})`);
+    if (rows.length >= maxResults) {
+      stoppedBy = 'max_results';
+      break;
+    }
+    if (!page.hasMore || page.rows.length === 0) {
+      stoppedBy = 'no_more';
+      break;
+    }
+    offset += limit;
+    if (offset > MAX_SEARCH_OFFSET) {
+      stoppedBy = 'offset_limit';
+      break;
+    }
+    limit = Math.min(pageSize, maxResults - rows.length);
+  }
+
+  state.phase = 'done';
+  setState('done');
+  setOutcome(rows.length > 0 ? 'found' : 'empty');
+  return { requestId, rows, returned: rows.length, pages, lastStatus, stoppedBy };
+}
