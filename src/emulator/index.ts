@@ -1,0 +1,122 @@
+// The emulator of the Person and Company Data Service: start it in-process with `startEmulator`
+// (tests, benchmarks, `pcds dev`) or from the CLI (`pcds emulator`).
+import type { AddressInfo } from 'node:net';
+import type { EmulatorContext } from './context';
+import { datasetFor } from './dataset/dataset';
+import { FaultInjector } from './faults';
+import { JobStore } from './jobs';
+import { KeyStore } from './keys';
+import { Ledger } from './ledger';
+import { parseEmulatorOptions, type EmulatorOptions, type EmulatorOptionsInput, type Faults } from './options';
+import { hexOf } from './random';
+import { RateLimiter } from './rate-limiter';
+import { buildServer } from './server';
+import { Stats, type KeyStats } from './stats';
+import { WebhookDispatcher } from './webhooks';
+
+export { parseEmulatorOptions, loadEmulatorOptionsFile, emulatorOptionsSchema, faultsSchema, EmulatorOptionsError } from './options';
+export type { EmulatorOptions, EmulatorOptionsInput, Faults, PriceTable } from './options';
+export type { KeyStats } from './stats';
+export { writeSampleCsv, sampleRows, type SampleOptions } from './sample';
+export { openApiDocument } from './openapi';
+
+export interface DevKey {
+  id: string;
+  key: string;
+  secret: string;
+}
+
+export interface RunningEmulator {
+  /** Base URL, e.g. http://127.0.0.1:8787 (no trailing slash). */
+  url: string;
+  port: number;
+  adminToken: string;
+  devKey: DevKey;
+  options: EmulatorOptions;
+  /** Direct access for tests: replace faults, read counters, wait for webhooks. */
+  setFaults(faults: Partial<Faults>): Faults;
+  stats(keyId?: string): KeyStats;
+  /** Wait until webhook deliveries under way have finished. */
+  drainWebhooks(timeoutMs?: number): Promise<void>;
+  /** Drop jobs, usage, rate windows and counters (keys and faults stay). */
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+export const DEV_KEY_ID = 'dev';
+
+/** Development credentials derived from the seed, so they stay the same across restarts. */
+export function devCredentials(seed: number): { key: string; secret: string; adminToken: string } {
+  return {
+    key: `pcds_dev_${hexOf(12, 'dev-key', seed)}`,
+    secret: `pcds_dev_secret_${hexOf(16, 'dev-secret', seed)}`,
+    adminToken: `pcds_admin_${hexOf(16, 'admin', seed)}`,
+  };
+}
+
+export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<RunningEmulator> {
+  const opts = parseEmulatorOptions(input);
+  const derived = devCredentials(opts.seed);
+  const adminToken = opts.adminToken ?? derived.adminToken;
+  const devKey: DevKey = { id: DEV_KEY_ID, key: opts.devKey?.key ?? derived.key, secret: opts.devKey?.secret ?? derived.secret };
+
+  const keys = new KeyStore();
+  keys.add(devKey.id, devKey.key, devKey.secret, { credits: opts.devKey?.credits ?? 100_000 });
+  for (const k of opts.keys) {
+    keys.add(k.id, k.key, k.secret, {
+      products: k.products,
+      credits: k.credits,
+      rate_limits: { per_minute: k.perMinute ?? null, per_hour: k.perHour ?? null },
+    });
+  }
+  const stats = new Stats();
+  const ledger = new Ledger();
+  const faults = new FaultInjector(opts.faults, opts.seed, opts.timeScale);
+  const dataset = datasetFor(opts.seed, opts.dataset);
+  const jobs = new JobStore(opts, dataset, keys, ledger, stats, faults);
+  const webhooks = new WebhookDispatcher(opts, stats);
+  jobs.onSettled = (job, rendered) => webhooks.deliver(job, rendered);
+  const ctx: EmulatorContext = {
+    opts,
+    adminToken,
+    dataset,
+    keys,
+    ledger,
+    limiter: new RateLimiter(opts.timeScale),
+    stats,
+    faults,
+    jobs,
+    webhooks,
+  };
+
+  const app = buildServer(ctx);
+  await app.listen({ port: opts.port, host: opts.host });
+  const addr = app.server.address() as AddressInfo;
+  const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  const shownHost = host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host;
+
+  return {
+    url: `http://${shownHost}:${addr.port}`,
+    port: addr.port,
+    adminToken,
+    devKey,
+    options: opts,
+    setFaults: (f) => faults.set(f),
+    stats: (keyId = DEV_KEY_ID) => {
+      jobs.settleDue();
+      return structuredClone(stats.of(keyId));
+    },
+    drainWebhooks: (timeoutMs) => webhooks.drain(timeoutMs),
+    reset: () => {
+      jobs.reset();
+      ledger.reset();
+      ctx.limiter.reset();
+      stats.reset();
+    },
+    stop: async () => {
+      jobs.stop();
+      webhooks.stop();
+      await app.close();
+    },
+  };
+}

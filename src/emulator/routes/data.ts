@@ -1,0 +1,142 @@
+// The asynchronous data endpoints of the catalogue: POST submits (validation, access, credits,
+// callback rules, then 202), GET with request_id polls. Person search adds page POSTs and page reads.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  ASYNC_ENDPOINTS,
+  applySearchTierRules,
+  canonicalInput,
+  checkCallbackUrl,
+  findEndpoint,
+  formatProblems,
+  resolveSearchPaging,
+  validateInput,
+  type EndpointDef,
+} from '../../contract';
+import { admit } from '../access';
+import type { EmulatorContext } from '../context';
+import { submitFingerprint } from '../fingerprint';
+import { decodeCursor, type Job } from '../jobs';
+import { bucketOf } from '../prices';
+import { sendData, sendError, sendRendered } from '../replies';
+
+const CREDENTIAL_PARAMS = ['api_key', 'api_secret'];
+
+function bodyObject(req: FastifyRequest): Record<string, unknown> | undefined {
+  const b = req.body;
+  if (b === undefined || b === null || b === '') return {};
+  if (typeof b !== 'object' || Array.isArray(b)) return undefined;
+  const out = { ...(b as Record<string, unknown>) };
+  for (const k of CREDENTIAL_PARAMS) delete out[k];
+  return out;
+}
+
+/** The job behind a request_id, if it belongs to this key and this endpoint. */
+function ownedJob(ctx: EmulatorContext, keyId: string, endpoint: EndpointDef, requestId: string): Job | undefined {
+  const job = ctx.jobs.get(requestId);
+  return job && job.keyId === keyId && job.endpoint === endpoint ? job : undefined;
+}
+
+const notFound = (reply: FastifyReply) =>
+  sendError(reply, 404, 'request_not_found', 'No request with this request_id belongs to this key.');
+
+function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const key = await admit(ctx, req, reply, { path: endpoint.path, product: endpoint.product });
+    if (!key) return reply;
+    const body = bodyObject(req);
+    if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
+    const v = validateInput(endpoint, body);
+    if (!v.ok) return sendError(reply, 400, 'invalid_request', formatProblems(v.problems));
+    const input = canonicalInput(v.value);
+    if (endpoint.restricted && !key.restrictedAccess.includes(endpoint.name)) {
+      return sendError(reply, 403, 'access_denied', 'This endpoint is disabled unless access is granted to the key.');
+    }
+    const callbackUrl = typeof input.callback_url === 'string' ? input.callback_url : undefined;
+    if (callbackUrl !== undefined) {
+      const check = checkCallbackUrl(callbackUrl, { allowLoopback: ctx.opts.allowLoopbackCallbacks });
+      if (!check.ok) return sendError(reply, 400, 'invalid_callback_url', check.reason);
+    }
+    ctx.jobs.settleDue();
+    if (!ctx.ledger.hasCredit(key)) {
+      return sendError(reply, 402, 'insufficient_credits', 'The credit balance is not positive; top up to continue.');
+    }
+
+    if (endpoint.polling === 'person_search' && (typeof input.request_id === 'string' || typeof input.cursor === 'string')) {
+      let requestId = input.request_id as string | undefined;
+      let paging = resolveSearchPaging(input);
+      if (typeof input.cursor === 'string') {
+        const c = decodeCursor(input.cursor);
+        if (!c) return sendError(reply, 400, 'invalid_request', 'cursor is not a cursor returned by this service');
+        requestId = c.requestId;
+        // Explicit offset/limit/page in the same POST win over the cursor's.
+        paging = {
+          limit: typeof input.limit === 'number' ? input.limit : c.limit,
+          offset: typeof input.offset === 'number' || typeof input.page === 'number' ? paging.offset : c.offset,
+        };
+        if (paging.offset > 999) return sendError(reply, 400, 'invalid_request', 'cursor points past the last page (offset 999)');
+      }
+      const job = ownedJob(ctx, key.id, endpoint, requestId as string);
+      if (!job) return notFound(reply);
+      ctx.ledger.countRequest(key, 'search');
+      ctx.stats.submitted(key.id, submitFingerprint(endpoint.name, { request_id: job.requestId, ...paging }));
+      return sendRendered(reply, ctx.jobs.pagePost(job, paging.offset, paging.limit));
+    }
+
+    const fingerprint = submitFingerprint(endpoint.name, input);
+    const job =
+      endpoint.polling === 'person_search'
+        ? ctx.jobs.submit(key.id, endpoint, applySearchTierRules(input), callbackUrl, resolveSearchPaging(input))
+        : ctx.jobs.submit(key.id, endpoint, input, callbackUrl);
+    ctx.ledger.countRequest(key, bucketOf(endpoint));
+    ctx.stats.submitted(key.id, fingerprint);
+    return sendRendered(reply, ctx.jobs.ack(job));
+  };
+}
+
+const INT = /^\d{1,6}$/;
+
+function pollHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
+    const key = await admit(ctx, req, reply, { path: endpoint.path, product: endpoint.product });
+    if (!key) return reply;
+    const q = req.query as Record<string, unknown>;
+    const requestId = q.request_id;
+    if (typeof requestId !== 'string' || requestId === '') {
+      return sendError(reply, 400, 'invalid_request', 'request_id is required');
+    }
+    const job = ownedJob(ctx, key.id, endpoint, requestId);
+    if (!job) return notFound(reply);
+    if (!job.search) return sendRendered(reply, ctx.jobs.renderPoll(job));
+    // A GET with only request_id reads offset 0 (any earlier cursor POST is ignored).
+    const page = { offset: 0, limit: job.search.first.limit };
+    for (const [field, min, max] of [['offset', 0, 999], ['limit', 1, 100]] as const) {
+      const raw = q[field];
+      if (raw === undefined) continue;
+      if (typeof raw !== 'string' || !INT.test(raw) || Number(raw) < min || Number(raw) > max) {
+        return sendError(reply, 400, 'invalid_request', `${field} must be an integer from ${min} to ${max}`);
+      }
+      page[field] = Number(raw);
+    }
+    return sendRendered(reply, ctx.jobs.renderPoll(job, Date.now(), page));
+  };
+}
+
+export function registerDataRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
+  for (const endpoint of ASYNC_ENDPOINTS) {
+    app.post(endpoint.path, submitHandler(ctx, endpoint));
+    app.get(endpoint.path, pollHandler(ctx, endpoint));
+  }
+  const feedback = findEndpoint('person_enrichment_feedback');
+  if (feedback) {
+    // Synchronous: a single insert, 200 at once, nothing to poll.
+    app.post(feedback.path, async (req, reply) => {
+      const key = await admit(ctx, req, reply, { path: feedback.path, product: feedback.product });
+      if (!key) return reply;
+      const body = bodyObject(req);
+      if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
+      const v = validateInput(feedback, body);
+      if (!v.ok) return sendError(reply, 400, 'invalid_request', formatProblems(v.problems));
+      return sendData(reply, 200, { received: true });
+    });
+  }
+}

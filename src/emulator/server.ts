@@ -1,0 +1,57 @@
+// Builds the Fastify app: parsers, the envelope for framework errors and unknown paths, and the
+// route groups. Logging is off: replies must stay fast and PII must stay out of logs.
+import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { EmulatorContext } from './context';
+import { openApiDocument } from './openapi';
+import { sendError } from './replies';
+import { registerAdminRoutes } from './routes/admin';
+import { registerDataRoutes } from './routes/data';
+import { registerKeyRoutes } from './routes/keys';
+import { registerUsageRoute } from './routes/usage';
+
+export function buildServer(ctx: EmulatorContext): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    trustProxy: ctx.opts.trustProxy,
+    bodyLimit: 1024 * 1024,
+    // Keep-alive longer than typical load generators' idle gaps.
+    keepAliveTimeout: 65_000,
+  });
+
+  // The api_key/api_secret fallback may come as form fields.
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(body as string)));
+  });
+
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
+    const status = err.statusCode ?? 500;
+    if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return sendError(reply, 400, 'invalid_request', 'Content-Type must be application/json.');
+    }
+    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
+      return sendError(reply, 400, 'invalid_request', 'The body is empty; send a JSON object.');
+    }
+    if (status === 413) return sendError(reply, 413, 'invalid_request', 'The body is too large.');
+    if (status >= 400 && status < 500) {
+      // Parser errors (bad JSON): the message never echoes the body.
+      return sendError(reply, 400, 'invalid_request', 'The body is not valid JSON.');
+    }
+    return sendError(reply, 500, 'internal_error', 'An internal error occurred.');
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0] ?? '';
+    return sendError(reply, 404, 'not_found', `No route ${req.method} ${path}.`);
+  });
+
+  app.get('/openapi.json', async (req, reply) => {
+    const host = req.headers.host;
+    return reply.send(openApiDocument(host ? `${req.protocol}://${host}` : undefined));
+  });
+
+  registerDataRoutes(app, ctx);
+  registerUsageRoute(app, ctx);
+  registerKeyRoutes(app, ctx);
+  registerAdminRoutes(app, ctx);
+  return app;
+}
