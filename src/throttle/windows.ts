@@ -1,0 +1,434 @@
+// The throttle's pure core: one key's two sliding windows as a log of reservations, plus what a
+// 429 or a 402 teaches it. No I/O and no clock: the caller passes `now`, so the throttle workflow
+// can run it deterministically and the unit tests can drive it through hours in microseconds.
+//
+// A reservation is a time T at which one more request fits every window: counting every
+// reservation in (x - span, x] for every x whose window holds T stays within the limit, where
+// span = window + margin (the margin absorbs the jitter between T and the request's arrival).
+// The caller sleeps until T and sends; reservations farther than the horizon are not made.
+
+export type PermitKind = 'submit' | 'poll' | 'page' | 'usage' | 'feedback';
+
+export interface WindowLimits {
+  perMinute: number;
+  perHour: number;
+}
+
+export interface ThrottleSettings {
+  /** Configured limits; the effective ones may be lower while a learned limit recovers. */
+  limits: WindowLimits;
+  minuteMs: number;
+  hourMs: number;
+  /** Added to each window's span: covers the gap between a reservation and its arrival. */
+  marginMs: number;
+  /** Reservations farther ahead than this are not made: the caller asks again later. */
+  horizonMs: number;
+  /** A reservation later than now + this must be confirmed by the caller before it sends. */
+  confirmAfterMs: number;
+  /** Share of each window that polls leave to other kinds (submits, page reads, usage). */
+  submitShare: number;
+  /** Slots closer than this to now go to whoever asks, polls included, so none is wasted. */
+  submitShareLeadMs: number;
+  /** Wait assumed for a 429 without Retry-After. */
+  defaultRetryAfterMs: number;
+  /** How many recent 429s the state keeps for operators. */
+  recentLimit: number;
+}
+
+export interface RateLimitEvent {
+  at: number;
+  retryAfterMs?: number;
+  /** Set when the 429 lowered an effective limit: which window and to what. */
+  learned?: { window: 'minute' | 'hour'; limit: number };
+}
+
+export interface ThrottleState {
+  settings: ThrottleSettings;
+  /** Sorted reservation times (epoch ms) of the last hour span and the horizon ahead. */
+  log: number[];
+  effective: WindowLimits;
+  /** When each effective limit last moved (lowered or raised), for the one-step-per-clean-window recovery. */
+  adjustedAt: { minute: number; hour: number };
+  closedUntil: number;
+  closedReason?: string;
+  /** After a closure, until this time the minute window allows half its limit. */
+  easeUntil: number;
+  breaker: { open: boolean; since?: number; reason?: string; resetAt?: number; resetBy?: string };
+  recent429s: RateLimitEvent[];
+  counts: Record<PermitKind, number> & { refused: number; retryLater: number; rateLimited: number };
+}
+
+export type PermitAnswer =
+  /** Send at `at`; when `confirm` is set, confirm the reservation at `at` first (the key may close meanwhile). */
+  | { kind: 'granted'; at: number; confirm: boolean }
+  /** No reservation was made: ask again at `retryAt`. */
+  | { kind: 'retry'; retryAt: number; reason: 'closed' | 'minute_window' | 'hour_window' }
+  /** Refused until an operator acts. */
+  | { kind: 'refused'; code: 'insufficient_credits'; since: number };
+
+/** Defaults for a time scale: scale 10 makes a "minute" of 6 s. */
+export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSettings {
+  const minuteMs = 60_000 / timeScale;
+  const hourMs = 3_600_000 / timeScale;
+  return {
+    limits,
+    minuteMs,
+    hourMs,
+    // Arrival jitter does not shrink with the time scale: keep an absolute floor.
+    marginMs: Math.max(200, Math.round(minuteMs * 0.01)),
+    horizonMs: minuteMs / 2,
+    confirmAfterMs: 50,
+    submitShare: 0.1,
+    submitShareLeadMs: Math.round(minuteMs * 0.05),
+    defaultRetryAfterMs: minuteMs,
+    recentLimit: 10,
+  };
+}
+
+export function createThrottleState(settings: ThrottleSettings, now: number): ThrottleState {
+  validateLimits(settings.limits);
+  return {
+    settings,
+    log: [],
+    effective: { ...settings.limits },
+    adjustedAt: { minute: now, hour: now },
+    closedUntil: 0,
+    easeUntil: 0,
+    breaker: { open: false },
+    recent429s: [],
+    counts: {
+      submit: 0,
+      poll: 0,
+      page: 0,
+      usage: 0,
+      feedback: 0,
+      refused: 0,
+      retryLater: 0,
+      rateLimited: 0,
+    },
+  };
+}
+
+function validateLimits(l: WindowLimits): void {
+  if (
+    !Number.isInteger(l.perMinute) ||
+    l.perMinute < 1 ||
+    !Number.isInteger(l.perHour) ||
+    l.perHour < 1
+  ) {
+    throw new RangeError(
+      `limits must be positive integers (got ${l.perMinute}/min, ${l.perHour}/h)`,
+    );
+  }
+}
+
+/** Adopts new configured limits (a worker restarted with other settings). A learned limit stays lower. */
+export function configureLimits(state: ThrottleState, limits: WindowLimits): void {
+  validateLimits(limits);
+  const old = state.settings.limits;
+  if (old.perMinute === limits.perMinute && old.perHour === limits.perHour) return;
+  const follow = (eff: number, before: number, after: number) =>
+    eff >= before ? after : Math.min(eff, after);
+  state.effective = {
+    perMinute: follow(state.effective.perMinute, old.perMinute, limits.perMinute),
+    perHour: follow(state.effective.perHour, old.perHour, limits.perHour),
+  };
+  state.settings = { ...state.settings, limits: { ...limits } };
+}
+
+/** Hands out the earliest time one more request of `kind` fits, and records it. */
+export function reserve(state: ThrottleState, now: number, kind: PermitKind): PermitAnswer {
+  prepare(state, now);
+  if (state.breaker.open && kind === 'submit') {
+    state.counts.refused += 1;
+    return { kind: 'refused', code: 'insufficient_credits', since: state.breaker.since ?? now };
+  }
+  const { at, boundBy } = earliestFit(state, now, kind);
+  const s = state.settings;
+  if (at > now + s.horizonMs) {
+    state.counts.retryLater += 1;
+    return { kind: 'retry', retryAt: Math.max(now + 1, at - s.horizonMs), reason: boundBy };
+  }
+  insertSorted(state.log, at);
+  state.counts[kind] += 1;
+  return { kind: 'granted', at, confirm: at > now + s.confirmAfterMs };
+}
+
+/**
+ * The caller of a reservation that needed confirming is about to send. Granted at once unless
+ * the key closed (or its breaker opened) meanwhile; then the reservation is dropped and the
+ * caller is told when to ask again. A reservation no longer in the log is made afresh.
+ */
+export function confirm(
+  state: ThrottleState,
+  now: number,
+  at: number,
+  kind: PermitKind,
+): PermitAnswer {
+  prepare(state, now);
+  const index = indexOf(state.log, at);
+  if (state.breaker.open && kind === 'submit') {
+    if (index >= 0) state.log.splice(index, 1);
+    state.counts.refused += 1;
+    return { kind: 'refused', code: 'insufficient_credits', since: state.breaker.since ?? now };
+  }
+  if (now < state.closedUntil) {
+    if (index >= 0) state.log.splice(index, 1);
+    state.counts.retryLater += 1;
+    return { kind: 'retry', retryAt: state.closedUntil, reason: 'closed' };
+  }
+  if (index >= 0) return { kind: 'granted', at, confirm: false };
+  return reserve(state, now, kind);
+}
+
+/**
+ * The service answered 429 at `now`. The key closes for every caller until Retry-After has
+ * passed, reservations not yet sent are dropped (their holders learn it when they confirm), and
+ * if our log held fewer requests than the window allows, the service's real limit is lower:
+ * the effective limit drops to what the log held before this request (at most halving).
+ */
+export function rateLimited(
+  state: ThrottleState,
+  now: number,
+  retryAfterMs: number | undefined,
+): RateLimitEvent {
+  prepare(state, now);
+  const s = state.settings;
+  const wait =
+    retryAfterMs !== undefined && retryAfterMs >= 0 ? retryAfterMs : s.defaultRetryAfterMs;
+  const event: RateLimitEvent = {
+    at: now,
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  };
+  // A wait longer than the minute window can only come from the hour window.
+  const window: 'minute' | 'hour' = wait > s.minuteMs + s.marginMs ? 'hour' : 'minute';
+  const span = (window === 'minute' ? s.minuteMs : s.hourMs) + s.marginMs;
+  // Requests already on their way (granted without confirmation) stay counted.
+  const sentBy = now + s.confirmAfterMs;
+  const inWindow = countIn(state.log, now - span, now);
+  const limit = window === 'minute' ? state.effective.perMinute : state.effective.perHour;
+  // The refused request is in the log: the service allowed at most the others. One 429 at most
+  // halves the limit, so a stray one (another client on the key, an injected fault) cannot
+  // collapse the rate; a limit really that low shows itself with the next 429.
+  const observed = inWindow - 1;
+  if (observed < limit) {
+    const learned = Math.max(1, observed, Math.ceil(limit / 2));
+    if (window === 'minute') state.effective.perMinute = learned;
+    else state.effective.perHour = learned;
+    event.learned = { window, limit: learned };
+  }
+  const until = now + wait;
+  if (until > state.closedUntil) {
+    state.closedUntil = until;
+    state.closedReason = `rate_limit_exceeded (429${retryAfterMs !== undefined ? `, Retry-After ${Math.round(wait)} ms` : ''})`;
+  }
+  // Clean windows, which raise a learned limit again, count from the reopening.
+  state.adjustedAt[window] = Math.max(state.adjustedAt[window], state.closedUntil);
+  state.easeUntil = Math.max(state.easeUntil, state.closedUntil + s.minuteMs);
+  state.log = state.log.filter((t) => t <= sentBy);
+  state.recent429s.push(event);
+  if (state.recent429s.length > s.recentLimit)
+    state.recent429s.splice(0, state.recent429s.length - s.recentLimit);
+  state.counts.rateLimited += 1;
+  return event;
+}
+
+/** The service answered 402 insufficient_credits: submits stop until an operator resets the breaker. */
+export function creditsExhausted(state: ThrottleState, now: number): void {
+  if (state.breaker.open) return;
+  state.breaker = { open: true, since: now, reason: 'insufficient_credits (402)' };
+}
+
+/** An operator resumed: submits may go again. */
+export function resetCredits(state: ThrottleState, now: number, by = 'operator'): boolean {
+  const wasOpen = state.breaker.open;
+  state.breaker = { open: false, resetAt: now, resetBy: by };
+  return wasOpen;
+}
+
+export interface WindowUse {
+  used: number;
+  limit: number;
+  configured: number;
+  spanMs: number;
+}
+
+export interface ThrottleSnapshot {
+  asOf: number;
+  minute: WindowUse;
+  hour: WindowUse;
+  /** Callers holding a reservation for a later time. */
+  waiting: number;
+  closedUntil?: number;
+  closedReason?: string;
+  easingUntil?: number;
+  breaker: ThrottleState['breaker'];
+  recent429s: RateLimitEvent[];
+  counts: ThrottleState['counts'];
+}
+
+/** What operators see: windows as of `now`, closure, breaker and recent 429s. */
+export function snapshot(state: ThrottleState, now: number): ThrottleSnapshot {
+  const s = state.settings;
+  const eff = effectiveAt(state, now);
+  const use = (windowMs: number, limit: number, configured: number): WindowUse => ({
+    used: countIn(state.log, now - windowMs, now),
+    limit,
+    configured,
+    spanMs: windowMs,
+  });
+  return {
+    asOf: now,
+    minute: use(s.minuteMs, eff.minute, s.limits.perMinute),
+    hour: use(s.hourMs, eff.hour, s.limits.perHour),
+    waiting: countIn(state.log, now, Infinity),
+    ...(state.closedUntil > now
+      ? { closedUntil: state.closedUntil, closedReason: state.closedReason }
+      : {}),
+    ...(state.easeUntil > now && state.closedUntil <= now ? { easingUntil: state.easeUntil } : {}),
+    breaker: { ...state.breaker },
+    recent429s: state.recent429s.map((e) => ({ ...e })),
+    counts: { ...state.counts },
+  };
+}
+
+/** One line for the Web UI: used/limit per window, closure, breaker. */
+export function summaryLine(snap: ThrottleSnapshot): string {
+  const parts = [
+    `minute ${snap.minute.used}/${snap.minute.limit}`,
+    `hour ${snap.hour.used}/${snap.hour.limit}`,
+    `waiting ${snap.waiting}`,
+  ];
+  if (snap.minute.limit < snap.minute.configured || snap.hour.limit < snap.hour.configured)
+    parts.push('learned limit');
+  if (snap.closedUntil)
+    parts.push(`closed until ${new Date(snap.closedUntil).toISOString()} (429)`);
+  if (snap.breaker.open) parts.push('credit breaker OPEN: submits paused until resume');
+  return parts.join(' | ');
+}
+
+// ---- internals ----
+
+/** Drops reservations no window can see any more and lets learned limits recover. */
+function prepare(state: ThrottleState, now: number): void {
+  const s = state.settings;
+  const oldest = now - s.hourMs - s.marginMs;
+  if (state.log.length > 0 && state.log[0] <= oldest)
+    state.log.splice(0, upperBound(state.log, oldest));
+  recover(state, now);
+}
+
+/** Additive recovery: each clean window (no 429) raises a learned limit by a step, up to the configured one. */
+function recover(state: ThrottleState, now: number): void {
+  const s = state.settings;
+  const raise = (window: 'minute' | 'hour', spanMs: number, configured: number) => {
+    const key = window === 'minute' ? 'perMinute' : 'perHour';
+    const step = Math.max(1, Math.ceil(configured / 20));
+    while (state.effective[key] < configured && now - state.adjustedAt[window] >= spanMs) {
+      state.effective[key] = Math.min(configured, state.effective[key] + step);
+      state.adjustedAt[window] += spanMs;
+    }
+  };
+  raise('minute', s.minuteMs + s.marginMs, s.limits.perMinute);
+  raise('hour', s.hourMs + s.marginMs, s.limits.perHour);
+}
+
+function effectiveAt(state: ThrottleState, t: number): { minute: number; hour: number } {
+  const minute =
+    t < state.easeUntil
+      ? Math.max(1, Math.ceil(state.effective.perMinute / 2))
+      : state.effective.perMinute;
+  return { minute, hour: state.effective.perHour };
+}
+
+/** Limit a request of `kind` at time `t` may fill a window to (itself included). */
+function limitFor(
+  state: ThrottleState,
+  limit: number,
+  kind: PermitKind,
+  t: number,
+  now: number,
+): number {
+  const s = state.settings;
+  if (kind !== 'poll' || limit < 2 || s.submitShare <= 0 || t <= now + s.submitShareLeadMs)
+    return limit;
+  return limit - Math.max(1, Math.floor(limit * s.submitShare));
+}
+
+function earliestFit(
+  state: ThrottleState,
+  now: number,
+  kind: PermitKind,
+): { at: number; boundBy: 'closed' | 'minute_window' | 'hour_window' } {
+  const s = state.settings;
+  const log = state.log;
+  const minuteSpan = s.minuteMs + s.marginMs;
+  const hourSpan = s.hourMs + s.marginMs;
+  const start = Math.max(now, state.closedUntil);
+  const fitsAt = (t: number): 'minute_window' | 'hour_window' | null => {
+    const eff = effectiveAt(state, t);
+    if (!fits(log, t, minuteSpan, limitFor(state, eff.minute, kind, t, now)))
+      return 'minute_window';
+    if (!fits(log, t, hourSpan, limitFor(state, eff.hour, kind, t, now))) return 'hour_window';
+    return null;
+  };
+  let blocked = fitsAt(start);
+  if (blocked === null) return { at: start, boundBy: start > now ? 'closed' : 'minute_window' };
+  // Whether a time fits can only change for the better where a reservation leaves a window
+  // (t = e + span), or where the ease-back period ends: those are the only candidates.
+  const candidates: number[] = [];
+  for (let i = upperBound(log, start - minuteSpan); i < log.length; i++)
+    candidates.push(log[i] + minuteSpan);
+  for (let i = upperBound(log, start - hourSpan); i < log.length; i++)
+    candidates.push(log[i] + hourSpan);
+  if (state.easeUntil > start) candidates.push(state.easeUntil);
+  candidates.sort((a, b) => a - b);
+  let previous = start;
+  for (const t of candidates) {
+    if (t <= previous) continue;
+    previous = t;
+    const why = fitsAt(t);
+    if (why === null) return { at: t, boundBy: blocked };
+    blocked = why;
+  }
+  // Unreachable with limits ≥ 1: past the last candidate every window is empty.
+  const last = candidates.length > 0 ? candidates[candidates.length - 1] : start;
+  return { at: last, boundBy: blocked };
+}
+
+/** Whether one more reservation at `t` keeps every window of `span` holding `t` within `limit`. */
+function fits(log: number[], t: number, span: number, limit: number): boolean {
+  const countEndingAt = (x: number) => upperBound(log, x) - upperBound(log, x - span);
+  if (countEndingAt(t) + 1 > limit) return false;
+  // Windows ending at later reservations also hold t while they are less than a span away.
+  for (let j = upperBound(log, t); j < log.length && log[j] < t + span; j++) {
+    if (countEndingAt(log[j]) + 1 > limit) return false;
+  }
+  return true;
+}
+
+/** Reservations in (from, to]. */
+function countIn(log: number[], from: number, to: number): number {
+  return upperBound(log, to) - upperBound(log, from);
+}
+
+/** Index of the first element greater than `x`. */
+function upperBound(log: number[], x: number): number {
+  let lo = 0;
+  let hi = log.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (log[mid] <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function indexOf(log: number[], x: number): number {
+  const i = upperBound(log, x) - 1;
+  return i >= 0 && log[i] === x ? i : -1;
+}
+
+function insertSorted(log: number[], x: number): void {
+  log.splice(upperBound(log, x), 0, x);
+}

@@ -1,0 +1,316 @@
+// The two-window reservation log: bursts, both windows, margin, horizon, closing after a 429,
+// learning a lower limit and recovering, the credit breaker and the share kept for submits.
+import { describe, expect, it } from 'vitest';
+import {
+  confirm,
+  configureLimits,
+  createThrottleState,
+  creditsExhausted,
+  rateLimited,
+  reserve,
+  resetCredits,
+  snapshot,
+  summaryLine,
+  type PermitAnswer,
+  type PermitKind,
+  type ThrottleSettings,
+  type ThrottleState,
+} from '../../../src/throttle/windows';
+
+const T0 = 1_700_000_000_000;
+
+// A "minute" of 1 s and an "hour" of 10 s keep the arithmetic readable.
+function settings(over: Partial<ThrottleSettings> = {}): ThrottleSettings {
+  return {
+    limits: { perMinute: 10, perHour: 25 },
+    minuteMs: 1_000,
+    hourMs: 10_000,
+    marginMs: 50,
+    horizonMs: 100_000,
+    confirmAfterMs: 5,
+    submitShare: 0,
+    submitShareLeadMs: 0,
+    defaultRetryAfterMs: 1_000,
+    recentLimit: 3,
+    ...over,
+  };
+}
+
+function granted(answer: PermitAnswer): number {
+  if (answer.kind !== 'granted') throw new Error(`expected a grant, got ${JSON.stringify(answer)}`);
+  return answer.at;
+}
+
+/** Largest count of reservations in any half-open window (x - span, x], checked by brute force. */
+function maxInAnyWindow(times: number[], span: number): number {
+  let max = 0;
+  for (const x of times) max = Math.max(max, times.filter((t) => t > x - span && t <= x).length);
+  return max;
+}
+
+describe('reserve', () => {
+  it('grants a burst up to the minute limit at once, then waits for the first to leave the window plus the margin', () => {
+    const state = createThrottleState(settings(), T0);
+    const ats = Array.from({ length: 10 }, () => granted(reserve(state, T0, 'submit')));
+    expect(ats).toEqual(Array(10).fill(T0));
+    const eleventh = reserve(state, T0, 'submit');
+    expect(eleventh).toEqual({ kind: 'granted', at: T0 + 1_050, confirm: true });
+  });
+
+  it('does not ask to confirm a reservation for now', () => {
+    const state = createThrottleState(settings(), T0);
+    expect(reserve(state, T0, 'poll')).toEqual({ kind: 'granted', at: T0, confirm: false });
+  });
+
+  it('spreads a long queue so that no window of either span ever exceeds its limit', () => {
+    const state = createThrottleState(settings(), T0);
+    const ats: number[] = [];
+    let now = T0;
+    // Arrivals at irregular times, faster than the limits allow.
+    for (let i = 0; i < 80; i++) {
+      now += (i * 37) % 90;
+      ats.push(granted(reserve(state, now, i % 3 === 0 ? 'submit' : 'poll')));
+    }
+    expect(maxInAnyWindow(ats, 1_050)).toBeLessThanOrEqual(10);
+    expect(maxInAnyWindow(ats, 10_050)).toBeLessThanOrEqual(25);
+    // The hour window binds: the 26th request waits for the first to leave it.
+    const sorted = [...ats].sort((a, b) => a - b);
+    expect(sorted[25] - sorted[0]).toBeGreaterThanOrEqual(10_050);
+  });
+
+  it('uses the whole allowance: 25 requests within the hour take three minute-windows, no more', () => {
+    const state = createThrottleState(settings(), T0);
+    const ats = Array.from({ length: 25 }, () => granted(reserve(state, T0, 'submit')));
+    expect(ats.slice(0, 10)).toEqual(Array(10).fill(T0));
+    expect(ats.slice(10, 20)).toEqual(Array(10).fill(T0 + 1_050));
+    expect(ats.slice(20)).toEqual(Array(5).fill(T0 + 2_100));
+    expect(granted(reserve(state, T0, 'submit'))).toBe(T0 + 10_050);
+  });
+
+  it('fills a gap left in the queue instead of appending after the last reservation', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 2, perHour: 100 } }), T0);
+    granted(reserve(state, T0, 'submit'));
+    granted(reserve(state, T0 + 900, 'submit'));
+    // The window (T0 - 1050, T0 + 900] is full; the next fits once T0 leaves it.
+    expect(granted(reserve(state, T0 + 950, 'submit'))).toBe(T0 + 1_050);
+    expect(granted(reserve(state, T0 + 950, 'submit'))).toBe(T0 + 1_950);
+  });
+
+  it('makes no reservation beyond the horizon and says when to ask again', () => {
+    const state = createThrottleState(settings({ horizonMs: 500 }), T0);
+    for (let i = 0; i < 10; i++) granted(reserve(state, T0, 'submit'));
+    const answer = reserve(state, T0, 'submit');
+    expect(answer).toEqual({ kind: 'retry', retryAt: T0 + 1_050 - 500, reason: 'minute_window' });
+    expect(snapshot(state, T0).waiting).toBe(0);
+    expect(granted(reserve(state, T0 + 550, 'submit'))).toBe(T0 + 1_050);
+  });
+
+  it('tells a caller blocked by the hour window why', () => {
+    const state = createThrottleState(settings({ horizonMs: 2_000 }), T0);
+    for (let i = 0; i < 10; i++) granted(reserve(state, T0, 'submit'));
+    for (let i = 0; i < 10; i++) granted(reserve(state, T0 + 1_100, 'submit'));
+    for (let i = 0; i < 5; i++) granted(reserve(state, T0 + 2_200, 'submit'));
+    expect(reserve(state, T0 + 2_300, 'submit')).toEqual({
+      kind: 'retry',
+      retryAt: T0 + 10_050 - 2_000,
+      reason: 'hour_window',
+    });
+  });
+
+  it('forgets reservations older than the hour span', () => {
+    const state = createThrottleState(settings(), T0);
+    for (let i = 0; i < 25; i++) reserve(state, T0, 'submit');
+    reserve(state, T0 + 20_000, 'poll');
+    expect(state.log).toEqual([T0 + 20_000]);
+  });
+});
+
+describe('share kept for submits', () => {
+  it('lets polls fill only part of each window ahead, so a later submit goes before the queued polls', () => {
+    const state = createThrottleState(settings({ submitShare: 0.2, submitShareLeadMs: 100 }), T0);
+    const polls = Array.from({ length: 30 }, () => granted(reserve(state, T0, 'poll')));
+    // Slots within the lead go to polls in full; later windows keep two of ten for submits.
+    expect(polls.slice(0, 10)).toEqual(Array(10).fill(T0));
+    expect(maxInAnyWindow(polls.slice(10), 1_050)).toBeLessThanOrEqual(8);
+    const submit = granted(reserve(state, T0 + 10, 'submit'));
+    expect(submit).toBeLessThan(Math.max(...polls));
+    expect(submit).toBe(T0 + 1_050);
+    expect(maxInAnyWindow([...polls, submit], 1_050)).toBeLessThanOrEqual(10);
+  });
+});
+
+describe('after a 429', () => {
+  function closedState(): { state: ThrottleState; queued: number[] } {
+    const state = createThrottleState(settings(), T0);
+    for (let i = 0; i < 10; i++) reserve(state, T0, 'submit');
+    const queued = [granted(reserve(state, T0, 'poll')), granted(reserve(state, T0, 'poll'))];
+    rateLimited(state, T0 + 100, 2_000);
+    return { state, queued };
+  }
+
+  it('closes the key until Retry-After: new reservations start after it', () => {
+    const { state } = closedState();
+    const at = granted(reserve(state, T0 + 200, 'submit'));
+    expect(at).toBeGreaterThanOrEqual(T0 + 2_100);
+    expect(snapshot(state, T0 + 200).closedUntil).toBe(T0 + 2_100);
+  });
+
+  it('refuses the confirmation of a reservation made before the 429 and drops it', () => {
+    const { state, queued } = closedState();
+    expect(confirm(state, queued[0], queued[0], 'poll')).toEqual({
+      kind: 'retry',
+      retryAt: T0 + 2_100,
+      reason: 'closed',
+    });
+    expect(state.log.filter((t) => t > T0 + 1_000)).toEqual([]);
+  });
+
+  it('eases back in: half the minute limit for one window after reopening, then the full limit', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 1_000 } }), T0);
+    for (let i = 0; i < 10; i++) reserve(state, T0, 'submit');
+    // The tenth was refused: the service allows nine, and half of that while reopening.
+    expect(rateLimited(state, T0 + 100, 1_000).learned).toEqual({ window: 'minute', limit: 9 });
+    const reopen = T0 + 1_100;
+    const ats = Array.from({ length: 12 }, () => granted(reserve(state, T0 + 1_200, 'submit')));
+    expect(ats.slice(0, 5)).toEqual(Array(5).fill(T0 + 1_200));
+    expect(ats.filter((t) => t < reopen + 1_000)).toHaveLength(5);
+    expect(ats.slice(5).every((t) => t >= reopen + 1_000)).toBe(true);
+    expect(maxInAnyWindow(ats, 1_050)).toBe(9);
+  });
+
+  it('confirms a reservation when the key is open', () => {
+    const state = createThrottleState(settings(), T0);
+    for (let i = 0; i < 10; i++) reserve(state, T0, 'submit');
+    const at = granted(reserve(state, T0, 'poll'));
+    expect(confirm(state, at, at, 'poll')).toEqual({ kind: 'granted', at, confirm: false });
+  });
+
+  it('learns a lower limit when the log had room, and raises it back one step per clean window', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 1_000 } }), T0);
+    for (let i = 0; i < 6; i++) reserve(state, T0, 'submit');
+    const event = rateLimited(state, T0 + 10, 300);
+    // Six requests in the window, the sixth refused: the service allows five.
+    expect(event.learned).toEqual({ window: 'minute', limit: 5 });
+    expect(state.effective.perMinute).toBe(5);
+    // Eased to half while the key reopens.
+    expect(snapshot(state, T0 + 10).minute.limit).toBe(3);
+    expect(snapshot(state, T0 + 10).minute.configured).toBe(10);
+    // One clean window after the key reopens (T0 + 310) the limit rises by one (a twentieth of
+    // 10, rounded up), and by one more each further clean window.
+    reserve(state, T0 + 310 + 1_040, 'poll');
+    expect(state.effective.perMinute).toBe(5);
+    reserve(state, T0 + 310 + 1_050, 'poll');
+    expect(state.effective.perMinute).toBe(6);
+    reserve(state, T0 + 310 + 1_050 * 5, 'poll');
+    expect(state.effective.perMinute).toBe(10);
+    reserve(state, T0 + 310 + 1_050 * 50, 'poll');
+    expect(state.effective.perMinute).toBe(10);
+  });
+
+  it('applies a learned limit to new reservations', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 1_000 } }), T0);
+    for (let i = 0; i < 8; i++) reserve(state, T0, 'submit');
+    expect(rateLimited(state, T0 + 10, 0).learned).toEqual({ window: 'minute', limit: 7 });
+    const ats = Array.from({ length: 12 }, () => granted(reserve(state, T0 + 20, 'poll')));
+    const easeEnd = T0 + 10 + 1_000;
+    expect(
+      maxInAnyWindow(
+        ats.filter((t) => t < easeEnd),
+        1_050,
+      ),
+    ).toBeLessThanOrEqual(4);
+    expect(maxInAnyWindow(ats, 1_050)).toBeLessThanOrEqual(7);
+    expect(maxInAnyWindow(ats, 1_050)).toBe(7);
+  });
+
+  it('halves at most on one 429 when the log held far fewer requests', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 1_000 } }), T0);
+    reserve(state, T0, 'submit');
+    expect(rateLimited(state, T0 + 10, 0).learned).toEqual({ window: 'minute', limit: 5 });
+    reserve(state, T0 + 20, 'submit');
+    rateLimited(state, T0 + 30, 0);
+    expect(state.effective.perMinute).toBe(3);
+  });
+
+  it('blames the hour window when Retry-After is longer than a minute', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 25 } }), T0);
+    for (let i = 0; i < 12; i++) reserve(state, T0, 'submit');
+    const event = rateLimited(state, T0 + 1_200, 8_000);
+    expect(event.learned).toEqual({ window: 'hour', limit: 13 });
+  });
+
+  it('keeps the last few 429s for operators', () => {
+    const state = createThrottleState(settings(), T0);
+    for (let i = 0; i < 5; i++) rateLimited(state, T0 + i * 10_000, 100 + i);
+    expect(snapshot(state, T0 + 50_000).recent429s.map((e) => e.retryAfterMs)).toEqual([
+      102, 103, 104,
+    ]);
+    expect(state.counts.rateLimited).toBe(5);
+  });
+
+  it('closes for the default wait when the 429 has no Retry-After', () => {
+    const state = createThrottleState(settings(), T0);
+    rateLimited(state, T0, undefined);
+    expect(snapshot(state, T0).closedUntil).toBe(T0 + 1_000);
+  });
+});
+
+describe('credit breaker', () => {
+  it('refuses submits without sending while open, lets polls and usage through, and closes on reset', () => {
+    const state = createThrottleState(settings(), T0);
+    creditsExhausted(state, T0);
+    expect(reserve(state, T0 + 1, 'submit')).toEqual({
+      kind: 'refused',
+      code: 'insufficient_credits',
+      since: T0,
+    });
+    for (const kind of ['poll', 'page', 'usage'] as PermitKind[]) {
+      expect(reserve(state, T0 + 1, kind).kind).toBe('granted');
+    }
+    expect(summaryLine(snapshot(state, T0 + 1))).toContain('credit breaker OPEN');
+    expect(resetCredits(state, T0 + 2, 'cli')).toBe(true);
+    expect(reserve(state, T0 + 3, 'submit').kind).toBe('granted');
+    expect(snapshot(state, T0 + 3).breaker).toEqual({
+      open: false,
+      resetAt: T0 + 2,
+      resetBy: 'cli',
+    });
+  });
+
+  it('refuses the confirmation of a submit when the breaker opened meanwhile', () => {
+    const state = createThrottleState(settings(), T0);
+    for (let i = 0; i < 10; i++) reserve(state, T0, 'poll');
+    const at = granted(reserve(state, T0, 'submit'));
+    creditsExhausted(state, T0 + 5);
+    expect(confirm(state, at, at, 'submit').kind).toBe('refused');
+    expect(state.log).not.toContain(at);
+  });
+});
+
+describe('configuration and reporting', () => {
+  it('follows new configured limits unless a learned limit is lower', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 100 } }), T0);
+    configureLimits(state, { perMinute: 20, perHour: 200 });
+    expect(state.effective).toEqual({ perMinute: 20, perHour: 200 });
+    state.effective.perMinute = 5;
+    configureLimits(state, { perMinute: 30, perHour: 300 });
+    expect(state.effective).toEqual({ perMinute: 5, perHour: 300 });
+    expect(() => configureLimits(state, { perMinute: 0, perHour: 300 })).toThrow(
+      /positive integers/,
+    );
+  });
+
+  it('reports used, limits, waiting and closure in one line', () => {
+    const state = createThrottleState(settings(), T0);
+    for (let i = 0; i < 12; i++) reserve(state, T0, i < 10 ? 'submit' : 'poll');
+    rateLimited(state, T0 + 20, 500);
+    const snap = snapshot(state, T0 + 30);
+    expect(snap.minute).toMatchObject({ used: 10, configured: 10 });
+    expect(snap.hour).toMatchObject({ used: 10, limit: 25 });
+    expect(snap.waiting).toBe(0);
+    expect(snap.counts).toMatchObject({ submit: 10, poll: 2, rateLimited: 1 });
+    expect(summaryLine(snap)).toMatch(
+      /^minute 10\/\d+ \| hour 10\/25 \| waiting 0 \| .*closed until /,
+    );
+  });
+});
