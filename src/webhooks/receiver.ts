@@ -118,21 +118,22 @@ export async function startWebhookReceiver(
       return reply.code(400).send({ error: 'malformed_delivery', reason: reading.reason });
     }
     const { requestId } = reading;
-    if (recent.has(workflowId, requestId)) {
+    const dedupeKey = requestId ?? '';
+    if (recent.has(workflowId, dedupeKey)) {
       stats.duplicates += 1;
       return reply.code(200).send({ received: true, duplicate: true });
     }
-    const delivery: WebhookDelivery = { requestId, body: reading.body };
+    const delivery: WebhookDelivery = { ...(requestId ? { requestId } : {}), body: reading.body };
     try {
       await client.workflow.getHandle(workflowId).signal(webhookDeliveredSignal, delivery);
       stats.signalled += 1;
-      recent.add(workflowId, requestId);
+      recent.add(workflowId, dedupeKey);
       return reply.code(200).send({ received: true });
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) {
         // The call already finished (e.g. by its fallback poll) or never existed here.
         stats.noWorkflow += 1;
-        recent.add(workflowId, requestId);
+        recent.add(workflowId, dedupeKey);
         log.info(
           { workflowId, requestId },
           'webhook delivery for a finished or unknown call: acknowledged',

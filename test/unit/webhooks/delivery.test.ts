@@ -22,6 +22,15 @@ describe('readDelivery', () => {
     expect(readDelivery(JSON.stringify(body))).toMatchObject({ ok: true, requestId: RID });
   });
 
+  it('accepts a failure envelope without data: it names no job, so the call confirms it by polling', () => {
+    const body = {
+      success: false,
+      error: { code: 'internal_error', message: 'x' },
+      timestamp: '2026-11-21T10:00:00',
+    };
+    expect(readDelivery(JSON.stringify(body))).toEqual({ ok: true, body });
+  });
+
   it('reads the flat variant (job fields at the top level)', () => {
     expect(readDelivery(JSON.stringify({ request_id: RID, status: 'completed' }))).toMatchObject({
       ok: true,
@@ -35,6 +44,7 @@ describe('readDelivery', () => {
     ['[1, 2]', 'not_an_envelope'],
     ['{"email": "a@b.io"}', 'not_an_envelope'],
     ['{"success": true, "data": {"status": "completed"}}', 'no_request_id'],
+    ['{"success": false}', 'no_request_id'],
     ['{"success": true, "data": {"request_id": 42}}', 'no_request_id'],
     [JSON.stringify({ success: true, data: { request_id: 'x y <script>' } }), 'no_request_id'],
     [JSON.stringify({ success: true, data: { request_id: 'a'.repeat(201) } }), 'no_request_id'],
