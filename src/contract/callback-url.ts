@@ -36,7 +36,8 @@ function addressProblem(host: string, allowLoopback: boolean): string | undefine
     addr = (addr as ipaddr.IPv6).toIPv4Address();
   }
   let range: string = addr.range();
-  if (range === 'unicast' && addr.kind() === 'ipv6' && !addr.match(IPV6_GLOBAL_UNICAST)) range = 'reserved';
+  if (range === 'unicast' && addr.kind() === 'ipv6' && !addr.match(IPV6_GLOBAL_UNICAST))
+    range = 'reserved';
   if (range === 'unicast') return undefined;
   if (range === 'loopback' && allowLoopback) return undefined;
   return `host is a private or reserved address (${range})`;
@@ -44,9 +45,13 @@ function addressProblem(host: string, allowLoopback: boolean): string | undefine
 
 export function checkCallbackUrl(url: string, options: CallbackUrlOptions = {}): CallbackUrlCheck {
   const allowLoopback = options.allowLoopback ?? false;
-  if (typeof url !== 'string' || url.length === 0) return { ok: false, reason: 'callback_url is empty' };
+  if (typeof url !== 'string' || url.length === 0)
+    return { ok: false, reason: 'callback_url is empty' };
   if (url.length > MAX_CALLBACK_URL_LENGTH) {
-    return { ok: false, reason: `callback_url is ${url.length} characters; at most ${MAX_CALLBACK_URL_LENGTH} are allowed` };
+    return {
+      ok: false,
+      reason: `callback_url is ${url.length} characters; at most ${MAX_CALLBACK_URL_LENGTH} are allowed`,
+    };
   }
   let parsed: URL;
   try {
@@ -55,7 +60,10 @@ export function checkCallbackUrl(url: string, options: CallbackUrlOptions = {}):
     return { ok: false, reason: 'callback_url is not an absolute URL' };
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return { ok: false, reason: `callback_url scheme must be http or https, not ${parsed.protocol.replace(':', '')}` };
+    return {
+      ok: false,
+      reason: `callback_url scheme must be http or https, not ${parsed.protocol.replace(':', '')}`,
+    };
   }
   // Userinfo, even an empty one ("http://@host"), is refused: the authority must not contain '@'.
   // Backslash ends the authority too: URL parsing treats it as '/' for http and https.
@@ -69,7 +77,9 @@ export function checkCallbackUrl(url: string, options: CallbackUrlOptions = {}):
   host = host.replace(/\.+$/, '');
   if (!host) return { ok: false, reason: 'callback_url has no host' };
   if (host === 'localhost' || host.endsWith('.localhost')) {
-    return allowLoopback ? { ok: true } : { ok: false, reason: 'callback_url host must not be localhost' };
+    return allowLoopback
+      ? { ok: true }
+      : { ok: false, reason: 'callback_url host must not be localhost' };
   }
   // The bare name ("test", "example") is the reserved top-level domain itself, so it is refused too.
   const suffix = FORBIDDEN_HOST_SUFFIXES.find((s) => host.endsWith(s) || host === s.slice(1));

@@ -53,7 +53,9 @@ function carriesJob(reply: Reply): boolean {
 }
 
 /** Transient replies: 429 on the request itself and 503, retried after the wait / with back-off. */
-function transient(reply: Reply): { kind: 'retry'; failure: Failure; retryAfterMs?: number } | undefined {
+function transient(
+  reply: Reply,
+): { kind: 'retry'; failure: Failure; retryAfterMs?: number } | undefined {
   if (reply.httpStatus !== 429 && reply.httpStatus !== 503) return undefined;
   if (reply.httpStatus === 429 && carriesJob(reply)) return undefined;
   const fallback = reply.httpStatus === 429 ? 'rate_limit_exceeded' : 'service_unavailable';
@@ -69,8 +71,23 @@ export function classifyPoll(endpoint: EndpointDef, reply: Reply): PollOutcome {
   if (t) return t;
   const env = parseEnvelope(reply.body);
   if (!env) {
-    if (reply.httpStatus >= 500) return { kind: 'retry', failure: { code: 'invalid_response', message: `HTTP ${reply.httpStatus} without an envelope`, httpStatus: reply.httpStatus } };
-    return { kind: 'failed', failure: { code: 'invalid_response', message: `HTTP ${reply.httpStatus}: the reply is not an envelope`, httpStatus: reply.httpStatus } };
+    if (reply.httpStatus >= 500)
+      return {
+        kind: 'retry',
+        failure: {
+          code: 'invalid_response',
+          message: `HTTP ${reply.httpStatus} without an envelope`,
+          httpStatus: reply.httpStatus,
+        },
+      };
+    return {
+      kind: 'failed',
+      failure: {
+        code: 'invalid_response',
+        message: `HTTP ${reply.httpStatus}: the reply is not an envelope`,
+        httpStatus: reply.httpStatus,
+      },
+    };
   }
   const job = jobView(env.data);
   // A failed envelope (whatever the HTTP status) or a non-2xx reply ends the request.
@@ -86,24 +103,36 @@ export function classifyPoll(endpoint: EndpointDef, reply: Reply): PollOutcome {
       return { kind: 'running', status: cls.status };
     case 'failed': {
       const err = job.error;
-      const code = err?.code === 'rate_limit_exceeded' ? 'job_rate_limited' : (err?.code ?? (cls.status === 'not_found' ? 'not_found' : 'job_failed'));
+      const code =
+        err?.code === 'rate_limit_exceeded'
+          ? 'job_rate_limited'
+          : (err?.code ?? (cls.status === 'not_found' ? 'not_found' : 'job_failed'));
       return {
         kind: 'failed',
         status: cls.status,
-        failure: { code, message: err?.message ?? `job ended with status ${cls.status}`, httpStatus: reply.httpStatus },
+        failure: {
+          code,
+          message: err?.message ?? `job ended with status ${cls.status}`,
+          httpStatus: reply.httpStatus,
+        },
       };
     }
     case 'unknown':
       return {
         kind: 'failed',
         status: cls.status,
-        failure: { code: 'unknown_status', message: `undocumented status "${cls.status}"`, httpStatus: reply.httpStatus },
+        failure: {
+          code: 'unknown_status',
+          message: `undocumented status "${cls.status}"`,
+          httpStatus: reply.httpStatus,
+        },
       };
     case 'succeeded': {
       const data = env.data ?? {};
       const result = extractResult(data, endpoint.resultPath);
       // Person search keeps its rows behind page reads; completion alone is the outcome here.
-      if (endpoint.polling === 'person_search') return { kind: 'found', status: cls.status, result, data };
+      if (endpoint.polling === 'person_search')
+        return { kind: 'found', status: cls.status, result, data };
       return isEmptyResult(result)
         ? { kind: 'empty', status: cls.status, data }
         : { kind: 'found', status: cls.status, result, data };
@@ -117,7 +146,14 @@ export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutco
   const env = parseEnvelope(reply.body);
   if (!env && reply.httpStatus >= 200 && reply.httpStatus < 300) {
     // The service took the request but the reply is unreadable: the job may exist, so never repeat it.
-    return { kind: 'rejected', failure: { code: 'invalid_response', message: `HTTP ${reply.httpStatus}: the reply is not an envelope`, httpStatus: reply.httpStatus } };
+    return {
+      kind: 'rejected',
+      failure: {
+        code: 'invalid_response',
+        message: `HTTP ${reply.httpStatus}: the reply is not an envelope`,
+        httpStatus: reply.httpStatus,
+      },
+    };
   }
   if (!env || !env.success || reply.httpStatus >= 300) {
     const f = failureOf(reply, reply.httpStatus >= 500 ? 'internal_error' : 'invalid_request');
@@ -127,11 +163,20 @@ export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutco
   }
   const job = jobView(env.data);
   if (!job.requestId) {
-    return { kind: 'rejected', failure: { code: 'invalid_response', message: 'accepted without a request_id', httpStatus: reply.httpStatus } };
+    return {
+      kind: 'rejected',
+      failure: {
+        code: 'invalid_response',
+        message: 'accepted without a request_id',
+        httpStatus: reply.httpStatus,
+      },
+    };
   }
   // An acknowledgement (202, or queued / processing without completed=true) is an accepted job
   // whatever the endpoint's polling contract: the ack statuses belong to the common async pattern.
-  const ack = job.status !== undefined && (ACK_STATUSES as readonly string[]).includes(job.status.trim().toLowerCase());
+  const ack =
+    job.status !== undefined &&
+    (ACK_STATUSES as readonly string[]).includes(job.status.trim().toLowerCase());
   const cls = classifyStatus(job.status, endpoint.polling, job.completed);
   if (cls.kind === 'running' || reply.httpStatus === 202 || (ack && job.completed !== true)) {
     return { kind: 'accepted', requestId: job.requestId, status: job.status ?? 'queued' };

@@ -18,7 +18,14 @@ export interface ErrorInfo {
   readonly local?: boolean;
 }
 
-const e = (code: string, http: number, retry: RetryRule, systemic: boolean, meaning: string, local = false): ErrorInfo => ({
+const e = (
+  code: string,
+  http: number,
+  retry: RetryRule,
+  systemic: boolean,
+  meaning: string,
+  local = false,
+): ErrorInfo => ({
   code,
   http,
   retry,
@@ -51,14 +58,49 @@ export const ERRORS: readonly ErrorInfo[] = [
   e('internal_error', 500, 'never', false, 'terminal processing failure for that request_id'),
   e('service_unavailable', 503, 'backoff', false, 'transient; back off and retry'),
   // Validation failures of a submit: the interface does not show their codes.
-  e('invalid_request', 400, 'never', false, 'an input is missing, of the wrong type or out of range', true),
+  e(
+    'invalid_request',
+    400,
+    'never',
+    false,
+    'an input is missing, of the wrong type or out of range',
+    true,
+  ),
   e('not_found', 404, 'never', false, 'no such path, or the job ended with status not_found', true),
   // Client-side outcomes.
   e('transport_error', 0, 'backoff', false, 'the connection failed before a reply arrived', true),
-  e('submit_outcome_unknown', 0, 'never', false, 'a submit was sent but no reply came: the job may exist, so it is not repeated', true),
-  e('job_rate_limited', 429, 'never', false, "the job's stored terminal status is 429; submit a new one after the limit resets", true),
-  e('job_failed', 0, 'never', false, 'the job ended in a failure status without an error code', true),
-  e('unknown_status', 0, 'never', false, 'the service answered a status the interface does not document', true),
+  e(
+    'submit_outcome_unknown',
+    0,
+    'never',
+    false,
+    'a submit was sent but no reply came: the job may exist, so it is not repeated',
+    true,
+  ),
+  e(
+    'job_rate_limited',
+    429,
+    'never',
+    false,
+    "the job's stored terminal status is 429; submit a new one after the limit resets",
+    true,
+  ),
+  e(
+    'job_failed',
+    0,
+    'never',
+    false,
+    'the job ended in a failure status without an error code',
+    true,
+  ),
+  e(
+    'unknown_status',
+    0,
+    'never',
+    false,
+    'the service answered a status the interface does not document',
+    true,
+  ),
   e('poll_timeout', 0, 'never', false, 'the job did not finish within the maximum wait', true),
   e('invalid_response', 0, 'backoff', false, 'the reply did not match the interface', true),
 ];
@@ -84,7 +126,11 @@ export type FailureOrigin = 'request' | 'job';
  * How to react to an HTTP failure. The origin matters for 429: throttling of the request itself
  * is transient, whereas a 429 stored as the job's terminal status ends the request.
  */
-export function retryRuleFor(httpStatus: number, code: string | undefined, origin: FailureOrigin = 'request'): RetryRule {
+export function retryRuleFor(
+  httpStatus: number,
+  code: string | undefined,
+  origin: FailureOrigin = 'request',
+): RetryRule {
   if (origin === 'job') return 'never';
   if (httpStatus === 429) return 'after_wait';
   if (httpStatus === 503) return 'backoff';
@@ -101,7 +147,10 @@ const RFC850_DATE = /^[A-Za-z]+, \d{2}-[A-Za-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$/
 const ASCTIME_DATE = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
 /** Parse Retry-After (delta seconds or an HTTP date) into milliseconds from `now`. */
-export function parseRetryAfter(value: string | null | undefined, now = Date.now()): number | undefined {
+export function parseRetryAfter(
+  value: string | null | undefined,
+  now = Date.now(),
+): number | undefined {
   if (!value) return undefined;
   const v = value.trim();
   if (/^\d+$/.test(v)) return Number(v) * 1000;

@@ -43,8 +43,13 @@ export function aliasesOfShape(keys: Iterable<string>): Record<string, string> {
 const has = (input: Record<string, unknown>, k: string) =>
   input[k] !== undefined && input[k] !== null && input[k] !== '';
 
-const present = (input: Record<string, unknown>, field: string, aliases: Record<string, string>): boolean =>
-  has(input, field) || Object.entries(aliases).some(([alias, canonical]) => canonical === field && has(input, alias));
+const present = (
+  input: Record<string, unknown>,
+  field: string,
+  aliases: Record<string, string>,
+): boolean =>
+  has(input, field) ||
+  Object.entries(aliases).some(([alias, canonical]) => canonical === field && has(input, alias));
 
 export const describeGroup = (g: IdentityGroup) => g.join('+');
 
@@ -57,7 +62,11 @@ export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
   return obj.superRefine((raw, ctx) => {
     const input = raw as Record<string, unknown>;
     for (const [alias, canonical] of Object.entries(aliases)) {
-      if (input[alias] !== undefined && input[canonical] !== undefined && input[alias] !== input[canonical]) {
+      if (
+        input[alias] !== undefined &&
+        input[canonical] !== undefined &&
+        input[alias] !== input[canonical]
+      ) {
         ctx.addIssue({
           code: 'custom',
           path: [alias],
@@ -163,7 +172,11 @@ export function checkPageOffset(raw: unknown, ctx: z.RefinementCtx): void {
   if (input.page === undefined || input.offset !== undefined) return;
   const offset = (input.page - 1) * (input.limit ?? 10);
   if (offset > 999) {
-    ctx.addIssue({ code: 'custom', path: ['page'], message: 'gives an offset above 999 (offset = (page - 1) * limit)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['page'],
+      message: 'gives an offset above 999 (offset = (page - 1) * limit)',
+    });
   }
 }
 
@@ -177,7 +190,9 @@ export const personEnrichmentShape: Shape = {
   name: str,
   company: str,
   city: str,
-  lookup_mode: z.enum(LOOKUP_MODES, { message: `must be one of ${LOOKUP_MODES.join(', ')}` }).optional(),
+  lookup_mode: z
+    .enum(LOOKUP_MODES, { message: `must be one of ${LOOKUP_MODES.join(', ')}` })
+    .optional(),
   newsfeed: newsfeed.optional(),
   force_organization_refresh: bool,
   lite_enrich: bool,
@@ -213,7 +228,9 @@ export const personLookupFieldsInput = buildInputSchema(
       .min(1)
       .optional(),
     profile_urls: z
-      .array(z.string().regex(/^[a-z0-9]+(_[a-z0-9]+)*$/, { message: 'must be lowercase snake_case' }))
+      .array(
+        z.string().regex(/^[a-z0-9]+(_[a-z0-9]+)*$/, { message: 'must be lowercase snake_case' }),
+      )
       .optional(),
     probability_score: bool,
   },
@@ -265,7 +282,11 @@ export const companyEnrichmentInput = buildInputSchema(
 );
 
 /** Endpoints whose table names the identifying inputs but not the full payload. */
-export function namedInputs(fields: readonly string[], oneOf: readonly IdentityGroup[], required: readonly string[] = []) {
+export function namedInputs(
+  fields: readonly string[],
+  oneOf: readonly IdentityGroup[],
+  required: readonly string[] = [],
+) {
   const shape: Shape = {};
   for (const f of fields) {
     if (f === 'email') shape.email = email.optional();
@@ -287,7 +308,9 @@ export const feedbackInput = z.record(z.string(), z.unknown());
 // Query-string values arrive as text, hence the coercion; blanks and non-integers are refused.
 const queryInt = (min: number, max: number) =>
   z
-    .union([z.number(), z.string().trim().regex(/^\d+$/, { message: 'must be an integer' })], { message: 'must be an integer' })
+    .union([z.number(), z.string().trim().regex(/^\d+$/, { message: 'must be an integer' })], {
+      message: 'must be an integer',
+    })
     .transform(Number)
     .pipe(int(min, max));
 

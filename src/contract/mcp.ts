@@ -31,7 +31,13 @@ export const MCP_PATHS = [
   '/mcp/oauth/token',
 ] as const;
 
-export const MCP_METHODS = ['initialize', 'tools/list', 'tools/call', 'resources/list', 'prompts/list'] as const;
+export const MCP_METHODS = [
+  'initialize',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'prompts/list',
+] as const;
 
 export const MCP_DATA_TOOLS = [
   'person_search',
@@ -56,7 +62,9 @@ export const checkStatusArgs = z
   .strict();
 
 /** Arguments of each tool: the HTTP parameters, minus the ones the MCP surface leaves out. */
-export const MCP_TOOL_ARGS: Readonly<Record<McpTool | 'check_status', z.ZodType<Record<string, unknown>>>> = {
+export const MCP_TOOL_ARGS: Readonly<
+  Record<McpTool | 'check_status', z.ZodType<Record<string, unknown>>>
+> = {
   person_search: buildInputSchema(without(personSearchShape, 'type', 'high_freshness'), {
     strict: true,
     oneOf: PERSON_SEARCH_REQUIRED_ONE_OF,

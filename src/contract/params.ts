@@ -2,7 +2,13 @@
 // shape, so every endpoint states a field's type, range and enum the same way.
 import { z } from 'zod';
 
-export const NEWSFEED_PLATFORMS = ['linkedin', 'twitter', 'instagram', 'github', 'facebook'] as const;
+export const NEWSFEED_PLATFORMS = [
+  'linkedin',
+  'twitter',
+  'instagram',
+  'github',
+  'facebook',
+] as const;
 export const LOOKUP_FIELDS = [
   'displayname',
   'firstname',
@@ -42,15 +48,21 @@ export const newsfeed = z.union(
 export const isoDate = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, { message: 'must be a date of the form YYYY-MM-DD', abort: true })
-  .refine((s) => {
-    const d = new Date(`${s}T00:00:00Z`);
-    return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
-  }, { message: 'must be a real calendar date' });
+  .refine(
+    (s) => {
+      const d = new Date(`${s}T00:00:00Z`);
+      return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
+    },
+    { message: 'must be a real calendar date' },
+  );
 
 export const int = (min: number, max?: number) => {
-  let s = z.number({ message: 'must be a number' }).int({ message: 'must be an integer' }).min(min, {
-    message: `must be at least ${min}`,
-  });
+  let s = z
+    .number({ message: 'must be a number' })
+    .int({ message: 'must be an integer' })
+    .min(min, {
+      message: `must be at least ${min}`,
+    });
   if (max !== undefined) s = s.max(max, { message: `must be at most ${max}` });
   return s;
 };

@@ -2,7 +2,10 @@
 // and become an explicit "no match" outcome).
 import type { ResultPath } from './catalogue';
 
-export function extractResult(data: Record<string, unknown> | undefined, path: ResultPath): unknown {
+export function extractResult(
+  data: Record<string, unknown> | undefined,
+  path: ResultPath,
+): unknown {
   if (!data) return undefined;
   switch (path) {
     case 'data':
@@ -13,7 +16,9 @@ export function extractResult(data: Record<string, unknown> | undefined, path: R
       return data.results;
     case 'data.result.newsfeed': {
       const r = data.result;
-      return typeof r === 'object' && r !== null ? (r as Record<string, unknown>).newsfeed : undefined;
+      return typeof r === 'object' && r !== null
+        ? (r as Record<string, unknown>).newsfeed
+        : undefined;
     }
   }
 }

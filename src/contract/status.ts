@@ -19,7 +19,15 @@ export const IN_PROGRESS = [
   'in_progress',
 ] as const;
 export const SUCCEEDED = ['completed', 'complete', 'success', 'succeeded'] as const;
-export const FAILED = ['failed', 'error', 'not_found', 'cancelled', 'canceled', 'timeout', 'timed_out'] as const;
+export const FAILED = [
+  'failed',
+  'error',
+  'not_found',
+  'cancelled',
+  'canceled',
+  'timeout',
+  'timed_out',
+] as const;
 
 /** Statuses of a submit acknowledgement (common async pattern): the job was accepted, nothing has run. */
 export const ACK_STATUSES = ['queued', 'processing'] as const;

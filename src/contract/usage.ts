@@ -12,7 +12,10 @@ const asInt = (v: unknown): number | undefined => {
 };
 
 /** Resolve month and year (defaults: the current UTC month and year of `now`) and check them. */
-export function checkUsagePeriod(query: { month?: unknown; year?: unknown }, now: Date): UsagePeriodCheck {
+export function checkUsagePeriod(
+  query: { month?: unknown; year?: unknown },
+  now: Date,
+): UsagePeriodCheck {
   const currentMonth = now.getUTCMonth() + 1;
   const currentYear = now.getUTCFullYear();
   const month = query.month === undefined ? currentMonth : asInt(query.month);
@@ -21,7 +24,11 @@ export function checkUsagePeriod(query: { month?: unknown; year?: unknown }, now
     return { ok: false, code: 'invalid_month', message: 'month must be an integer from 1 to 12' };
   }
   if (year === undefined || year < 2020 || year > 2030) {
-    return { ok: false, code: 'invalid_year', message: 'year must be an integer from 2020 to 2030' };
+    return {
+      ok: false,
+      code: 'invalid_year',
+      message: 'year must be an integer from 2020 to 2030',
+    };
   }
   if (year > currentYear || (year === currentYear && month > currentMonth)) {
     return { ok: false, code: 'invalid_date', message: 'the period is in the future' };

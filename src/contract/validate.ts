@@ -11,8 +11,7 @@ export interface InputProblem {
 }
 
 export type Validation =
-  | { ok: true; value: Record<string, unknown> }
-  | { ok: false; problems: InputProblem[] };
+  { ok: true; value: Record<string, unknown> } | { ok: false; problems: InputProblem[] };
 
 /** The value at a path of the input, to tell a missing field from a wrong one. */
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
@@ -33,7 +32,12 @@ export function problemsOf(error: z.ZodError, input?: unknown): InputProblem[] {
     const field = issue.path.map(String).join('.');
     let message = issue.message;
     // Zod does not keep the input in its issues (no values leak), so look the field up.
-    if (issue.code === 'invalid_type' && input !== undefined && issue.path.length > 0 && valueAt(input, issue.path) === undefined) {
+    if (
+      issue.code === 'invalid_type' &&
+      input !== undefined &&
+      issue.path.length > 0 &&
+      valueAt(input, issue.path) === undefined
+    ) {
       message = 'is required';
     }
     return { field, message };
@@ -73,7 +77,9 @@ export function resolveSearchPaging(input: { limit?: unknown; offset?: unknown; 
 }
 
 /** For type=light, insights and high_freshness are forced off; the default type is premium. */
-export function applySearchTierRules<T extends Record<string, unknown>>(input: T): T & { type: string } {
+export function applySearchTierRules<T extends Record<string, unknown>>(
+  input: T,
+): T & { type: string } {
   const type = typeof input.type === 'string' ? input.type : 'premium';
   if (type !== 'light') return { ...input, type };
   return { ...input, type, insights: false, high_freshness: false };

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ASYNC_ENDPOINTS, ENDPOINTS, endpointByMcpTool, findEndpoint, getEndpoint } from '../../../src/contract/catalogue';
+import {
+  ASYNC_ENDPOINTS,
+  ENDPOINTS,
+  endpointByMcpTool,
+  findEndpoint,
+  getEndpoint,
+} from '../../../src/contract/catalogue';
 
 // Every HTTP API path the interface names (the MCP routes are in mcp.test.ts), with its result path.
 const SPEC_PATHS: Record<string, string> = {
@@ -60,10 +66,14 @@ describe('endpoint catalogue', () => {
     for (const n of names) expect(n).toMatch(/^[a-z]+(_[a-z]+)*$/);
   });
   it('only person search follows the person-search polling contract', () => {
-    expect(ENDPOINTS.filter((e) => e.polling === 'person_search').map((e) => e.name)).toEqual(['person_search']);
+    expect(ENDPOINTS.filter((e) => e.polling === 'person_search').map((e) => e.name)).toEqual([
+      'person_search',
+    ]);
   });
   it('feedback and usage are synchronous and free; everything else is an async POST', () => {
-    expect(ENDPOINTS.filter((e) => e.polling === 'sync').map((e) => [e.name, e.method, e.price])).toEqual([
+    expect(
+      ENDPOINTS.filter((e) => e.polling === 'sync').map((e) => [e.name, e.method, e.price]),
+    ).toEqual([
       ['person_enrichment_feedback', 'POST', 'free'],
       ['usage', 'GET', 'free'],
     ]);

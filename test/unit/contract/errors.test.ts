@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ERRORS, errorInfo, isSystemic, parseRetryAfter, retryRuleFor } from '../../../src/contract/errors';
+import {
+  ERRORS,
+  errorInfo,
+  isSystemic,
+  parseRetryAfter,
+  retryRuleFor,
+} from '../../../src/contract/errors';
 
 // [code, HTTP, retry rule, systemic] exactly as the interface's Errors table and usage endpoint state.
 const TABLE: [string, number, string, boolean][] = [
@@ -38,7 +44,9 @@ describe('error taxonomy', () => {
     expect(isSystemic(code)).toBe(systemic);
   });
   it('every service code is in the table; the rest are marked local', () => {
-    const service = ERRORS.filter((e) => !e.local).map((e) => e.code).sort();
+    const service = ERRORS.filter((e) => !e.local)
+      .map((e) => e.code)
+      .sort();
     expect(service).toEqual(TABLE.map(([c]) => c).sort());
   });
   it('codes are unique', () => {
@@ -66,8 +74,15 @@ describe('retryRuleFor', () => {
     expect(retryRuleFor(503, undefined)).toBe('backoff');
   });
   it.each([
-    [401, undefined], [403, undefined], [402, undefined], [404, undefined], [400, undefined],
-    [500, undefined], [502, undefined], [504, undefined], [500, 'search_error'],
+    [401, undefined],
+    [403, undefined],
+    [402, undefined],
+    [404, undefined],
+    [400, undefined],
+    [500, undefined],
+    [502, undefined],
+    [504, undefined],
+    [500, 'search_error'],
   ] as const)('HTTP %i (%s) is not retried', (http, code) => {
     expect(retryRuleFor(http, code)).toBe('never');
   });
@@ -91,7 +106,10 @@ describe('parseRetryAfter', () => {
   it('a date in the past means no wait', () => {
     expect(parseRetryAfter('Wed, 21 Oct 2015 07:00:00 GMT', now)).toBe(0);
   });
-  it.each([undefined, null, '', 'soon', '-5', '2015-10-21', '1e3'])('%s is not a Retry-After value', (v) => {
-    expect(parseRetryAfter(v, now)).toBeUndefined();
-  });
+  it.each([undefined, null, '', 'soon', '-5', '2015-10-21', '1e3'])(
+    '%s is not a Retry-After value',
+    (v) => {
+      expect(parseRetryAfter(v, now)).toBeUndefined();
+    },
+  );
 });

@@ -36,7 +36,13 @@ const BOUNDS: Case[] = [
   ['person_search', SEARCH, 'type', 'basic', false],
   ['person_search', SEARCH, 'type', 'Light', false],
   ['person_search', SEARCH, 'newsfeed', 'all', true],
-  ['person_search', SEARCH, 'newsfeed', ['linkedin', 'twitter', 'instagram', 'github', 'facebook'], true],
+  [
+    'person_search',
+    SEARCH,
+    'newsfeed',
+    ['linkedin', 'twitter', 'instagram', 'github', 'facebook'],
+    true,
+  ],
   ['person_search', SEARCH, 'newsfeed', ['myspace'], false],
   ['person_search', SEARCH, 'newsfeed', [], false],
   ['person_search', SEARCH, 'newsfeed', 'linkedin', false],
@@ -50,15 +56,32 @@ const BOUNDS: Case[] = [
   ['person_search', SEARCH, 'cursor', 7, false],
   ['person_search', SEARCH, 'person_name', 'Ada', true],
   ['person_search', SEARCH, 'college', 5, false],
-  ...(['exact_match', 'force_new', 'show_emails', 'show_phone_numbers', 'require_emails', 'require_phone_numbers',
-    'require_phones_or_emails', 'enrich_results', 'profile_scoring', 'insights', 'high_freshness'] as const).flatMap(
-    (f): Case[] => [
-      ['person_search', SEARCH, f, true, true],
-      ['person_search', SEARCH, f, 'true', false],
-    ],
-  ),
+  ...(
+    [
+      'exact_match',
+      'force_new',
+      'show_emails',
+      'show_phone_numbers',
+      'require_emails',
+      'require_phone_numbers',
+      'require_phones_or_emails',
+      'enrich_results',
+      'profile_scoring',
+      'insights',
+      'high_freshness',
+    ] as const
+  ).flatMap((f): Case[] => [
+    ['person_search', SEARCH, f, true, true],
+    ['person_search', SEARCH, f, 'true', false],
+  ]),
   ['person_search', SEARCH, 'callback_url', 'https://hooks.example.com/x', true],
-  ['person_search', SEARCH, 'callback_url', 'https://h.example.com/' + 'a'.repeat(1025 - 22), false],
+  [
+    'person_search',
+    SEARCH,
+    'callback_url',
+    'https://h.example.com/' + 'a'.repeat(1025 - 22),
+    false,
+  ],
   ['person_search', SEARCH, 'unknown_param', 1, false],
   // person enrichment
   ['person_enrichment', ENRICH, 'lookup_mode', 'fast', true],
@@ -74,19 +97,43 @@ const BOUNDS: Case[] = [
   ['person_enrichment', ENRICH, 'required_fields', 'headline', false],
   ['person_enrichment', ENRICH, 'company', 'Acme', true],
   ['person_enrichment', ENRICH, 'city', 'Paris', true],
-  ...(['force_organization_refresh', 'lite_enrich', 'strict_email_check', 'probability_score', 'ai_enhanced_search'] as const).flatMap(
-    (f): Case[] => [
-      ['person_enrichment', ENRICH, f, false, true],
-      ['person_enrichment', ENRICH, f, 1, false],
-    ],
-  ),
+  ...(
+    [
+      'force_organization_refresh',
+      'lite_enrich',
+      'strict_email_check',
+      'probability_score',
+      'ai_enhanced_search',
+    ] as const
+  ).flatMap((f): Case[] => [
+    ['person_enrichment', ENRICH, f, false, true],
+    ['person_enrichment', ENRICH, f, 1, false],
+  ]),
   ['person_enrichment', ENRICH, 'type', 'light', false],
   // person enrich (higher tier): only its stated inputs
   ['person_enrich', ENRICH, 'name', 'Ada Lovelace', true],
   ['person_enrich', ENRICH, 'lookup_mode', 'deep', false],
   // lookup fields
-  ['person_lookup_fields', ENRICH, 'fields', ['displayname', 'firstname', 'lastname', 'best_work_email',
-    'best_personal_email', 'mobile', 'address', 'location', 'headline', 'current_company', 'current_title', 'photo_url'], true],
+  [
+    'person_lookup_fields',
+    ENRICH,
+    'fields',
+    [
+      'displayname',
+      'firstname',
+      'lastname',
+      'best_work_email',
+      'best_personal_email',
+      'mobile',
+      'address',
+      'location',
+      'headline',
+      'current_company',
+      'current_title',
+      'photo_url',
+    ],
+    true,
+  ],
   ['person_lookup_fields', ENRICH, 'fields', ['salary'], false],
   ['person_lookup_fields', ENRICH, 'fields', 'mobile', false],
   ['person_lookup_fields', ENRICH, 'profile_urls', ['linkedin_url', 'github'], true],
@@ -127,7 +174,11 @@ const BOUNDS: Case[] = [
 
 describe('parameter bounds, types and enums of the core endpoints', () => {
   const cases = BOUNDS.map(([endpoint, base, field, value, ok], i) => ({
-    endpoint, base, field, value, ok,
+    endpoint,
+    base,
+    field,
+    value,
+    ok,
     name: `${endpoint} ${field} #${i}: ${ok ? 'accepts' : 'refuses'} ${JSON.stringify(value).slice(0, 40)}`,
   }));
   it.each(cases)('$name', ({ endpoint, base, field, value, ok }) => {
@@ -147,21 +198,27 @@ describe('aliases', () => {
     'linkedin_url stands for social_media_url in %s',
     (endpoint) => {
       expect(accepts(endpoint, { linkedin_url: URL_ })).toBe(true);
-      expect(fieldsOf(endpoint, { linkedin_url: URL_, social_media_url: `${URL_}-2` })).toEqual(['linkedin_url']);
+      expect(fieldsOf(endpoint, { linkedin_url: URL_, social_media_url: `${URL_}-2` })).toEqual([
+        'linkedin_url',
+      ]);
     },
   );
   it('linkedin_url stands for social_media_url in person ask', () => {
     expect(accepts('person_ask', { question: 'q', linkedin_url: URL_ })).toBe(true);
   });
   it('an alias conflict names the fields, never the values', () => {
-    const msg = problems('person_search', { keywords: 'secret-a', query: 'secret-b' })[0]?.message ?? '';
+    const msg =
+      problems('person_search', { keywords: 'secret-a', query: 'secret-b' })[0]?.message ?? '';
     expect(msg).toBe('is an alias of query; give one or the other, or the same value');
   });
 });
 
 describe('problem messages', () => {
   it('name the field and do not echo values', () => {
-    const p = problems('person_enrichment', { email: 'jane.doe.private@example.com-', lookup_mode: 'x' });
+    const p = problems('person_enrichment', {
+      email: 'jane.doe.private@example.com-',
+      lookup_mode: 'x',
+    });
     expect(p).toEqual([
       { field: 'email', message: 'must be an email address' },
       { field: 'lookup_mode', message: 'must be one of fast, balanced, deep' },

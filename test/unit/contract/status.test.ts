@@ -2,11 +2,31 @@ import { describe, expect, it } from 'vitest';
 import { classifyStatus } from '../../../src/contract/status';
 
 const GENERAL_RUNNING = [
-  'pending', 'queued', 'processing', 'finding', 'fetching', 'analyzing', 'enriching', 'gathering',
-  'aggregating', 'searching', 'discovering', 'running', 'started', 'in_progress',
+  'pending',
+  'queued',
+  'processing',
+  'finding',
+  'fetching',
+  'analyzing',
+  'enriching',
+  'gathering',
+  'aggregating',
+  'searching',
+  'discovering',
+  'running',
+  'started',
+  'in_progress',
 ];
 const GENERAL_SUCCEEDED = ['completed', 'complete', 'success', 'succeeded'];
-const GENERAL_FAILED = ['failed', 'error', 'not_found', 'cancelled', 'canceled', 'timeout', 'timed_out'];
+const GENERAL_FAILED = [
+  'failed',
+  'error',
+  'not_found',
+  'cancelled',
+  'canceled',
+  'timeout',
+  'timed_out',
+];
 
 describe('general contract', () => {
   it.each(GENERAL_RUNNING)('%s is in progress', (s) => {
@@ -26,14 +46,20 @@ describe('general contract', () => {
     expect(classifyStatus(42, 'general')).toEqual({ kind: 'unknown', status: '' });
   });
   it('reads case and surrounding blanks leniently', () => {
-    expect(classifyStatus(' Completed ', 'general')).toEqual({ kind: 'succeeded', status: 'completed' });
+    expect(classifyStatus(' Completed ', 'general')).toEqual({
+      kind: 'succeeded',
+      status: 'completed',
+    });
   });
 });
 
 describe('person search contract', () => {
-  it.each(['processing', 'pending', 'enriching'])('%s (incl. legacy values) is in progress', (s) => {
-    expect(classifyStatus(s, 'person_search')).toEqual({ kind: 'running', status: s });
-  });
+  it.each(['processing', 'pending', 'enriching'])(
+    '%s (incl. legacy values) is in progress',
+    (s) => {
+      expect(classifyStatus(s, 'person_search')).toEqual({ kind: 'running', status: s });
+    },
+  );
   it.each(['completed', 'exhausted', 'stale'])('%s is terminal', (s) => {
     expect(classifyStatus(s, 'person_search', true)).toEqual({ kind: 'succeeded', status: s });
     expect(classifyStatus(s, 'person_search')).toEqual({ kind: 'succeeded', status: s });
@@ -47,18 +73,33 @@ describe('person search contract', () => {
     expect(classifyStatus('failed', 'person_search')).toEqual({ kind: 'failed', status: 'failed' });
   });
   it('completed=false keeps polling even when the status reads completed (HTTP 200 proves nothing)', () => {
-    expect(classifyStatus('completed', 'person_search', false)).toEqual({ kind: 'running', status: 'completed' });
+    expect(classifyStatus('completed', 'person_search', false)).toEqual({
+      kind: 'running',
+      status: 'completed',
+    });
   });
   it('completed=true ends the job even when the status is an in-progress word', () => {
-    expect(classifyStatus('processing', 'person_search', true)).toEqual({ kind: 'succeeded', status: 'processing' });
+    expect(classifyStatus('processing', 'person_search', true)).toEqual({
+      kind: 'succeeded',
+      status: 'processing',
+    });
   });
 });
 
 describe('completed flag (any contract)', () => {
   it('decides over the status table', () => {
-    expect(classifyStatus('completed', 'general', false)).toEqual({ kind: 'running', status: 'completed' });
-    expect(classifyStatus('failed', 'general', false)).toEqual({ kind: 'running', status: 'failed' });
-    expect(classifyStatus('running', 'general', true)).toEqual({ kind: 'succeeded', status: 'running' });
+    expect(classifyStatus('completed', 'general', false)).toEqual({
+      kind: 'running',
+      status: 'completed',
+    });
+    expect(classifyStatus('failed', 'general', false)).toEqual({
+      kind: 'running',
+      status: 'failed',
+    });
+    expect(classifyStatus('running', 'general', true)).toEqual({
+      kind: 'succeeded',
+      status: 'running',
+    });
   });
   it('true with a failure status is a failure', () => {
     expect(classifyStatus('failed', 'general', true)).toEqual({ kind: 'failed', status: 'failed' });
@@ -67,7 +108,10 @@ describe('completed flag (any contract)', () => {
     expect(classifyStatus(undefined, 'general', true)).toEqual({ kind: 'succeeded', status: '' });
   });
   it('true with an undocumented status stays unknown', () => {
-    expect(classifyStatus('mystery', 'general', true)).toEqual({ kind: 'unknown', status: 'mystery' });
+    expect(classifyStatus('mystery', 'general', true)).toEqual({
+      kind: 'unknown',
+      status: 'mystery',
+    });
   });
 });
 
@@ -82,7 +126,10 @@ describe('MCP contract', () => {
   it('error is failure', () => {
     expect(classifyStatus('error', 'mcp')).toEqual({ kind: 'failed', status: 'error' });
   });
-  it.each(['processing', 'queued', 'failed', 'success'])('general word %s is unknown on MCP', (s) => {
-    expect(classifyStatus(s, 'mcp')).toEqual({ kind: 'unknown', status: s });
-  });
+  it.each(['processing', 'queued', 'failed', 'success'])(
+    'general word %s is unknown on MCP',
+    (s) => {
+      expect(classifyStatus(s, 'mcp')).toEqual({ kind: 'unknown', status: s });
+    },
+  );
 });
