@@ -25,6 +25,8 @@ export interface FailureDetails {
   httpStatus?: number;
   requestId?: string;
   retryAfterMs?: number;
+  /** The wait chosen for the next attempt (the workflow reads it to repeat a submit). */
+  retryDelayMs?: number;
 }
 
 // Codes of this orchestrator that the contract's taxonomy does not list.
@@ -64,6 +66,7 @@ export function retryableFailure(
     code: failure.code,
     ...(failure.httpStatus ? { httpStatus: failure.httpStatus } : {}),
     ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+    retryDelayMs: delayMs,
   };
   return ApplicationFailure.create({
     type: failure.code,

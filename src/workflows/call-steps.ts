@@ -81,6 +81,9 @@ export function callFailure(code: string, message: string, details: unknown[] = 
 function retryDelayOf(err: ActivityFailure, attempt: number): number | undefined {
   const cause = err.cause;
   if (!(cause instanceof ApplicationFailure) || cause.nonRetryable) return undefined;
+  // The activity states its chosen wait in the details (nextRetryDelay is for Temporal's own retries).
+  const chosen = (cause.details?.[0] as { retryDelayMs?: unknown } | undefined)?.retryDelayMs;
+  if (typeof chosen === 'number') return chosen;
   if (cause.nextRetryDelay !== undefined && cause.nextRetryDelay !== null) return msToNumber(cause.nextRetryDelay);
   return Math.min(SUBMIT_BACKOFF_CAP_MS, SUBMIT_BACKOFF_BASE_MS * 2 ** (attempt - 1));
 }

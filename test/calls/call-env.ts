@@ -1,0 +1,80 @@
+// The parts a call test needs: the emulator (fast time scale), an optional fault proxy in front
+// of it, worker configuration with a pool of keys that fail in known ways, and a typed client.
+import { createActivities } from '../../src/activities';
+import { createPcdsClient, type PcdsClient } from '../../src/client';
+import { loadConfig, type Config } from '../../src/config';
+import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
+import { createServiceClients, type ServiceClients } from '../../src/http/service-clients';
+import { unthrottled } from '../../src/http/permits';
+import { connectClient, withWorker } from '../harness/temporal';
+import { startFaultProxy, type FaultProxy } from './fault-proxy';
+
+/** Keys of the test pool: `dev` works; the others fail with one error class each. */
+export const TEST_KEYS = {
+  wrongSecret: { id: 'wrong-secret', key: 'pcds_test_wrong_secret', secret: 'not-the-secret' },
+  searchOnly: { id: 'search-only', key: 'pcds_test_search_only', secret: 'pcds_test_search_only_secret' },
+  broke: { id: 'broke', key: 'pcds_test_broke', secret: 'pcds_test_broke_secret' },
+};
+
+export interface CallEnv {
+  emulator: RunningEmulator;
+  proxy: FaultProxy;
+  config: Config;
+  clients: ServiceClients;
+  stop(): Promise<void>;
+}
+
+export async function startCallEnv(emulatorOptions: EmulatorOptionsInput = {}): Promise<CallEnv> {
+  const emulator = await startEmulator({
+    port: 0,
+    timeScale: 0.05,
+    limits: { enabled: false },
+    keys: [
+      // Registered with another secret than the one the worker sends: 401.
+      { id: TEST_KEYS.wrongSecret.id, key: TEST_KEYS.wrongSecret.key, secret: 'the-real-secret' },
+      { ...TEST_KEYS.searchOnly, products: ['search'] },
+      { ...TEST_KEYS.broke, credits: 0 },
+    ],
+    ...emulatorOptions,
+  });
+  const proxy = await startFaultProxy(emulator.url);
+  const config = envConfig(emulator, proxy.url);
+  const clients = createServiceClients(config);
+  return {
+    emulator,
+    proxy,
+    config,
+    clients,
+    async stop() {
+      await clients.close();
+      await proxy.stop();
+      await emulator.stop();
+    },
+  };
+}
+
+/** Worker configuration pointing at `baseUrl` with the emulator's dev key and the test keys. */
+export function envConfig(emulator: RunningEmulator, baseUrl: string, extra: Record<string, string> = {}): Config {
+  return loadConfig({
+    PCDS_BASE_URL: baseUrl,
+    PCDS_API_KEYS: JSON.stringify([emulator.devKey, ...Object.values(TEST_KEYS)]),
+    PCDS_HTTP_TIMEOUT_MS: '3000',
+    PCDS_THROTTLE: 'off',
+    ...extra,
+  });
+}
+
+/** Runs `fn` with a worker on a fresh task queue and a PcdsClient on it. */
+export async function withCallWorker<T>(env: CallEnv, fn: (client: PcdsClient, taskQueue: string) => Promise<T>): Promise<T> {
+  const activities = createActivities({ config: env.config, clients: env.clients, permits: unthrottled });
+  return withWorker({ activities }, async ({ taskQueue, namespace, address }) => {
+    const { connection } = await connectClient({ address, namespace });
+    const client = await createPcdsClient({ connection, namespace, taskQueue, defaults: { pollIntervalMs: 100, maxWaitMs: 30_000 } });
+    try {
+      return await fn(client, taskQueue);
+    } finally {
+      await client.close();
+      await connection.close();
+    }
+  });
+}
