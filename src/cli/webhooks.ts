@@ -1,0 +1,53 @@
+// `pcds webhooks`: runs the webhook receiver on its own (for deployments where workers are not
+// reachable from the internet), until SIGINT or SIGTERM.
+import { Client, Connection } from '@temporalio/client';
+import { InvalidArgumentError, type Command } from 'commander';
+import { loadConfig } from '../config';
+import { startReceiverFromConfig } from '../webhooks/from-config';
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  }
+  return port;
+}
+
+export async function runWebhooksReceiver(opts: { port?: number; host?: string }): Promise<void> {
+  const config = loadConfig();
+  const connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
+  try {
+    const client = new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE });
+    const receiver = await startReceiverFromConfig({ config, client, ...opts });
+    process.stderr.write(
+      `webhook receiver listening on ${receiver.url}, for deliveries at ${receiver.publicUrl}/hooks/… ` +
+        `(Temporal ${config.PCDS_TEMPORAL_ADDRESS}, namespace ${config.PCDS_TEMPORAL_NAMESPACE})\n`,
+    );
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await receiver.stop();
+    const s = receiver.stats();
+    process.stderr.write(
+      `webhook receiver stopped: ${s.signalled} forwarded, ${s.duplicates} duplicates, ` +
+        `${s.noWorkflow} for finished calls, ${s.refused} refused, ${s.malformed} malformed\n`,
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
+export function registerWebhooksCommand(program: Command): void {
+  program
+    .command('webhooks')
+    .description(
+      'Run the webhook receiver alone: deliveries at PCDS_WEBHOOK_PUBLIC_URL signal the waiting calls ' +
+        '(needs PCDS_WEBHOOK_PUBLIC_URL and PCDS_WEBHOOK_SECRET; set PCDS_WEBHOOK_RECEIVER=standalone on the workers)',
+    )
+    .option('--port <port>', 'port to listen on (default PCDS_WEBHOOK_PORT, 8788)', parsePort)
+    .option('--host <address>', 'address to listen on (default PCDS_WEBHOOK_HOST, 0.0.0.0)')
+    .action(async (opts: { port?: number; host?: string }) => {
+      await runWebhooksReceiver(opts);
+    });
+}

@@ -1,0 +1,41 @@
+// The worker's callbackUrlFor: built once from configuration and checked at start, so a public
+// URL the service would refuse stops the worker with its reason instead of failing every call.
+import { ApplicationFailure } from '@temporalio/common';
+import type { Config } from '../config';
+import { webhookSettings, webhooksConfigured, type WebhookSettings } from './settings';
+import { callbackUrlFor, CallbackUrlRefusedError } from './token';
+
+/** A workflow id of the longest shape the project makes, to test the URL length at start. */
+const SAMPLE_WORKFLOW_ID = 'batch-' + 'x'.repeat(64) + '-row-000000000';
+
+/**
+ * (workflowId) => callback URL, for the submit activity. A URL refused for one call (e.g. a
+ * workflow id too long for the 1024-character limit) fails that call, not retried, with the
+ * service's own code.
+ */
+export function callbackUrlsFor(settings: WebhookSettings): (workflowId: string) => string {
+  // Throws CallbackUrlRefusedError (a configuration problem) before any call is made.
+  callbackUrlFor(SAMPLE_WORKFLOW_ID, settings);
+  return (workflowId) => {
+    try {
+      return callbackUrlFor(workflowId, settings);
+    } catch (err) {
+      if (err instanceof CallbackUrlRefusedError) {
+        throw ApplicationFailure.create({
+          type: err.code,
+          message: `${err.code}: ${err.message}`,
+          nonRetryable: true,
+          details: [{ code: err.code }],
+        });
+      }
+      throw err;
+    }
+  };
+}
+
+/** callbackUrlsFor from configuration, or undefined when webhooks are not configured. */
+export function callbackUrlsFromConfig(
+  config: Config,
+): ((workflowId: string) => string) | undefined {
+  return webhooksConfigured(config) ? callbackUrlsFor(webhookSettings(config)) : undefined;
+}
