@@ -45,6 +45,8 @@ const envSchema = z.object({
   PCDS_WEBHOOK_HOST: z.string().min(1).default('0.0.0.0'),
   /** Development only: accept a loopback PCDS_WEBHOOK_PUBLIC_URL (the emulator's matching switch). */
   PCDS_WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
+  /** in-worker: each worker runs a receiver; standalone: one runs apart, with `pcds webhooks`. */
+  PCDS_WEBHOOK_RECEIVER: z.enum(['in-worker', 'standalone']).default('in-worker'),
 });
 
 export type Env = z.infer<typeof envSchema>;
