@@ -159,7 +159,7 @@ function searchLike(ctx: Ctx, endpoint: EndpointDef): unknown[] | undefined {
     }
     case 'person_discovery':
     case 'person_discover':
-      return searchPeople(d, { query: str(input.query) ?? '' }).slice(0, 10).map((s) => personRow(d, s.person));
+      return searchPeople(d, { query: str(input.query) ?? str(input.keywords) ?? '' }).slice(0, 10).map((s) => personRow(d, s.person));
     case 'person_leads': {
       // Inputs are not stated: a deterministic pick from the input's fingerprint.
       const rng = new Rng(seedOf(ctx.seed, 'leads', JSON.stringify(input)));

@@ -14,7 +14,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
 
   app.put('/admin/faults', { preHandler: guard }, async (req, reply) => {
     const r = faultsSchema.safeParse(req.body ?? {});
-    if (!r.success) return sendError(reply, 400, 'invalid_request', formatProblems(problemsOf(r.error)));
+    if (!r.success) return sendError(reply, 400, 'invalid_request', formatProblems(problemsOf(r.error, req.body ?? {})));
     return sendData(reply, 200, ctx.faults.set(r.data));
   });
 
@@ -31,7 +31,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
   const resetBody = z.object({ key_id: z.string().min(1).optional() }).strict();
   app.post('/admin/stats/reset', { preHandler: guard }, async (req, reply) => {
     const r = resetBody.safeParse(req.body ?? {});
-    if (!r.success) return sendError(reply, 400, 'invalid_request', formatProblems(problemsOf(r.error)));
+    if (!r.success) return sendError(reply, 400, 'invalid_request', formatProblems(problemsOf(r.error, req.body ?? {})));
     ctx.stats.reset(r.data.key_id);
     return sendData(reply, 200, { reset: true });
   });

@@ -8,6 +8,7 @@ import {
   checkCallbackUrl,
   findEndpoint,
   formatProblems,
+  inputAliases,
   resolveSearchPaging,
   validateInput,
   type EndpointDef,
@@ -47,7 +48,7 @@ function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
     if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
     const v = validateInput(endpoint, body);
     if (!v.ok) return sendError(reply, 400, 'invalid_request', formatProblems(v.problems));
-    const input = canonicalInput(v.value);
+    const input = canonicalInput(v.value, inputAliases(endpoint));
     if (endpoint.restricted && !key.restrictedAccess.includes(endpoint.name)) {
       return sendError(reply, 403, 'access_denied', 'This endpoint is disabled unless access is granted to the key.');
     }

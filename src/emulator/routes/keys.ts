@@ -36,7 +36,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: EmulatorContext): v
   };
   const parse = (body: unknown): { ok: true; value: KeySettings } | { ok: false; message: string } => {
     const r = keySettingsSchema.safeParse(body ?? {});
-    return r.success ? { ok: true, value: r.data as KeySettings } : { ok: false, message: formatProblems(problemsOf(r.error)) };
+    return r.success ? { ok: true, value: r.data as KeySettings } : { ok: false, message: formatProblems(problemsOf(r.error, body ?? {})) };
   };
 
   app.post('/v1/api-keys', { preHandler: guard }, async (req, reply) => {

@@ -1,6 +1,7 @@
-// GET /usage: synchronous and free. Month 1-12 and year 2020-2030 default to the current period;
-// a period after the current one is invalid_date.
+// GET /usage: synchronous and free. The period rules (month 1-12, year 2020-2030, no future
+// period) come from the contract, so the emulator answers the codes the client expects.
 import type { FastifyInstance } from 'fastify';
+import { checkUsagePeriod } from '../../contract';
 import { admit } from '../access';
 import type { EmulatorContext } from '../context';
 import { sendData, sendError } from '../replies';
@@ -10,24 +11,10 @@ export function registerUsageRoute(app: FastifyInstance, ctx: EmulatorContext): 
     const key = await admit(ctx, req, reply, { path: '/usage', product: 'none', usageCodes: true });
     if (!key) return reply;
     const q = req.query as Record<string, unknown>;
-    const now = new Date();
-    let month = now.getUTCMonth() + 1;
-    let year = now.getUTCFullYear();
-    if (q.month !== undefined) {
-      const m = typeof q.month === 'string' && /^\d{1,2}$/.test(q.month) ? Number(q.month) : NaN;
-      if (!(m >= 1 && m <= 12)) return sendError(reply, 400, 'invalid_month', 'month must be an integer from 1 to 12');
-      month = m;
-    }
-    if (q.year !== undefined) {
-      const y = typeof q.year === 'string' && /^\d{4}$/.test(q.year) ? Number(q.year) : NaN;
-      if (!(y >= 2020 && y <= 2030)) return sendError(reply, 400, 'invalid_year', 'year must be an integer from 2020 to 2030');
-      year = y;
-    }
-    if (year * 12 + month > now.getUTCFullYear() * 12 + now.getUTCMonth() + 1) {
-      return sendError(reply, 400, 'invalid_date', 'The period is in the future.');
-    }
+    const period = checkUsagePeriod({ month: q.month, year: q.year }, new Date());
+    if (!period.ok) return sendError(reply, 400, period.code, period.message);
     // Charges of jobs that completed a moment ago are booked before reading.
     ctx.jobs.settleDue();
-    return sendData(reply, 200, ctx.ledger.usage(key, year, month));
+    return sendData(reply, 200, ctx.ledger.usage(key, period.year, period.month));
   });
 }
