@@ -50,7 +50,8 @@ export class FaultInjector {
       f.jobNotFoundShare > 0 ||
       f.jobNeverFinishShare > 0 ||
       f.slowReplyShare > 0 ||
-      f.dropConnectionShare > 0;
+      f.dropConnectionShare > 0 ||
+      f.webhookDropShare > 0;
   }
 
   private applies(path: string): boolean {
@@ -80,6 +81,12 @@ export class FaultInjector {
     if (f.rateLimitShare > 0 && this.random() < f.rateLimitShare) return { kind: 'rate_limited', retryAfterSeconds: 1 };
     if (f.unavailableShare > 0 && this.random() < f.unavailableShare) return { kind: 'unavailable' };
     return { kind: 'none' };
+  }
+
+  /** True when this job's webhook deliveries are to be lost. */
+  dropsWebhook(path: string): boolean {
+    if (!this.applies(path) || this.faults.webhookDropShare === 0) return false;
+    return this.random() < this.faults.webhookDropShare;
   }
 
   forJob(path: string): JobFault {

@@ -74,7 +74,7 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   const faults = new FaultInjector(opts.faults, opts.seed, opts.timeScale);
   const dataset = datasetFor(opts.seed, opts.dataset);
   const jobs = new JobStore(opts, dataset, keys, ledger, stats, faults);
-  const webhooks = new WebhookDispatcher(opts, stats);
+  const webhooks = new WebhookDispatcher(opts, stats, faults);
   jobs.onSettled = (job, rendered) => webhooks.deliver(job, rendered);
   const ctx: EmulatorContext = {
     opts,

@@ -33,6 +33,8 @@ export const faultsSchema = z
     slowReplyMs: ms.default(2000),
     /** Share of requests whose connection is closed without a reply. */
     dropConnectionShare: share.default(0),
+    /** Share of completed jobs whose webhook deliveries are lost (never sent). */
+    webhookDropShare: share.default(0),
     /** Restrict the faults to these paths (e.g. ["/person/enrichment"]); empty means every keyed path. */
     paths: z.array(z.string().startsWith('/')).default([]),
   })

@@ -1,6 +1,7 @@
 // Webhook delivery: on completion the poll's envelope is POSTed to the job's callback_url,
 // `deliveries` times (receivers must be idempotent on request_id), each retried on failure after
 // a delay scaled by the time scale. Deliveries are never charged.
+import type { FaultInjector } from './faults';
 import type { Job } from './jobs';
 import type { EmulatorOptions } from './options';
 import type { Rendered } from './replies';
@@ -10,10 +11,15 @@ export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   private stopped = false;
 
-  constructor(private readonly opts: EmulatorOptions, private readonly stats: Stats) {}
+  constructor(
+    private readonly opts: EmulatorOptions,
+    private readonly stats: Stats,
+    private readonly faults: FaultInjector,
+  ) {}
 
   deliver(job: Job, rendered: Rendered): void {
     if (!job.callbackUrl) return;
+    if (this.faults.dropsWebhook(job.endpoint.path)) return;
     for (let i = 0; i < this.opts.webhooks.deliveries; i++) {
       const p = this.attempt(job.keyId, job.callbackUrl, rendered.body).finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
