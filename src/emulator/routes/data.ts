@@ -46,6 +46,12 @@ function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
     if (!key) return reply;
     const body = bodyObject(req);
     if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
+    // A string callback_url that breaks the delivery rules (its length included) is
+    // invalid_callback_url, not a generic validation failure.
+    if (typeof body.callback_url === 'string') {
+      const check = checkCallbackUrl(body.callback_url, { allowLoopback: ctx.opts.allowLoopbackCallbacks });
+      if (!check.ok) return sendError(reply, 400, 'invalid_callback_url', check.reason);
+    }
     const v = validateInput(endpoint, body);
     if (!v.ok) return sendError(reply, 400, 'invalid_request', formatProblems(v.problems));
     const input = canonicalInput(v.value, inputAliases(endpoint));
@@ -53,10 +59,6 @@ function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
       return sendError(reply, 403, 'access_denied', 'This endpoint is disabled unless access is granted to the key.');
     }
     const callbackUrl = typeof input.callback_url === 'string' ? input.callback_url : undefined;
-    if (callbackUrl !== undefined) {
-      const check = checkCallbackUrl(callbackUrl, { allowLoopback: ctx.opts.allowLoopbackCallbacks });
-      if (!check.ok) return sendError(reply, 400, 'invalid_callback_url', check.reason);
-    }
     ctx.jobs.settleDue();
     if (!ctx.ledger.hasCredit(key)) {
       return sendError(reply, 402, 'insufficient_credits', 'The credit balance is not positive; top up to continue.');
