@@ -103,7 +103,7 @@ describe('faults', () => {
       const t0 = Date.now();
       const ack = await c.post('/person/enrichment', unknown);
       // 50 s of latency at 0.005 is 250 ms; a minute window is 300 ms.
-      await sleep(300);
+      await sleep(350);
       const done = await c.get(`/person/enrichment?request_id=${ack.body.data.request_id}`);
       expect(done.body.data.completed).toBe(true);
       expect(Date.now() - t0).toBeLessThan(2000);
