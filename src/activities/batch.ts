@@ -39,7 +39,9 @@ export function createBatchActivities(deps: ActivityDeps) {
 
     /** An operator resumed the batch after topping up credits: submits may go again on these keys. */
     async resetCreditBreakers(input: { keyIds: string[] }): Promise<void> {
-      const gate = deps.permits as { resetCredits?: (keyId: string, by?: string) => Promise<unknown> };
+      const gate = deps.permits as {
+        resetCredits?: (keyId: string, by?: string) => Promise<unknown>;
+      };
       if (typeof gate.resetCredits !== 'function') return;
       for (const id of input.keyIds) await gate.resetCredits(id, 'batch resume');
     },
@@ -48,7 +50,12 @@ export function createBatchActivities(deps: ActivityDeps) {
      * GETs one stored page of a search and appends its rows to the export file, numbered from
      * `firstRow`. The rows go straight to the file: they never enter workflow history.
      */
-    async exportSearchPage(input: { ref: SearchPageRef; path: string; firstRow: number; take: number }): Promise<ExportPage> {
+    async exportSearchPage(input: {
+      ref: SearchPageRef;
+      path: string;
+      firstRow: number;
+      take: number;
+    }): Promise<ExportPage> {
       const page = await pages.readSearchPage(input.ref);
       if (page.kind === 'running') return page;
       const rows = page.rows.slice(0, input.take);
@@ -56,7 +63,13 @@ export function createBatchActivities(deps: ActivityDeps) {
         input.path,
         rows.map((result, i) => ({ row: input.firstRow + i, result })),
       );
-      return { kind: 'done', status: page.status, rows: rows.length, written, hasMore: page.hasMore };
+      return {
+        kind: 'done',
+        status: page.status,
+        rows: rows.length,
+        written,
+        hasMore: page.hasMore,
+      };
     },
   };
 }

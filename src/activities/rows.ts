@@ -8,11 +8,20 @@ import type { InputInspection, InputSource, ReadRowsRequest, ReadRowsResult } fr
 /** Errors about the file itself are not retried: the same file gives the same answer. */
 export function inputFailure(err: unknown, path: string): unknown {
   if (err instanceof ColumnError || err instanceof InputError) {
-    return ApplicationFailure.create({ type: 'invalid_input_file', message: err.message, nonRetryable: true });
+    return ApplicationFailure.create({
+      type: 'invalid_input_file',
+      message: err.message,
+      nonRetryable: true,
+    });
   }
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT' || code === 'EACCES' || code === 'EISDIR') {
-    const what = code === 'ENOENT' ? 'no such file' : code === 'EACCES' ? 'permission denied' : 'is a directory';
+    const what =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EACCES'
+          ? 'permission denied'
+          : 'is a directory';
     return ApplicationFailure.create({
       type: 'input_not_readable',
       message: `${path}: ${what} (workers read the input: they must see the same filesystem as the CLI)`,
@@ -24,7 +33,10 @@ export function inputFailure(err: unknown, path: string): unknown {
 
 export function createRowActivities() {
   return {
-    async inspectBatchInput(input: { source: InputSource; endpoint: string }): Promise<InputInspection> {
+    async inspectBatchInput(input: {
+      source: InputSource;
+      endpoint: string;
+    }): Promise<InputInspection> {
       try {
         return await inspectInput(input.source, input.endpoint);
       } catch (err) {

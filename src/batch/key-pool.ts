@@ -26,11 +26,11 @@ export function pickKey(pool: KeyPoolState): string | undefined {
     if (k.removed) return;
     pool.current[i] = (pool.current[i] ?? 0) + k.weight;
     total += k.weight;
-    if (best === -1 || pool.current[i]! > pool.current[best]!) best = i;
+    if (best === -1 || pool.current[i] > pool.current[best]) best = i;
   });
   if (best === -1) return undefined;
-  pool.current[best] = pool.current[best]! - total;
-  const id = pool.keys[best]!.id;
+  pool.current[best] = pool.current[best] - total;
+  const id = pool.keys[best].id;
   pool.started[id] = (pool.started[id] ?? 0) + 1;
   return id;
 }

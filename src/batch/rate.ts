@@ -14,7 +14,7 @@ export function recordCompletions(buckets: RateBuckets, nowMs: number, count = 1
 }
 
 function prune(buckets: RateBuckets, second: number): void {
-  while (buckets.length > 0 && buckets[0]![0] <= second - WINDOW_SECONDS) buckets.shift();
+  while (buckets.length > 0 && buckets[0][0] <= second - WINDOW_SECONDS) buckets.shift();
 }
 
 /**

@@ -1,7 +1,18 @@
 // Weighted spread of rows over keys, and keys leaving the pool.
 import { describe, expect, it } from 'vitest';
-import { describeRemoved, newKeyPool, pickKey, refreshKeyPool, removeKey } from '../../../src/batch/key-pool';
-import { etaSeconds, recordCompletions, rowsPerSecond, type RateBuckets } from '../../../src/batch/rate';
+import {
+  describeRemoved,
+  newKeyPool,
+  pickKey,
+  refreshKeyPool,
+  removeKey,
+} from '../../../src/batch/key-pool';
+import {
+  etaSeconds,
+  recordCompletions,
+  rowsPerSecond,
+  type RateBuckets,
+} from '../../../src/batch/rate';
 
 describe('key pool', () => {
   it('spreads rows in proportion to the keys limits, interleaved', () => {

@@ -54,12 +54,12 @@ describe('CSV chunks', () => {
     expect(rows[0]).toMatchObject({
       params: { email: 'ann@example.com', name: 'Lee, Ann', company: 'Acme\nWest' },
     });
-    expect(isInvalidRow(rows[1]!) && rows[1].problem).toBe('email must be an email address');
+    expect(isInvalidRow(rows[1]) && rows[1].problem).toBe('email must be an email address');
     // The problem names the field, never the value.
-    expect(JSON.stringify(isInvalidRow(rows[1]!) && rows[1].problem)).not.toContain('not-an-email');
-    expect(isInvalidRow(rows[2]!) && rows[2].problem).toMatch(/needs at least one of/);
+    expect(JSON.stringify(isInvalidRow(rows[1]) && rows[1].problem)).not.toContain('not-an-email');
+    expect(isInvalidRow(rows[2]) && rows[2].problem).toMatch(/needs at least one of/);
     expect(rows[3]).toMatchObject({ params: { email: 'zoe@example.com', name: 'Zoë "Z" Ö' } });
-    expect(isInvalidRow(rows[4]!) && rows[4].problem).toBe('has 4 fields where the header has 3');
+    expect(isInvalidRow(rows[4]) && rows[4].problem).toBe('has 4 fields where the header has 3');
     expect(rows[5]).toMatchObject({ row: 6, params: { email: 'last@example.com' } });
   });
 
@@ -69,7 +69,7 @@ describe('CSV chunks', () => {
     for (const size of [1, 2, 4]) expect(await readAll(source, size)).toEqual(whole);
     // Each row's own offset restarts reading at exactly that row.
     const info = await inspectInput(source, 'person_enrichment');
-    const fourth = whole[3]!;
+    const fourth = whole[3];
     const again = await readRows({
       source,
       endpoint: 'person_enrichment',
@@ -94,8 +94,8 @@ describe('CSV chunks', () => {
     expect(rows[0]).toMatchObject({
       params: { email: 'a@b.co', name: 'Al', lite_enrich: true, required_fields: ['headline'] },
     });
-    expect(rows[0]!.key).toEqual({ email: 'a@b.co', name: 'Al' });
-    expect(isInvalidRow(rows[1]!) && rows[1].problem).toBe('lite_enrich must be true or false');
+    expect(rows[0].key).toEqual({ email: 'a@b.co', name: 'Al' });
+    expect(isInvalidRow(rows[1]) && rows[1].problem).toBe('lite_enrich must be true or false');
   });
 
   it('refuses an unknown column before reading any row, naming it and the way out', async () => {

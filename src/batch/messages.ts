@@ -1,0 +1,12 @@
+// Queries and signals of the batch workflow, defined once so the CLI, the client and the
+// workflow agree. Signals (not updates) so operators can send them from the Web UI too.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
+import type { BatchProgress } from './types';
+
+export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
+/** Stop starting rows; rows in flight finish and are written. */
+export const pauseBatchSignal = defineSignal<[{ reason?: string }?]>('pauseBatch');
+/** Start rows again, after re-reading the worker's keys and closing their credit breakers. */
+export const resumeBatchSignal = defineSignal('resumeBatch');
+/** A new window width (1..1000). */
+export const setBatchWindowSignal = defineSignal<[number]>('setBatchWindow');

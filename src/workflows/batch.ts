@@ -1,0 +1,528 @@
+// A batch: the rows of a file fanned out as child endpoint calls in a sliding window, results
+// written as they arrive (one line per row), paused instead of failing every row when the key
+// or the account is at fault, and continued-as-new so its history stays bounded at any size.
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import {
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  WorkflowIdReusePolicy,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  isCancellation,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { BatchActivities } from '../activities/batch';
+import {
+  activeKeys,
+  describeRemoved,
+  newKeyPool,
+  pickKey,
+  refreshKeyPool,
+  removeKey,
+} from '../batch/key-pool';
+import {
+  batchProgressQuery,
+  pauseBatchSignal,
+  resumeBatchSignal,
+  setBatchWindowSignal,
+} from '../batch/messages';
+import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate';
+import {
+  BATCH_ID_PATTERN,
+  DEFAULT_CHUNK_SIZE,
+  DEFAULT_HISTORY_THRESHOLD,
+  DEFAULT_WINDOW,
+  INVALID_ROW,
+  MAX_WINDOW,
+  childWorkflowId,
+  isInvalidRow,
+  type BatchInput,
+  type BatchProgress,
+  type BatchStateName,
+  type BatchSummary,
+  type CarriedState,
+  type InputRow,
+  type ResultLine,
+  type ValidRow,
+} from '../batch/types';
+import { errorInfo, findEndpoint, isSystemic } from '../contract';
+import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex, PcdsState } from '../temporal/search-attributes';
+import { endpointCall } from './endpoint-call';
+import type { CallInput, CallOutcome } from './types';
+
+const files = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '5 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+const accounts = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+
+// One append carries at most this much, well under Temporal's payload limits.
+const MAX_LINES_PER_WRITE = 200;
+const MAX_BYTES_PER_WRITE = 512 * 1024;
+
+interface Finished {
+  row: ValidRow;
+  keyId: string;
+  outcome?: CallOutcome;
+  failure?: { code: string; message: string };
+}
+
+const clampWindow = (n: number) => Math.max(1, Math.min(MAX_WINDOW, Math.floor(n)));
+
+function failureOf(err: unknown): { code: string; message: string } {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type)
+    return { code: cause.type, message: cause.message };
+  if (isCancellation(cause)) return { code: 'cancelled', message: 'the row was cancelled' };
+  const name = (cause as Error | undefined)?.name ?? 'unknown';
+  return { code: 'child_failed', message: `the row's call ended without an error code (${name})` };
+}
+
+/** 401 and 403 codes are about one key: it leaves the pool. 402 is the account's: the batch pauses. */
+const isKeyFault = (code: string) => {
+  const http = errorInfo(code)?.http;
+  return http === 401 || http === 403;
+};
+
+export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
+  if (!BATCH_ID_PATTERN.test(input.batchId)) {
+    throw ApplicationFailure.create({
+      type: 'invalid_batch_id',
+      message: 'batch id: 1 to 64 letters, digits, _ or -',
+      nonRetryable: true,
+    });
+  }
+  const endpoint = findEndpoint(input.endpoint);
+  if (!endpoint || endpoint.polling === 'sync') {
+    throw ApplicationFailure.create({
+      type: 'unknown_endpoint',
+      message: `no asynchronous endpoint named ${input.endpoint}`,
+      nonRetryable: true,
+    });
+  }
+  const chunkSize = Math.max(1, Math.floor(input.chunkSize ?? DEFAULT_CHUNK_SIZE));
+  const threshold = input.historyThreshold ?? DEFAULT_HISTORY_THRESHOLD;
+
+  let s: CarriedState;
+  if (input.carried) {
+    s = input.carried;
+  } else {
+    const [inspection, keys] = await Promise.all([
+      files.inspectBatchInput({ source: input.source, endpoint: endpoint.name }),
+      accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) }),
+    ]);
+    if (keys.length === 0) {
+      throw ApplicationFailure.create({
+        type: 'no_keys',
+        message: 'the worker has no API key configured',
+        nonRetryable: true,
+      });
+    }
+    await files.resetBatchOutput({ path: input.output });
+    s = {
+      cursor: { row: 1, byteOffset: inspection.dataOffset, done: false },
+      ...(inspection.header ? { header: inspection.header } : {}),
+      total: inspection.total,
+      counters: { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} },
+      redo: [],
+      window: clampWindow(input.window ?? DEFAULT_WINDOW),
+      pool: newKeyPool(keys),
+      startedAt: new Date().toISOString(),
+      runs: 0,
+      rate: [],
+      historyEvents: 0,
+    };
+  }
+  s.runs += 1;
+  const startedAtMs = Date.parse(s.startedAt);
+
+  // Rows of this run: read from the file but not started, in file order.
+  const queue: InputRow[] = [];
+  const inFlight = new Map<number, string>();
+  const finished: Finished[] = [];
+  const results: ResultLine[] = [];
+  let writing = false;
+  let writeError: unknown;
+  let resumeRequested = false;
+  let cancelling = false;
+  let state: BatchStateName = s.paused ? 'paused' : 'running';
+
+  const progress = (): BatchProgress => {
+    const now = Date.now();
+    const rate = rowsPerSecond(s.rate, now, startedAtMs);
+    const eta = etaSeconds(s.total - s.counters.done, rate);
+    return {
+      batchId: input.batchId,
+      endpoint: endpoint.name,
+      state,
+      total: s.total,
+      ...s.counters,
+      failedByCode: { ...s.counters.failedByCode },
+      inFlight: inFlight.size,
+      window: s.window,
+      ...(s.paused ? { paused: s.paused } : {}),
+      pool: s.pool.keys.map((k) => ({
+        id: k.id,
+        weight: k.weight,
+        started: s.pool.started[k.id] ?? 0,
+        ...(k.removed ? { removed: k.removed.code } : {}),
+      })),
+      rowsPerSecond: Math.round(rate * 100) / 100,
+      ...(eta !== undefined ? { etaSeconds: eta } : {}),
+      startedAt: s.startedAt,
+      runs: s.runs,
+      output: input.output,
+    };
+  };
+
+  let lastState: BatchStateName | undefined;
+  const show = (next: BatchStateName) => {
+    state = next;
+    if (state !== lastState) {
+      lastState = state;
+      upsertSearchAttributes([{ key: PcdsState, value: state }] as SearchAttributeUpdatePair[]);
+    }
+    const c = s.counters;
+    const failedCodes = Object.entries(c.failedByCode)
+      .map(([code, n]) => `${code} ${n}`)
+      .join(', ');
+    setCurrentDetails(
+      `${state}${s.paused ? ` (${s.paused.code}: ${s.paused.message})` : ''}: ${c.done}/${s.total} rows, ` +
+        `${c.found} found, ${c.empty} empty, ${c.failed} failed${failedCodes ? ` (${failedCodes})` : ''}, ` +
+        `${inFlight.size} in flight, window ${s.window}`,
+    );
+  };
+
+  setHandler(batchProgressQuery, progress);
+  setHandler(pauseBatchSignal, (arg) => {
+    if (s.paused) return;
+    s.paused = { code: 'paused_by_operator', message: arg?.reason ?? 'paused by an operator' };
+  });
+  setHandler(resumeBatchSignal, () => {
+    resumeRequested = true;
+  });
+  setHandler(setBatchWindowSignal, (width) => {
+    if (typeof width === 'number' && Number.isFinite(width)) s.window = clampWindow(width);
+  });
+
+  upsertSearchAttributes([
+    { key: PcdsBatchId, value: input.batchId },
+    { key: PcdsEndpoint, value: endpoint.name },
+  ] as SearchAttributeUpdatePair[]);
+  show(state);
+
+  const record = (line: ResultLine) => {
+    const c = s.counters;
+    c.done += 1;
+    if (line.outcome === 'found') c.found += 1;
+    else if (line.outcome === 'empty') c.empty += 1;
+    else {
+      c.failed += 1;
+      const code = line.code ?? 'unknown';
+      c.failedByCode[code] = (c.failedByCode[code] ?? 0) + 1;
+    }
+    recordCompletions(s.rate, Date.now());
+    results.push(line);
+  };
+
+  /** Starts one append if none is running; appends are never concurrent for a batch. */
+  const startWrite = () => {
+    if (writing || results.length === 0) return;
+    let bytes = 0;
+    let n = 0;
+    while (n < results.length && n < MAX_LINES_PER_WRITE) {
+      bytes += JSON.stringify(results[n]).length;
+      if (n > 0 && bytes > MAX_BYTES_PER_WRITE) break;
+      n += 1;
+    }
+    const lines = results.splice(0, n);
+    writing = true;
+    files.appendBatchResults({ path: input.output, lines }).then(
+      () => {
+        writing = false;
+      },
+      (err: unknown) => {
+        results.unshift(...lines);
+        writing = false;
+        // A write cut by the batch's cancellation is done again outside the cancelled scope.
+        if (!isCancellation(err)) writeError = err;
+      },
+    );
+  };
+
+  const startRow = (row: ValidRow, keyId: string) => {
+    const call: CallInput = {
+      endpoint: endpoint.name,
+      params: row.params,
+      keyId,
+      batchId: input.batchId,
+      rowIndex: row.row,
+      ...(input.webhooks ? { webhook: true } : {}),
+      ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
+      ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
+    };
+    inFlight.set(row.row, keyId);
+    const settle = (f: Omit<Finished, 'row' | 'keyId'>) => {
+      inFlight.delete(row.row);
+      finished.push({ row, keyId, ...f });
+    };
+    startChild(endpointCall, {
+      workflowId: childWorkflowId(input.batchId, row.row),
+      args: [call],
+      // A batch closes only after its children; if it is terminated, its rows are cancelled.
+      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+      // A row runs again only when its earlier run failed (a row sent back by a 402, say).
+      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      typedSearchAttributes: [
+        { key: PcdsBatchId, value: input.batchId },
+        { key: PcdsEndpoint, value: endpoint.name },
+        { key: PcdsRowIndex, value: row.row },
+      ],
+      staticSummary: `row ${row.row} of batch ${input.batchId} (${endpoint.name})`,
+    }).then(
+      (handle) =>
+        handle.result().then(
+          (outcome) => settle({ outcome }),
+          (err: unknown) => settle({ failure: failureOf(err) }),
+        ),
+      (err: unknown) => {
+        const already = (err as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError';
+        settle({
+          failure: already
+            ? {
+                code: 'row_already_run',
+                message: 'a call for this row already completed under this batch id',
+              }
+            : failureOf(err),
+        });
+      },
+    );
+  };
+
+  /** Turns finished children into result lines, or sends rows back on a systemic failure. */
+  const absorbFinished = () => {
+    for (const f of finished.splice(0)) {
+      const key = f.row.key;
+      if (f.outcome) {
+        const o = f.outcome;
+        if (o.outcome === 'found')
+          record({
+            row: f.row.row,
+            key,
+            outcome: 'found',
+            requestId: o.requestId,
+            result: o.result,
+          });
+        else if (o.outcome === 'empty')
+          record({ row: f.row.row, key, outcome: 'empty', requestId: o.requestId });
+        else
+          record({
+            row: f.row.row,
+            key,
+            outcome: 'failed',
+            code: o.code,
+            message: o.message,
+            ...(o.requestId ? { requestId: o.requestId } : {}),
+          });
+        continue;
+      }
+      const { code, message } = f.failure!;
+      if (cancelling && code === 'cancelled') continue;
+      if (isSystemic(code)) {
+        s.redo.push(f.row);
+        if (isKeyFault(code)) {
+          removeKey(s.pool, f.keyId, code, new Date().toISOString());
+          if (activeKeys(s.pool).length === 0 && !s.paused) {
+            s.paused = {
+              code,
+              message: `no key left in the pool: ${describeRemoved(s.pool)}; fix the keys, then resume`,
+            };
+          }
+        } else if (!s.paused) {
+          s.paused = {
+            code,
+            keyId: f.keyId,
+            message: `${code} on key ${f.keyId}: top up the account's credits, then resume`,
+          };
+        }
+        continue;
+      }
+      record({ row: f.row.row, key, outcome: 'failed', code, message });
+    }
+  };
+
+  const readMore = async () => {
+    const got = await files.readBatchRows({
+      source: input.source,
+      endpoint: endpoint.name,
+      ...(s.header ? { header: s.header } : {}),
+      from: s.cursor,
+      count: chunkSize,
+    });
+    queue.push(...got.rows);
+    s.cursor = got.next;
+  };
+
+  const resume = async () => {
+    resumeRequested = false;
+    if (!s.paused) return;
+    const keys = await accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) });
+    s.pool = refreshKeyPool(s.pool, keys);
+    await accounts.resetCreditBreakers({ keyIds: keys.map((k) => k.id) });
+    s.paused = undefined;
+  };
+
+  const wantsNewRun = () =>
+    workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= threshold;
+
+  /** Starts what the window allows; invalid rows are written without a call. */
+  const fill = () => {
+    while (!s.paused) {
+      const next: InputRow | undefined = s.redo[0] ?? queue[0];
+      if (!next) return;
+      if (isInvalidRow(next)) {
+        queue.shift();
+        record({
+          row: next.row,
+          key: next.key,
+          outcome: 'failed',
+          code: INVALID_ROW,
+          message: next.problem,
+        });
+        continue;
+      }
+      if (inFlight.size >= s.window) return;
+      const keyId = pickKey(s.pool);
+      if (!keyId) {
+        s.paused = {
+          code: 'no_keys_left',
+          message: `no key left in the pool: ${describeRemoved(s.pool)}`,
+        };
+        return;
+      }
+      if (s.redo[0] === next) s.redo.shift();
+      else queue.shift();
+      startRow(next, keyId);
+    }
+  };
+
+  let draining = false;
+  try {
+    for (;;) {
+      absorbFinished();
+      if (writeError) {
+        const err = writeError;
+        writeError = undefined;
+        throw err instanceof Error ? err : new Error('the output could not be written');
+      }
+      if (resumeRequested) await resume();
+      if (!draining && wantsNewRun()) draining = true;
+      if (!draining) {
+        if (!s.paused && queue.length < s.window && !s.cursor.done) {
+          await readMore();
+          continue;
+        }
+        fill();
+      }
+      startWrite();
+      if (runOver()) break;
+      show(draining ? 'draining' : s.paused ? 'paused' : 'running');
+      await condition(
+        () =>
+          finished.length > 0 ||
+          (!writing && results.length > 0) ||
+          resumeRequested ||
+          writeError !== undefined ||
+          (!draining && !s.paused && canStart()) ||
+          runOver(),
+      );
+    }
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    cancelling = true;
+    show('cancelling');
+    // Children were cancelled with the batch: record what finished, write it, then stop.
+    await CancellationScope.nonCancellable(async () => {
+      await condition(() => inFlight.size === 0);
+      absorbFinished();
+      await flushAll();
+    });
+    const summary = summarize('cancelled');
+    await CancellationScope.nonCancellable(() =>
+      files.writeBatchSummary({ path: input.output, summary }),
+    );
+    show('cancelled');
+    return summary;
+  }
+
+  /** Everything of this run is written: the batch is done, or ready to continue as new. */
+  function runOver(): boolean {
+    const idle = inFlight.size === 0 && finished.length === 0 && results.length === 0 && !writing;
+    const allRead = s.cursor.done && queue.length === 0 && s.redo.length === 0;
+    return idle && (draining || allRead);
+  }
+
+  function canStart(): boolean {
+    const next = s.redo[0] ?? queue[0];
+    if (next && (isInvalidRow(next) || inFlight.size < s.window)) return true;
+    return queue.length < s.window && !s.cursor.done;
+  }
+
+  async function flushAll() {
+    for (;;) {
+      await condition(() => !writing);
+      if (writeError) {
+        const err = writeError;
+        writeError = undefined;
+        throw err instanceof Error ? err : new Error('the output could not be written');
+      }
+      if (results.length === 0) return;
+      startWrite();
+    }
+  }
+
+  function summarize(final: 'done' | 'cancelled'): BatchSummary {
+    const finishedAt = new Date();
+    const seconds = Math.max(0.001, (finishedAt.getTime() - startedAtMs) / 1000);
+    return {
+      batchId: input.batchId,
+      endpoint: endpoint!.name,
+      state: final,
+      total: s.total,
+      ...s.counters,
+      output: input.output,
+      startedAt: s.startedAt,
+      finishedAt: finishedAt.toISOString(),
+      seconds: Math.round(seconds * 10) / 10,
+      rowsPerSecond: Math.round((s.counters.done / seconds) * 100) / 100,
+      runs: s.runs,
+      historyEvents: s.historyEvents + workflowInfo().historyLength,
+    };
+  }
+
+  if (draining) {
+    // Rows read but not started are read again by the next run, from the first one's offset.
+    const first = queue[0];
+    if (first) s.cursor = { row: first.row, byteOffset: first.offset, done: false };
+    s.historyEvents += workflowInfo().historyLength;
+    show('draining');
+    await condition(allHandlersFinished);
+    return continueAsNew<typeof batchWorkflow>({ ...input, carried: s });
+  }
+
+  const summary = summarize('done');
+  await files.writeBatchSummary({ path: input.output, summary });
+  show('done');
+  return summary;
+}

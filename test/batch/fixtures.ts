@@ -1,0 +1,111 @@
+// Shared pieces of the batch tests: an emulator with short latencies, worker activities built
+// from a PCDS_ configuration pointing at it, input files, and reading an output back.
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
+import { createActivities } from '../../src/activities';
+import { batchProgressQuery } from '../../src/batch/messages';
+import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types';
+import { batchWorkflowId } from '../../src/batch/types';
+import { loadConfig, type Config } from '../../src/config';
+import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
+import { createServiceClients } from '../../src/http/service-clients';
+import { unthrottled, type PermitGate } from '../../src/http/permits';
+import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes';
+import { batchWorkflow } from '../../src/workflows/batch';
+
+export const FAST_EMULATOR: EmulatorOptionsInput = {
+  port: 0,
+  latency: { queuedMs: 20, processingMs: 40 },
+  limits: { enabled: false },
+};
+
+export async function fastEmulator(extra: EmulatorOptionsInput = {}): Promise<RunningEmulator> {
+  return startEmulator({ ...FAST_EMULATOR, ...extra });
+}
+
+export function configFor(emu: RunningEmulator, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    PCDS_BASE_URL: emu.url,
+    PCDS_API_KEY: emu.devKey.key,
+    PCDS_API_SECRET: emu.devKey.secret,
+    PCDS_THROTTLE: 'off',
+    ...env,
+  });
+}
+
+export function activitiesFor(config: Config, permits: PermitGate = unthrottled) {
+  const clients = createServiceClients(config);
+  return {
+    activities: createActivities({ config, clients, permits }),
+    close: () => clients.close(),
+  };
+}
+
+let idCounter = 0;
+/** A batch id no earlier run against the same server used. */
+export const uniqueBatchId = (name: string) =>
+  `${name}-${process.pid}-${Date.now().toString(36)}-${++idCounter}`;
+
+export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), `pcds-${prefix}-`));
+
+export function writeCsv(
+  dir: string,
+  name: string,
+  rows: Record<string, string>[],
+  columns: string[],
+): string {
+  const cell = (v: string) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  const text =
+    [columns.join(','), ...rows.map((r) => columns.map((c) => cell(r[c] ?? '')).join(','))].join(
+      '\n',
+    ) + '\n';
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+export function readOutput(path: string): ResultLine[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as ResultLine);
+}
+
+export async function startBatch(client: Client, taskQueue: string, input: BatchInput) {
+  return client.workflow.start(batchWorkflow, {
+    taskQueue,
+    workflowId: batchWorkflowId(input.batchId),
+    args: [input],
+    typedSearchAttributes: [
+      { key: PcdsBatchId, value: input.batchId },
+      { key: PcdsEndpoint, value: input.endpoint },
+    ],
+  });
+}
+
+export async function waitForProgress(
+  client: Client,
+  batchId: string,
+  until: (p: BatchProgress) => boolean,
+  timeoutMs = 30_000,
+): Promise<BatchProgress> {
+  const handle = client.workflow.getHandle(batchWorkflowId(batchId));
+  const deadline = Date.now() + timeoutMs;
+  let last: BatchProgress | undefined;
+  while (Date.now() < deadline) {
+    try {
+      last = await handle.query(batchProgressQuery);
+      if (until(last)) return last;
+    } catch {
+      // Between runs (continue-as-new) or before the first task, a query may fail: ask again.
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(
+    `batch ${batchId} did not reach the expected state; last progress: ${JSON.stringify(last)}`,
+  );
+}
+
+export type { BatchSummary };
