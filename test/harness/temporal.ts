@@ -43,9 +43,9 @@ export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleWit
   let bundle = bundles.get(key);
   if (!bundle) {
     bundle = bundleWorkflowCode({ workflowsPath: key, logger: new DefaultLogger('WARN') });
+    // A failure stays cached too: the sources will not change during the run, and webpack's
+    // error report is printed once instead of once per test.
     bundles.set(key, bundle);
-    // A failed bundle (e.g. a syntax error being fixed) must not stay cached.
-    bundle.catch(() => bundles.delete(key));
   }
   return bundle;
 }
