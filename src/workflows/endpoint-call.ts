@@ -52,7 +52,8 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   setHandler(webhookDeliveredSignal, (delivery) => {
     // A repeated delivery after completion changes nothing.
     if (state.phase === 'done') return;
-    if (state.requestId !== undefined && delivery.requestId !== state.requestId) return;
+    // A delivery naming no job (a failure envelope has no data) is kept: it is confirmed by a poll.
+    if (state.requestId !== undefined && delivery.requestId !== undefined && delivery.requestId !== state.requestId) return;
     deliveries.push(delivery);
     if (deliveries.length > MAX_BUFFERED_DELIVERIES) deliveries.shift();
   });
@@ -121,19 +122,27 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   if (input.webhook) {
     const fallbackMs = input.webhookFallbackPollMs ?? DEFAULT_WEBHOOK_FALLBACK_POLL_MS;
     enter('waiting_for_webhook');
+    const ours = (d: WebhookDelivery) => d.requestId === undefined || d.requestId === submitted.requestId;
     for (;;) {
       const delivered = await condition(
-        () => deliveries.some((d) => d.requestId === submitted.requestId),
+        () => deliveries.some(ours),
         Math.max(1, Math.min(fallbackMs, deadline - Date.now())),
       );
       if (delivered) {
-        const idx = deliveries.findIndex((d) => d.requestId === submitted.requestId);
-        const delivery = deliveries.splice(idx, 1)[0]!;
+        const delivery = deliveries.splice(deliveries.findIndex(ours), 1)[0];
         const outcome = classifyPoll(endpoint, { httpStatus: 200, body: delivery.body });
-        if (outcome.kind === 'failed') return fail(callFailure(outcome.failure.code, `${outcome.failure.code}: the job ended with status ${outcome.status ?? 'failed'}`), 'poll_timeout');
-        if (outcome.kind === 'found') return finish({ kind: 'found', status: outcome.status, result: outcome.result }, submitted.requestId);
-        if (outcome.kind === 'empty') return finish({ kind: 'empty', status: outcome.status }, submitted.requestId);
-        // A non-terminal delivery: keep waiting.
+        // The URL's token proves the sender knew the URL, not what the body says. A success that
+        // names this job and parses against the contract is taken as the result; a delivered
+        // failure, or a body naming no job, is confirmed by one poll before it ends the call.
+        // Person search: the callback reports completion only; the rows are read by GET.
+        if (delivery.requestId !== undefined && endpoint.polling !== 'person_search') {
+          if (outcome.kind === 'found') return finish({ kind: 'found', status: outcome.status, result: outcome.result }, submitted.requestId);
+          if (outcome.kind === 'empty') return finish({ kind: 'empty', status: outcome.status }, submitted.requestId);
+          // A non-terminal delivery: keep waiting.
+          if (outcome.kind === 'running') continue;
+        }
+        const confirmed = await poll();
+        if (confirmed.kind !== 'running') return finish(confirmed, submitted.requestId);
         continue;
       }
       if (Date.now() >= deadline) return timeout();
