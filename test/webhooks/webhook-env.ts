@@ -1,0 +1,121 @@
+// What a webhook-mode test needs: the emulator delivering to loopback, a receiver on 127.0.0.1,
+// worker activities that put a callback URL on each submit, and a typed client.
+import { createActivities } from '../../src/activities';
+import { createPcdsClient, type PcdsClient } from '../../src/client';
+import type { EmulatorOptionsInput } from '../../src/emulator';
+import { unthrottled } from '../../src/http/permits';
+import { callbackUrlsFor } from '../../src/webhooks/callback-urls';
+import {
+  startWebhookReceiver,
+  type ReceiverLog,
+  type WebhookReceiver,
+} from '../../src/webhooks/receiver';
+import type { WebhookSettings } from '../../src/webhooks/settings';
+import { connectClient, withWorker } from '../harness/temporal';
+import { startCallEnv, type CallEnv } from '../calls/call-env';
+
+export interface WebhookEnv extends CallEnv {
+  settings: WebhookSettings;
+  /** Set by withWebhookWorker for the duration of its callback. */
+  receiver?: WebhookReceiver;
+  log: ReceiverLog & { lines: string[] };
+}
+
+export function capturingLog(): ReceiverLog & { lines: string[] } {
+  const lines: string[] = [];
+  return {
+    lines,
+    info: (fields, message) => lines.push(JSON.stringify({ ...fields, message })),
+    warn: (fields, message) => lines.push(JSON.stringify({ ...fields, message })),
+  };
+}
+
+export async function startWebhookEnv(
+  emulatorOptions: EmulatorOptionsInput = {},
+): Promise<WebhookEnv> {
+  const env = await startCallEnv({ allowLoopbackCallbacks: true, ...emulatorOptions });
+  const settings: WebhookSettings = {
+    // Replaced by the receiver's address once it listens.
+    publicUrl: 'http://127.0.0.1',
+    current: { id: 'k1', secret: 'webhook-test-secret-0123456789' },
+    previous: [],
+    allowLoopback: true,
+    fallbackPollMs: 60_000,
+  };
+  return { ...env, settings, log: capturingLog() };
+}
+
+export interface WebhookWorkerContext {
+  client: PcdsClient;
+  receiver: WebhookReceiver;
+  /** Starts the receiver again on the same port (after receiver.stop()). */
+  restartReceiver(): Promise<WebhookReceiver>;
+  taskQueue: string;
+}
+
+/**
+ * Runs `fn` with a receiver, a worker whose submits carry callback URLs to it, and a client
+ * whose calls poll only every `fallbackPollMs` while they wait for deliveries.
+ */
+export async function withWebhookWorker<T>(
+  env: WebhookEnv,
+  opts: { fallbackPollMs: number },
+  fn: (ctx: WebhookWorkerContext) => Promise<T>,
+): Promise<T> {
+  const { client: temporal, connection: receiverConnection } = await connectClient();
+  let receiver = await startWebhookReceiver({
+    settings: env.settings,
+    client: temporal,
+    port: 0,
+    host: '127.0.0.1',
+    log: env.log,
+  });
+  const port = Number(new URL(receiver.url).port);
+  const settings: WebhookSettings = { ...env.settings, publicUrl: receiver.url };
+  const activities = createActivities({
+    config: env.config,
+    clients: env.clients,
+    permits: unthrottled,
+    callbackUrlFor: callbackUrlsFor(settings),
+  });
+  try {
+    return await withWorker({ activities }, async ({ taskQueue, namespace, address }) => {
+      const { connection } = await connectClient({ address, namespace });
+      const client = await createPcdsClient({
+        connection,
+        namespace,
+        taskQueue,
+        defaults: {
+          pollIntervalMs: 100,
+          maxWaitMs: 30_000,
+          webhookFallbackPollMs: opts.fallbackPollMs,
+        },
+      });
+      try {
+        return await fn({
+          client,
+          receiver,
+          taskQueue,
+          async restartReceiver() {
+            receiver = await startWebhookReceiver({
+              settings: env.settings,
+              client: temporal,
+              port,
+              host: '127.0.0.1',
+              log: env.log,
+            });
+            return receiver;
+          },
+        });
+      } finally {
+        await client.close();
+        await connection.close();
+      }
+    });
+  } finally {
+    await receiver.stop().catch(() => undefined);
+    await receiverConnection.close();
+  }
+}
+
+export type { CallEnv };
