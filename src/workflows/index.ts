@@ -2,3 +2,4 @@
 export * from './endpoint-call';
 export * from './person-search';
 export * from './batch';
+export * from './search-export';

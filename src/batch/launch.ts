@@ -1,0 +1,185 @@
+// Client side of a batch: checks everything that can be checked before a batch starts (endpoint,
+// files, columns, output, batch id), then starts the workflow with its search attributes and
+// summary, and finds it again by id. Used by the CLI, the demo, the client and the tests.
+import { randomBytes } from 'node:crypto';
+import { access, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  type Client,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { findEndpoint, type EndpointDef } from '../contract';
+import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes';
+import type { batchWorkflow } from '../workflows/batch';
+import { ColumnError, parseColumnMap } from './columns';
+import { batchProgressQuery } from './messages';
+import { formatOf, inspectInput, InputError } from './row-reader';
+import {
+  BATCH_ID_PATTERN,
+  MAX_WINDOW,
+  batchWorkflowId,
+  type BatchInput,
+  type BatchProgress,
+  type InputInspection,
+} from './types';
+
+/** A batch could not start: the message names the problem and the fix. */
+export class BatchSetupError extends Error {
+  override name = 'BatchSetupError';
+}
+
+export interface BatchRequest {
+  endpoint?: string;
+  input: string;
+  output: string;
+  format?: string;
+  /** `email=Email Address,name=Full Name` */
+  map?: string;
+  /** Columns to leave out. */
+  ignore?: string[];
+  batchId?: string;
+  window?: number;
+  keyIds?: string[];
+  webhooks?: boolean;
+  /** Replace an existing non-empty output file. */
+  overwrite?: boolean;
+  historyThreshold?: number;
+  chunkSize?: number;
+  pollIntervalMs?: number;
+  maxWaitMs?: number;
+}
+
+export interface PreparedBatch {
+  input: BatchInput;
+  endpoint: EndpointDef;
+  inspection: InputInspection;
+}
+
+export const newBatchId = () =>
+  `b${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(4).toString('hex')}`;
+
+/** Every check that needs no server: a bad request fails here, before anything is started. */
+export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
+  const endpointName = req.endpoint ?? 'person_enrichment';
+  const endpoint = findEndpoint(endpointName);
+  if (!endpoint) {
+    throw new BatchSetupError(
+      `unknown endpoint "${endpointName}"; see \`pcds call --help\` for the catalogue`,
+    );
+  }
+  if (endpoint.polling === 'sync') {
+    throw new BatchSetupError(`${endpoint.name} is synchronous: there is nothing to batch`);
+  }
+  const batchId = req.batchId ?? newBatchId();
+  if (!BATCH_ID_PATTERN.test(batchId)) {
+    throw new BatchSetupError('--id: 1 to 64 letters, digits, _ or - (and never personal data)');
+  }
+  if (
+    req.window !== undefined &&
+    (!Number.isInteger(req.window) || req.window < 1 || req.window > MAX_WINDOW)
+  ) {
+    throw new BatchSetupError(`--window must be an integer from 1 to ${MAX_WINDOW}`);
+  }
+  const inputPath = resolve(req.input);
+  const outputPath = resolve(req.output);
+  if (inputPath === outputPath) throw new BatchSetupError('--output must not be the input file');
+  try {
+    const st = await stat(inputPath);
+    if (!st.isFile()) throw new BatchSetupError(`${req.input} is not a file`);
+    await access(inputPath, constants.R_OK);
+  } catch (err) {
+    if (err instanceof BatchSetupError) throw err;
+    throw new BatchSetupError(
+      `cannot read the input file ${req.input}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
+  }
+  const existing = await stat(outputPath).catch(() => undefined);
+  if (existing && existing.size > 0 && !req.overwrite) {
+    throw new BatchSetupError(
+      `the output file ${req.output} exists and is not empty: choose another --output or pass --overwrite`,
+    );
+  }
+  try {
+    const source = {
+      path: inputPath,
+      format: formatOf(inputPath, req.format),
+      ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
+      ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
+    };
+    const inspection = await inspectInput(source, endpoint.name);
+    const input: BatchInput = {
+      batchId,
+      endpoint: endpoint.name,
+      source,
+      output: outputPath,
+      ...(req.window ? { window: req.window } : {}),
+      ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
+      ...(req.webhooks ? { webhooks: true } : {}),
+      ...(req.historyThreshold ? { historyThreshold: req.historyThreshold } : {}),
+      ...(req.chunkSize ? { chunkSize: req.chunkSize } : {}),
+      ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),
+      ...(req.maxWaitMs ? { maxWaitMs: req.maxWaitMs } : {}),
+    };
+    return { input, endpoint, inspection };
+  } catch (err) {
+    if (err instanceof ColumnError || err instanceof InputError)
+      throw new BatchSetupError(err.message);
+    throw err;
+  }
+}
+
+export type BatchHandle = WorkflowHandle<typeof batchWorkflow>;
+
+/** Starts the batch workflow; a batch id already used is refused (its rows' ids would collide). */
+export async function startBatchWorkflow(
+  client: Client,
+  taskQueue: string,
+  prepared: PreparedBatch,
+): Promise<BatchHandle> {
+  const { input, endpoint, inspection } = prepared;
+  try {
+    return await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+      taskQueue,
+      workflowId: batchWorkflowId(input.batchId),
+      args: [input],
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      typedSearchAttributes: [
+        { key: PcdsBatchId, value: input.batchId },
+        { key: PcdsEndpoint, value: endpoint.name },
+        { key: PcdsState, value: 'running' },
+      ],
+      staticSummary: `batch of ${inspection.total} ${endpoint.name} rows`,
+      staticDetails: `input ${input.source.path}\noutput ${input.output}`,
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new BatchSetupError(
+        `a batch with id ${input.batchId} already exists: choose another --id`,
+      );
+    }
+    throw err;
+  }
+}
+
+export function batchHandle(client: Client, batchId: string): BatchHandle {
+  if (!BATCH_ID_PATTERN.test(batchId)) throw new BatchSetupError(`"${batchId}" is not a batch id`);
+  return client.workflow.getHandle<typeof batchWorkflow>(batchWorkflowId(batchId));
+}
+
+export function queryProgress(handle: BatchHandle): Promise<BatchProgress> {
+  return handle.query(batchProgressQuery);
+}
+
+/** The Web UI page of a workflow. */
+export function webUiLink(uiUrl: string, namespace: string, workflowId: string): string {
+  return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+/** The Web UI list of a batch's rows. */
+export function webUiRowsLink(uiUrl: string, namespace: string, batchId: string): string {
+  const query = `PcdsBatchId="${batchId}" AND WorkflowType="endpointCall"`;
+  return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
+}
