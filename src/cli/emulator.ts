@@ -12,12 +12,14 @@ import {
 
 const intArg = (name: string, min: number, max: number) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
   return n;
 };
 const numArg = (name: string, min: number, max: number) => (v: string) => {
   const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
   return n;
 };
 
@@ -35,15 +37,23 @@ export interface EmulatorFlags {
 }
 
 /** Options from a --config file, overridden by the flags given on the command line. */
-export async function emulatorOptionsFromFlags(flags: EmulatorFlags): Promise<EmulatorOptionsInput> {
-  const base: Record<string, any> = flags.config ? { ...(await loadEmulatorOptionsFile(flags.config)) } : {};
+export async function emulatorOptionsFromFlags(
+  flags: EmulatorFlags,
+): Promise<EmulatorOptionsInput> {
+  const base: Record<string, any> = flags.config
+    ? { ...(await loadEmulatorOptionsFile(flags.config)) }
+    : {};
   if (flags.port !== undefined) base.port = flags.port;
   if (flags.host !== undefined) base.host = flags.host;
   if (flags.seed !== undefined) base.seed = flags.seed;
   if (flags.timeScale !== undefined) base.timeScale = flags.timeScale;
   if (flags.limits === false) base.limits = { ...(base.limits ?? {}), enabled: false };
   if (flags.queuedMs !== undefined || flags.processingMs !== undefined) {
-    base.latency = { ...(base.latency ?? {}), ...(flags.queuedMs !== undefined ? { queuedMs: flags.queuedMs } : {}), ...(flags.processingMs !== undefined ? { processingMs: flags.processingMs } : {}) };
+    base.latency = {
+      ...(base.latency ?? {}),
+      ...(flags.queuedMs !== undefined ? { queuedMs: flags.queuedMs } : {}),
+      ...(flags.processingMs !== undefined ? { processingMs: flags.processingMs } : {}),
+    };
   }
   if (flags.allowLoopbackCallbacks) base.allowLoopbackCallbacks = true;
   if (flags.adminToken !== undefined) base.adminToken = flags.adminToken;
@@ -69,17 +79,38 @@ export function startBanner(em: RunningEmulator): string {
 export function registerEmulatorCommand(program: Command): Command {
   const cmd = program
     .command('emulator')
-    .description('Run a local emulator of the Person and Company Data Service (no internet, no credits)')
+    .description(
+      'Run a local emulator of the Person and Company Data Service (no internet, no credits)',
+    )
     .option('-p, --port <n>', 'port to listen on (0: any free port)', intArg('--port', 0, 65535))
     .option('--host <address>', 'address to listen on (default 127.0.0.1)')
     .option('-c, --config <file>', 'JSON file of emulator options (flags override it)')
-    .option('--time-scale <x>', 'multiply latencies and rate-limit windows (0.01 for fast tests)', numArg('--time-scale', 0.0001, 100))
+    .option(
+      '--time-scale <x>',
+      'multiply latencies and rate-limit windows (0.01 for fast tests)',
+      numArg('--time-scale', 0.0001, 100),
+    )
     .option('--no-limits', 'turn the per-key rate limits off')
     .option('--seed <n>', 'seed of the synthetic dataset', intArg('--seed', 0, 2 ** 31 - 1))
-    .option('--queued-ms <n>', 'milliseconds a job stays queued', intArg('--queued-ms', 0, 3_600_000))
-    .option('--processing-ms <n>', 'milliseconds a job stays processing', intArg('--processing-ms', 0, 3_600_000))
-    .option('--allow-loopback-callbacks', 'development switch: accept callback_url on localhost / 127.0.0.1')
-    .addOption(new Option('--admin-token <token>', 'admin token (default: derived from the seed)').env('PCDS_EMULATOR_ADMIN_TOKEN'))
+    .option(
+      '--queued-ms <n>',
+      'milliseconds a job stays queued',
+      intArg('--queued-ms', 0, 3_600_000),
+    )
+    .option(
+      '--processing-ms <n>',
+      'milliseconds a job stays processing',
+      intArg('--processing-ms', 0, 3_600_000),
+    )
+    .option(
+      '--allow-loopback-callbacks',
+      'development switch: accept callback_url on localhost / 127.0.0.1',
+    )
+    .addOption(
+      new Option('--admin-token <token>', 'admin token (default: derived from the seed)').env(
+        'PCDS_EMULATOR_ADMIN_TOKEN',
+      ),
+    )
     .action(async (flags: EmulatorFlags) => {
       const em = await startEmulator(await emulatorOptionsFromFlags(flags));
       process.stdout.write(startBanner(em) + '\n');
@@ -96,22 +127,48 @@ export function registerEmulatorCommand(program: Command): Command {
     .description('Write a CSV of enrichment inputs drawn from the seeded dataset')
     .requiredOption('--rows <n>', 'number of rows', intArg('--rows', 1, 10_000_000))
     .requiredOption('-o, --output <file>', 'CSV file to write')
-    .option('--unknown-share <x>', 'share of identities not in the dataset (empty, free results)', numArg('--unknown-share', 0, 1), 0)
-    .option('--bad-share <x>', 'share of malformed rows (bad email, no identity)', numArg('--bad-share', 0, 1), 0)
+    .option(
+      '--unknown-share <x>',
+      'share of identities not in the dataset (empty, free results)',
+      numArg('--unknown-share', 0, 1),
+      0,
+    )
+    .option(
+      '--bad-share <x>',
+      'share of malformed rows (bad email, no identity)',
+      numArg('--bad-share', 0, 1),
+      0,
+    )
     .option('--with-name', 'add a name column')
     .option('--with-phone', 'add a phone column')
-    .option('--seed <n>', 'seed of the dataset (match the emulator)', intArg('--seed', 0, 2 ** 31 - 1), 42)
-    .action(async (o: { rows: number; output: string; unknownShare: number; badShare: number; withName?: boolean; withPhone?: boolean; seed: number }) => {
-      if (o.unknownShare + o.badShare > 1) throw new InvalidArgumentError('--unknown-share plus --bad-share must be at most 1');
-      await writeSampleCsv(o.output, {
-        rows: o.rows,
-        seed: o.seed,
-        unknownShare: o.unknownShare,
-        badShare: o.badShare,
-        withName: o.withName === true,
-        withPhone: o.withPhone === true,
-      });
-      process.stdout.write(`wrote ${o.rows} rows to ${o.output}\n`);
-    });
+    .option(
+      '--seed <n>',
+      'seed of the dataset (match the emulator)',
+      intArg('--seed', 0, 2 ** 31 - 1),
+      42,
+    )
+    .action(
+      async (o: {
+        rows: number;
+        output: string;
+        unknownShare: number;
+        badShare: number;
+        withName?: boolean;
+        withPhone?: boolean;
+        seed: number;
+      }) => {
+        if (o.unknownShare + o.badShare > 1)
+          throw new InvalidArgumentError('--unknown-share plus --bad-share must be at most 1');
+        await writeSampleCsv(o.output, {
+          rows: o.rows,
+          seed: o.seed,
+          unknownShare: o.unknownShare,
+          badShare: o.badShare,
+          withName: o.withName === true,
+          withPhone: o.withPhone === true,
+        });
+        process.stdout.write(`wrote ${o.rows} rows to ${o.output}\n`);
+      },
+    );
   return cmd;
 }

@@ -16,7 +16,8 @@ export interface AccessRule {
   usageCodes?: boolean;
 }
 
-const param = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+const param = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.length > 0 ? v : undefined;
 
 export function credentialsOf(req: FastifyRequest): { key?: string; secret?: string } {
   const q = (req.query ?? {}) as Record<string, unknown>;
@@ -41,16 +42,36 @@ export async function admit(
   const { key: k, secret } = credentialsOf(req);
   if (!k || !secret) {
     if (usage) {
-      return void sendError(reply, 401, k ? 'missing_api_secret' : 'missing_api_key', k ? 'Send the key secret in X-API-Secret.' : 'Send the API key in X-API-Key.');
+      return void sendError(
+        reply,
+        401,
+        k ? 'missing_api_secret' : 'missing_api_key',
+        k ? 'Send the key secret in X-API-Secret.' : 'Send the API key in X-API-Key.',
+      );
     }
-    return void sendError(reply, 401, 'missing_credentials', 'Send both X-API-Key and X-API-Secret headers.');
+    return void sendError(
+      reply,
+      401,
+      'missing_credentials',
+      'Send both X-API-Key and X-API-Secret headers.',
+    );
   }
   const key = ctx.keys.findByKey(k);
   if (!key) {
-    return void sendError(reply, 401, usage ? 'invalid_api_key' : 'invalid_credentials', 'The API key or secret is not valid.');
+    return void sendError(
+      reply,
+      401,
+      usage ? 'invalid_api_key' : 'invalid_credentials',
+      'The API key or secret is not valid.',
+    );
   }
   if (!ctx.keys.secretMatches(key, secret)) {
-    return void sendError(reply, 401, usage ? 'invalid_api_secret' : 'invalid_credentials', 'The API key or secret is not valid.');
+    return void sendError(
+      reply,
+      401,
+      usage ? 'invalid_api_secret' : 'invalid_credentials',
+      'The API key or secret is not valid.',
+    );
   }
   if (key.disabled) {
     if (usage) return void sendError(reply, 403, 'api_key_disabled', 'This API key is disabled.');
@@ -64,12 +85,23 @@ export async function admit(
   ctx.stats.request(key.id, req.method, rule.path);
   const limits = ctx.opts.limits;
   if (limits.enabled) {
-    const d = ctx.limiter.check(key.id, key.perMinute ?? limits.perMinute, key.perHour ?? limits.perHour, now);
+    const d = ctx.limiter.check(
+      key.id,
+      key.perMinute ?? limits.perMinute,
+      key.perHour ?? limits.perHour,
+      now,
+    );
     if (!d.allowed) {
       ctx.stats.of(key.id).rateLimited++;
-      return void sendError(reply, 429, 'rate_limit_exceeded', 'Too many requests for this key; retry after the time in Retry-After.', {
-        'retry-after': String(d.retryAfterSeconds),
-      });
+      return void sendError(
+        reply,
+        429,
+        'rate_limit_exceeded',
+        'Too many requests for this key; retry after the time in Retry-After.',
+        {
+          'retry-after': String(d.retryAfterSeconds),
+        },
+      );
     }
   }
 
@@ -83,24 +115,50 @@ export async function admit(
       return undefined;
     }
     if (f.kind === 'unavailable') {
-      return void sendError(reply, 503, 'service_unavailable', 'The service is temporarily unavailable; retry with back-off.');
+      return void sendError(
+        reply,
+        503,
+        'service_unavailable',
+        'The service is temporarily unavailable; retry with back-off.',
+      );
     }
     if (f.kind === 'rate_limited') {
       ctx.stats.of(key.id).rateLimited++;
-      return void sendError(reply, 429, 'rate_limit_exceeded', 'Too many requests; retry after the time in Retry-After.', {
-        'retry-after': String(f.retryAfterSeconds),
-      });
+      return void sendError(
+        reply,
+        429,
+        'rate_limit_exceeded',
+        'Too many requests; retry after the time in Retry-After.',
+        {
+          'retry-after': String(f.retryAfterSeconds),
+        },
+      );
     }
   }
 
   if (key.ipLock && !isAllowed(key.allowRules, req.ip)) {
-    return void sendError(reply, 403, 'ip_not_allowed', "The request's address is not in this key's allow-list.");
+    return void sendError(
+      reply,
+      403,
+      'ip_not_allowed',
+      "The request's address is not in this key's allow-list.",
+    );
   }
   if (!key.subscriptionActive) {
-    return void sendError(reply, 403, 'subscription_inactive', 'The subscription behind this key is inactive.');
+    return void sendError(
+      reply,
+      403,
+      'subscription_inactive',
+      'The subscription behind this key is inactive.',
+    );
   }
   if (rule.product !== 'none' && !key.products.has(rule.product)) {
-    return void sendError(reply, 403, 'subscription_required', `This key lacks the ${rule.product} product needed by this endpoint.`);
+    return void sendError(
+      reply,
+      403,
+      'subscription_required',
+      `This key lacks the ${rule.product} product needed by this endpoint.`,
+    );
   }
   return key;
 }

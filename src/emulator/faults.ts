@@ -10,7 +10,8 @@ export type RequestFault =
   | { kind: 'rate_limited'; retryAfterSeconds: number }
   | { kind: 'drop' };
 
-export type JobFault = 'none' | 'search_error' | 'internal_error' | 'rate_limited' | 'not_found' | 'never_finish';
+export type JobFault =
+  'none' | 'search_error' | 'internal_error' | 'rate_limited' | 'not_found' | 'never_finish';
 
 export class FaultInjector {
   private faults: Faults;
@@ -19,7 +20,11 @@ export class FaultInjector {
   /** Cheap test on the hot path: false when every share is zero. */
   active = false;
 
-  constructor(initial: Faults, private readonly seed: number, private readonly timeScale: number) {
+  constructor(
+    initial: Faults,
+    private readonly seed: number,
+    private readonly timeScale: number,
+  ) {
     this.faults = initial;
     this.random = prng(seed ^ 0x5eed);
     this.refresh();
@@ -61,7 +66,9 @@ export class FaultInjector {
   /** Milliseconds to hold the reply back (0: none). */
   slowReplyMs(path: string): number {
     if (!this.applies(path) || this.faults.slowReplyShare === 0) return 0;
-    return this.random() < this.faults.slowReplyShare ? this.faults.slowReplyMs * this.timeScale : 0;
+    return this.random() < this.faults.slowReplyShare
+      ? this.faults.slowReplyMs * this.timeScale
+      : 0;
   }
 
   forRequest(path: string, now = Date.now()): RequestFault {
@@ -75,11 +82,16 @@ export class FaultInjector {
       const intoCycle = Number.isFinite(every) ? since % every : since;
       if (intoCycle < duration) {
         // The burst ends at a known time: Retry-After points just past it.
-        return { kind: 'rate_limited', retryAfterSeconds: Math.max(1, Math.ceil((duration - intoCycle + 1) / 1000)) };
+        return {
+          kind: 'rate_limited',
+          retryAfterSeconds: Math.max(1, Math.ceil((duration - intoCycle + 1) / 1000)),
+        };
       }
     }
-    if (f.rateLimitShare > 0 && this.random() < f.rateLimitShare) return { kind: 'rate_limited', retryAfterSeconds: 1 };
-    if (f.unavailableShare > 0 && this.random() < f.unavailableShare) return { kind: 'unavailable' };
+    if (f.rateLimitShare > 0 && this.random() < f.rateLimitShare)
+      return { kind: 'rate_limited', retryAfterSeconds: 1 };
+    if (f.unavailableShare > 0 && this.random() < f.unavailableShare)
+      return { kind: 'unavailable' };
     return { kind: 'none' };
   }
 

@@ -6,7 +6,7 @@ function stable(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stable);
   if (v && typeof v === 'object') {
     return Object.fromEntries(
-      Object.keys(v as object)
+      Object.keys(v)
         .sort()
         .map((k) => [k, stable((v as Record<string, unknown>)[k])]),
     );
@@ -16,5 +16,8 @@ function stable(v: unknown): unknown {
 
 export function submitFingerprint(endpoint: string, input: Record<string, unknown>): string {
   const { callback_url: _omit, ...rest } = input;
-  return createHash('sha256').update(endpoint).update(JSON.stringify(stable(rest))).digest('base64url');
+  return createHash('sha256')
+    .update(endpoint)
+    .update(JSON.stringify(stable(rest)))
+    .digest('base64url');
 }

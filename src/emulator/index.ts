@@ -7,14 +7,25 @@ import { FaultInjector } from './faults';
 import { JobStore } from './jobs';
 import { KeyStore } from './keys';
 import { Ledger } from './ledger';
-import { parseEmulatorOptions, type EmulatorOptions, type EmulatorOptionsInput, type Faults } from './options';
+import {
+  parseEmulatorOptions,
+  type EmulatorOptions,
+  type EmulatorOptionsInput,
+  type Faults,
+} from './options';
 import { hexOf } from './random';
 import { RateLimiter } from './rate-limiter';
 import { buildServer } from './server';
 import { Stats, type KeyStats } from './stats';
 import { WebhookDispatcher } from './webhooks';
 
-export { parseEmulatorOptions, loadEmulatorOptionsFile, emulatorOptionsSchema, faultsSchema, EmulatorOptionsError } from './options';
+export {
+  parseEmulatorOptions,
+  loadEmulatorOptionsFile,
+  emulatorOptionsSchema,
+  faultsSchema,
+  EmulatorOptionsError,
+} from './options';
 export type { EmulatorOptions, EmulatorOptionsInput, Faults, PriceTable } from './options';
 export type { KeyStats } from './stats';
 export { writeSampleCsv, sampleRows, type SampleOptions } from './sample';
@@ -58,7 +69,11 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   const opts = parseEmulatorOptions(input);
   const derived = devCredentials(opts.seed);
   const adminToken = opts.adminToken ?? derived.adminToken;
-  const devKey: DevKey = { id: DEV_KEY_ID, key: opts.devKey?.key ?? derived.key, secret: opts.devKey?.secret ?? derived.secret };
+  const devKey: DevKey = {
+    id: DEV_KEY_ID,
+    key: opts.devKey?.key ?? derived.key,
+    secret: opts.devKey?.secret ?? derived.secret,
+  };
 
   const keys = new KeyStore();
   keys.add(devKey.id, devKey.key, devKey.secret, { credits: opts.devKey?.credits ?? 100_000 });

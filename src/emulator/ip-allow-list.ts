@@ -11,7 +11,8 @@ const WILDCARD = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.\*$/;
 export function normalizeAddress(text: string): Addr | undefined {
   try {
     const a = ipaddr.parse(text.trim());
-    if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress()) return (a as ipaddr.IPv6).toIPv4Address();
+    if (a.kind() === 'ipv6' && (a as ipaddr.IPv6).isIPv4MappedAddress())
+      return (a as ipaddr.IPv6).toIPv4Address();
     return a;
   } catch {
     return undefined;
@@ -45,7 +46,7 @@ export function isAllowed(rules: readonly AllowRule[], address: string): boolean
   const kind = a.kind();
   for (const r of rules) {
     if (r.kind !== kind) continue;
-    if ((a as ipaddr.IPv4).match(r.range as [ipaddr.IPv4, number])) return true;
+    if ((a as ipaddr.IPv4).match(r.range)) return true;
   }
   return false;
 }

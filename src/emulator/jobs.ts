@@ -10,7 +10,7 @@ import type { Ledger } from './ledger';
 import type { EmulatorOptions } from './options';
 import { searchPeople, searchRow, type ScoredPerson } from './person-search';
 import { priceOf, type Price } from './prices';
-import { errorBody, successBody, type Rendered } from './replies';
+import { errorBody, successBody, successBodyRaw, type Rendered } from './replies';
 import { computePayload, type Payload } from './results';
 import type { Stats } from './stats';
 
@@ -37,6 +37,8 @@ export interface Job {
   settled: boolean;
   callbackUrl?: string;
   search?: SearchState;
+  /** The terminal reply's body without its timestamp, rendered once (polls of finished jobs are the hot path). */
+  terminal?: { status: number; data?: string; body?: string };
 }
 
 export type WebhookSender = (job: Job, rendered: Rendered) => void;
@@ -79,12 +81,19 @@ export class JobStore {
     return m;
   }
 
-  submit(keyId: string, endpoint: EndpointDef, input: Record<string, unknown>, callbackUrl: string | undefined, page?: { offset: number; limit: number }): Job {
+  submit(
+    keyId: string,
+    endpoint: EndpointDef,
+    input: Record<string, unknown>,
+    callbackUrl: string | undefined,
+    page?: { offset: number; limit: number },
+  ): Job {
     const now = Date.now();
     const scale = this.opts.timeScale * this.slowness(endpoint, input);
     const fault = this.faults.forJob(endpoint.path);
     const processingAt = now + this.opts.latency.queuedMs * scale;
-    const doneAt = fault === 'never_finish' ? Infinity : processingAt + this.opts.latency.processingMs * scale;
+    const doneAt =
+      fault === 'never_finish' ? Infinity : processingAt + this.opts.latency.processingMs * scale;
     const job: Job = {
       requestId: newRequestId(now),
       keyId,
@@ -110,10 +119,13 @@ export class JobStore {
     this.jobs.set(job.requestId, job);
     if (Number.isFinite(doneAt)) {
       this.unsettled.add(job);
-      const t = setTimeout(() => {
-        this.timers.delete(t);
-        this.settle(job);
-      }, Math.max(0, doneAt - now));
+      const t = setTimeout(
+        () => {
+          this.timers.delete(t);
+          this.settle(job);
+        },
+        Math.max(0, doneAt - now),
+      );
       this.timers.add(t);
     }
     return job;
@@ -152,7 +164,10 @@ export class JobStore {
           if (rows > 0) this.charge(job, job.price.amount, rows);
         }
         job.search.pending = [];
-      } else if (job.payload && !isEmptyResult(extractResult(job.payload as Record<string, unknown>, job.endpoint.resultPath))) {
+      } else if (
+        job.payload &&
+        !isEmptyResult(extractResult(job.payload, job.endpoint.resultPath))
+      ) {
         this.charge(job, job.price.amount, 0);
       }
     }
@@ -226,25 +241,45 @@ export class JobStore {
   }
 
   renderPoll(job: Job, now = Date.now(), page?: { offset: number; limit: number }): Rendered {
+    if (job.terminal?.data !== undefined)
+      return { status: job.terminal.status, body: successBodyRaw(job.terminal.data) };
     const status = this.status(job, now);
     const created_on = formatTimestamp(new Date(job.createdAt));
     if (status !== 'terminal') {
       return {
         status: 202,
-        body: successBody({ request_id: job.requestId, status, completed: false, error: null, created_on }),
+        body: successBody({
+          request_id: job.requestId,
+          status,
+          completed: false,
+          error: null,
+          created_on,
+        }),
       };
     }
     if (!job.settled) this.settle(job);
     const completed_on = formatTimestamp(new Date(job.doneAt));
     switch (job.fault) {
       case 'search_error':
-        return { status: 500, body: errorBody('search_error', 'The search failed while processing this request.') };
+        return {
+          status: 500,
+          body: errorBody('search_error', 'The search failed while processing this request.'),
+        };
       case 'internal_error':
-        return { status: 500, body: errorBody('internal_error', 'An internal error ended this request.') };
+        return {
+          status: 500,
+          body: errorBody('internal_error', 'An internal error ended this request.'),
+        };
       case 'rate_limited':
         // Stored terminal status 429: a failed envelope in a 200, with no Retry-After, so it
         // cannot be mistaken for throttling of the poll itself.
-        return { status: 200, body: errorBody('rate_limit_exceeded', 'The request hit a rate limit while processing; submit a new one after the limit resets.') };
+        return {
+          status: 200,
+          body: errorBody(
+            'rate_limit_exceeded',
+            'The request hit a rate limit while processing; submit a new one after the limit resets.',
+          ),
+        };
       case 'not_found':
         return {
           status: 200,
@@ -271,7 +306,9 @@ export class JobStore {
           request_id: job.requestId,
           status: info.status,
           completed: true,
-          results: slice.map((s) => searchRow(this.d, this.opts.seed, s, job.input, job.search?.maxScore ?? 0)),
+          results: slice.map((s) =>
+            searchRow(this.d, this.opts.seed, s, job.input, job.search?.maxScore ?? 0),
+          ),
           offset: p.offset,
           limit: p.limit,
           total: info.total,
@@ -283,10 +320,17 @@ export class JobStore {
         }),
       };
     }
-    return {
-      status: 200,
-      body: successBody({ request_id: job.requestId, status: 'completed', completed: true, ...job.payload, error: null, created_on, completed_on }),
-    };
+    const data = JSON.stringify({
+      request_id: job.requestId,
+      status: 'completed',
+      completed: true,
+      ...job.payload,
+      error: null,
+      created_on,
+      completed_on,
+    });
+    job.terminal = { status: 200, data };
+    return { status: 200, body: successBodyRaw(data) };
   }
 
   count(): number {
@@ -310,9 +354,15 @@ export function encodeCursor(requestId: string, offset: number, limit: number): 
   return Buffer.from(JSON.stringify({ r: requestId, o: offset, l: limit })).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): { requestId: string; offset: number; limit: number } | undefined {
+export function decodeCursor(
+  cursor: string,
+): { requestId: string; offset: number; limit: number } | undefined {
   try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { r?: unknown; o?: unknown; l?: unknown };
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
+      r?: unknown;
+      o?: unknown;
+      l?: unknown;
+    };
     if (typeof v.r === 'string' && Number.isInteger(v.o) && Number.isInteger(v.l)) {
       return { requestId: v.r, offset: v.o as number, limit: v.l as number };
     }

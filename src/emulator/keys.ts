@@ -44,7 +44,10 @@ export interface KeySettings {
 }
 
 export class KeySettingsError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field} ${message}`);
   }
 }
@@ -82,7 +85,8 @@ export class KeyStore {
       createdAt: Date.now(),
     };
     this.apply(rec, settings);
-    if (rec.monthlyAllocation === null && settings.monthly_allocation === undefined) rec.monthlyAllocation = rec.credits;
+    if (rec.monthlyAllocation === null && settings.monthly_allocation === undefined)
+      rec.monthlyAllocation = rec.credits;
     this.byKey.set(key, rec);
     this.byId.set(id, rec);
     return rec;
@@ -135,7 +139,8 @@ export class KeyStore {
     if (s.products !== undefined) rec.products = new Set(s.products);
     if (s.credits !== undefined) rec.credits = s.credits;
     if (s.add_credits !== undefined) {
-      if (rec.credits === null) throw new KeySettingsError('add_credits', 'cannot top up an unlimited key');
+      if (rec.credits === null)
+        throw new KeySettingsError('add_credits', 'cannot top up an unlimited key');
       rec.credits += s.add_credits;
     }
     if (s.monthly_allocation !== undefined) rec.monthlyAllocation = s.monthly_allocation;
@@ -156,7 +161,8 @@ export class KeyStore {
       if (s.expires_at === null) rec.expiresAt = null;
       else {
         const t = Date.parse(s.expires_at);
-        if (Number.isNaN(t)) throw new KeySettingsError('expires_at', 'must be an ISO 8601 date-time');
+        if (Number.isNaN(t))
+          throw new KeySettingsError('expires_at', 'must be an ISO 8601 date-time');
         rec.expiresAt = t;
       }
     }
@@ -169,7 +175,10 @@ export class KeyStore {
 }
 
 /** The public view of a key: never the secret or its hash. */
-export function keyView(rec: ApiKeyRecord, formatTime: (d: Date) => string): Record<string, unknown> {
+export function keyView(
+  rec: ApiKeyRecord,
+  formatTime: (d: Date) => string,
+): Record<string, unknown> {
   return {
     id: rec.id,
     name: rec.name,

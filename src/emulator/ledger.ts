@@ -18,7 +18,8 @@ const emptyMonth = (): MonthUsage => ({
   enrichmentsPerformed: 0,
 });
 
-export const periodOf = (d: Date) => `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
+export const periodOf = (d: Date) =>
+  `${d.getUTCFullYear()}-${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 
 export class Ledger {
   private readonly months = new Map<string, MonthUsage>();
@@ -47,7 +48,13 @@ export class Ledger {
    * Take `amount` credits for a non-empty result. The balance may go below zero on the last
    * charge (the request was accepted with a positive balance); the next request is then refused.
    */
-  charge(key: ApiKeyRecord, bucket: UsageBucket, amount: number, rows: number, at = new Date()): void {
+  charge(
+    key: ApiKeyRecord,
+    bucket: UsageBucket,
+    amount: number,
+    rows: number,
+    at = new Date(),
+  ): void {
     if (amount <= 0) return;
     const m = this.month(key.id, periodOf(at));
     m.credits[bucket] += amount;

@@ -6,7 +6,11 @@ import { ENDPOINTS, ERRORS, type EndpointDef } from '../contract';
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 function inputSchema(e: EndpointDef): Record<string, unknown> {
-  const s = z.toJSONSchema(e.input, { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' }) as Record<string, unknown>;
+  const s = z.toJSONSchema(e.input, {
+    io: 'input',
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+  }) as Record<string, unknown>;
   delete s.$schema;
   return s;
 }
@@ -22,11 +26,18 @@ const jobResponse = (description: string) => ({
 });
 
 const common = {
-  '400': errorResponse('invalid_request (a field missing, of the wrong type or out of range) or invalid_callback_url'),
+  '400': errorResponse(
+    'invalid_request (a field missing, of the wrong type or out of range) or invalid_callback_url',
+  ),
   '401': errorResponse('missing_credentials, invalid_credentials or api_key_expired'),
   '402': errorResponse('insufficient_credits'),
-  '403': errorResponse('subscription_inactive, subscription_required, ip_not_allowed or access_denied'),
-  '429': { ...errorResponse('rate_limit_exceeded'), headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } },
+  '403': errorResponse(
+    'subscription_inactive, subscription_required, ip_not_allowed or access_denied',
+  ),
+  '429': {
+    ...errorResponse('rate_limit_exceeded'),
+    headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } },
+  },
   '503': errorResponse('service_unavailable'),
 };
 
@@ -41,9 +52,14 @@ function operations(e: EndpointDef): Record<string, unknown> {
         { name: 'year', in: 'query', schema: { type: 'integer', minimum: 2020, maximum: 2030 } },
       ],
       responses: {
-        '200': { description: 'Usage statistics', content: { 'application/json': { schema: ref('UsageEnvelope') } } },
+        '200': {
+          description: 'Usage statistics',
+          content: { 'application/json': { schema: ref('UsageEnvelope') } },
+        },
         '400': errorResponse('invalid_month, invalid_year or invalid_date'),
-        '401': errorResponse('missing_api_key, invalid_api_key, missing_api_secret or invalid_api_secret'),
+        '401': errorResponse(
+          'missing_api_key, invalid_api_key, missing_api_secret or invalid_api_secret',
+        ),
         '403': errorResponse('api_key_disabled'),
         '429': common['429'],
         '500': errorResponse('internal_error'),
@@ -58,14 +74,38 @@ function operations(e: EndpointDef): Record<string, unknown> {
     requestBody: { required: true, content: { 'application/json': { schema: inputSchema(e) } } },
     responses:
       e.polling === 'sync'
-        ? { '200': { description: 'Recorded', content: { 'application/json': { schema: ref('Envelope') } } }, ...common }
-        : { '202': jobResponse('Accepted: data.request_id, data.status (queued or processing), data.message'), ...(e.polling === 'person_search' ? { '200': jobResponse('A page of a finished search, fulfilled at once (no rows: read them with GET)') } : {}), ...common },
+        ? {
+            '200': {
+              description: 'Recorded',
+              content: { 'application/json': { schema: ref('Envelope') } },
+            },
+            ...common,
+          }
+        : {
+            '202': jobResponse(
+              'Accepted: data.request_id, data.status (queued or processing), data.message',
+            ),
+            ...(e.polling === 'person_search'
+              ? {
+                  '200': jobResponse(
+                    'A page of a finished search, fulfilled at once (no rows: read them with GET)',
+                  ),
+                }
+              : {}),
+            ...common,
+          },
   };
   if (e.polling !== 'sync') {
-    const params: Record<string, unknown>[] = [{ name: 'request_id', in: 'query', required: true, schema: { type: 'string' } }];
+    const params: Record<string, unknown>[] = [
+      { name: 'request_id', in: 'query', required: true, schema: { type: 'string' } },
+    ];
     if (e.polling === 'person_search') {
       params.push(
-        { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, maximum: 999, default: 0 } },
+        {
+          name: 'offset',
+          in: 'query',
+          schema: { type: 'integer', minimum: 0, maximum: 999, default: 0 },
+        },
         { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100 } },
       );
     }
@@ -75,7 +115,9 @@ function operations(e: EndpointDef): Record<string, unknown> {
       tags: [e.product],
       parameters: params,
       responses: {
-        '200': jobResponse('Terminal: completed (result filled), not_found, or a failed envelope for a stored 429'),
+        '200': jobResponse(
+          'Terminal: completed (result filled), not_found, or a failed envelope for a stored 429',
+        ),
         '202': jobResponse('Still running: completed false'),
         '404': errorResponse('request_not_found'),
         '500': errorResponse('search_error or internal_error: terminal processing failure'),
@@ -89,13 +131,16 @@ function operations(e: EndpointDef): Record<string, unknown> {
 export function openApiDocument(serverUrl?: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const e of ENDPOINTS) paths[e.path] = operations(e);
-  const errorCodes = ERRORS.filter((x) => !x.local || x.code === 'invalid_request' || x.code === 'not_found').map((x) => x.code);
+  const errorCodes = ERRORS.filter(
+    (x) => !x.local || x.code === 'invalid_request' || x.code === 'not_found',
+  ).map((x) => x.code);
   return {
     openapi: '3.1.0',
     info: {
       title: 'Person and Company Data Service (emulated)',
       version: '0.1.0',
-      description: 'The HTTP API as emulated locally: asynchronous submit-then-poll endpoints, GET /usage.',
+      description:
+        'The HTTP API as emulated locally: asynchronous submit-then-poll endpoints, GET /usage.',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ apiKey: [], apiSecret: [] }],
@@ -115,12 +160,21 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
         Envelope: {
           type: 'object',
           required: ['success', 'timestamp'],
-          properties: { success: { type: 'boolean' }, data: { type: 'object' }, error: ref('Error'), timestamp: ref('Timestamp') },
+          properties: {
+            success: { type: 'boolean' },
+            data: { type: 'object' },
+            error: ref('Error'),
+            timestamp: ref('Timestamp'),
+          },
         },
         ErrorEnvelope: {
           type: 'object',
           required: ['success', 'error', 'timestamp'],
-          properties: { success: { const: false }, error: ref('Error'), timestamp: ref('Timestamp') },
+          properties: {
+            success: { const: false },
+            error: ref('Error'),
+            timestamp: ref('Timestamp'),
+          },
         },
         Job: {
           type: 'object',
@@ -142,11 +196,24 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
         JobEnvelope: {
           type: 'object',
           required: ['success', 'timestamp'],
-          properties: { success: { type: 'boolean' }, data: ref('Job'), error: ref('Error'), timestamp: ref('Timestamp') },
+          properties: {
+            success: { type: 'boolean' },
+            data: ref('Job'),
+            error: ref('Error'),
+            timestamp: ref('Timestamp'),
+          },
         },
         Usage: {
           type: 'object',
-          required: ['month', 'year', 'period', 'credits_used', 'requests_count', 'limits', 'breakdown'],
+          required: [
+            'month',
+            'year',
+            'period',
+            'credits_used',
+            'requests_count',
+            'limits',
+            'breakdown',
+          ],
           properties: {
             month: { type: 'integer', minimum: 1, maximum: 12 },
             year: { type: 'integer' },
@@ -155,7 +222,11 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
             requests_count: triple(),
             limits: {
               type: 'object',
-              properties: { monthly_allocation: { type: 'integer' }, available_credits: { type: 'integer' }, is_unlimited: { type: 'boolean' } },
+              properties: {
+                monthly_allocation: { type: 'integer' },
+                available_credits: { type: 'integer' },
+                is_unlimited: { type: 'boolean' },
+              },
             },
             breakdown: {
               type: 'object',
@@ -181,6 +252,10 @@ function triple() {
   return {
     type: 'object',
     required: ['total', 'search', 'enrichment'],
-    properties: { total: { type: 'integer' }, search: { type: 'integer' }, enrichment: { type: 'integer' } },
+    properties: {
+      total: { type: 'integer' },
+      search: { type: 'integer' },
+      enrichment: { type: 'integer' },
+    },
   };
 }

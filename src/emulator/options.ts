@@ -89,13 +89,19 @@ export const emulatorOptionsSchema = z
     host: z.string().default('127.0.0.1'),
     seed: z.number().int().default(42),
     dataset: z
-      .object({ people: z.number().int().min(10).max(200_000).default(5000), companies: z.number().int().min(5).max(50_000).default(600) })
+      .object({
+        people: z.number().int().min(10).max(200_000).default(5000),
+        companies: z.number().int().min(5).max(50_000).default(600),
+      })
       .strict()
       .prefault({}),
     /** Multiplies every latency and rate-limit window: 0.01 makes a minute window 600 ms. */
     timeScale: z.number().positive().max(100).default(1),
     /** Milliseconds a job spends in each stage before its terminal status (before the time scale). */
-    latency: z.object({ queuedMs: ms.default(300), processingMs: ms.default(1200) }).strict().prefault({}),
+    latency: z
+      .object({ queuedMs: ms.default(300), processingMs: ms.default(1200) })
+      .strict()
+      .prefault({}),
     limits: z
       .object({
         enabled: z.boolean().default(true),
@@ -123,7 +129,11 @@ export const emulatorOptionsSchema = z
     adminToken: z.string().min(8).optional(),
     /** The development key; derived from the seed when omitted. */
     devKey: z
-      .object({ key: z.string().min(8), secret: z.string().min(8), credits: z.number().int().min(0).nullable().default(100_000) })
+      .object({
+        key: z.string().min(8),
+        secret: z.string().min(8),
+        credits: z.number().int().min(0).nullable().default(100_000),
+      })
       .strict()
       .optional(),
     /** Further keys present from the start. */
@@ -158,7 +168,9 @@ export async function loadEmulatorOptionsFile(path: string): Promise<EmulatorOpt
   try {
     text = await readFile(path, 'utf8');
   } catch (e) {
-    throw new EmulatorOptionsError(`cannot read the config file ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`);
+    throw new EmulatorOptionsError(
+      `cannot read the config file ${path}: ${(e as NodeJS.ErrnoException).code ?? String(e)}`,
+    );
   }
   try {
     return JSON.parse(text) as EmulatorOptionsInput;

@@ -7,7 +7,9 @@ import type { PersonRecord } from './dataset/records';
 import { newsfeedOf, personRow } from './dataset/render';
 
 const STOPWORDS = new Set(
-  'a an and any are at based by find for from in is list me near of on or people person show that the to who with work works working'.split(' '),
+  'a an and any are at based by find for from in is list me near of on or people person show that the to who with work works working'.split(
+    ' ',
+  ),
 );
 
 /** Query words, lower-cased, with a plural "s" dropped so "engineers" finds "engineer". */
@@ -22,7 +24,9 @@ export function queryTerms(query: string): string[] {
 
 const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : undefined);
 const list = (v: unknown): string[] =>
-  (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]).filter((x) => typeof x === 'string' || typeof x === 'number').map((x) => String(x).toLowerCase());
+  (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v])
+    .filter((x) => typeof x === 'string' || typeof x === 'number')
+    .map((x) => String(x).toLowerCase());
 const anyIn = (needles: string[], hay: string) => needles.some((n) => hay.includes(n));
 
 function tenureMatches(tenure: string, years: number): boolean {
@@ -54,7 +58,7 @@ function criterionMatches(d: Dataset, p: PersonRecord, key: string, value: unkno
     case 'has_email':
       return (p.businessEmail !== null || p.altEmails.length > 0) === (value === true);
     case 'has_phone':
-      return (p.phones.length > 0) === (value === true);
+      return p.phones.length > 0 === (value === true);
     case 'min_company_employee_count':
       return (company?.employeeCount ?? 0) >= Number(value);
     case 'max_company_employee_count':
@@ -72,7 +76,15 @@ function criterionMatches(d: Dataset, p: PersonRecord, key: string, value: unkno
   }
 }
 
-const EXCLUDE_KEYS = new Set(['locations', 'titles', 'companies', 'industries', 'schools', 'names', 'docids']);
+const EXCLUDE_KEYS = new Set([
+  'locations',
+  'titles',
+  'companies',
+  'industries',
+  'schools',
+  'names',
+  'docids',
+]);
 
 export interface ScoredPerson {
   person: PersonRecord;
@@ -90,7 +102,9 @@ export function searchPeople(d: Dataset, input: Record<string, unknown>): Scored
   }
   const filters = (input.custom_filters ?? {}) as Record<string, unknown>;
   const exclude = (input.exclude ?? {}) as Record<string, unknown>;
-  const whitelist = Array.isArray(input.docid_whitelist) ? new Set(input.docid_whitelist as string[]) : undefined;
+  const whitelist = Array.isArray(input.docid_whitelist)
+    ? new Set(input.docid_whitelist as string[])
+    : undefined;
   const requireEmails = input.require_emails === true;
   const requirePhones = input.require_phone_numbers === true;
   const requireEither = input.require_phones_or_emails === true;
@@ -123,7 +137,10 @@ export function searchPeople(d: Dataset, input: Record<string, unknown>): Scored
       }
     }
     if (!ok) continue;
-    if (Object.entries(exclude).some(([k, v]) => EXCLUDE_KEYS.has(k) && criterionMatches(d, p, k, v))) continue;
+    if (
+      Object.entries(exclude).some(([k, v]) => EXCLUDE_KEYS.has(k) && criterionMatches(d, p, k, v))
+    )
+      continue;
     // Words found in the headline (current role and employer) rank first.
     const headline = p.headline.toLowerCase();
     const score = terms.reduce((s, t) => s + (headline.includes(t) ? 2 : 1), 0);
@@ -134,14 +151,23 @@ export function searchPeople(d: Dataset, input: Record<string, unknown>): Scored
 }
 
 /** One result row, shaped by the toggles (after the light-tier rule). */
-export function searchRow(d: Dataset, seed: number, s: ScoredPerson, input: Record<string, unknown>, maxScore: number): Record<string, unknown> {
+export function searchRow(
+  d: Dataset,
+  seed: number,
+  s: ScoredPerson,
+  input: Record<string, unknown>,
+  maxScore: number,
+): Record<string, unknown> {
   const tiered = applySearchTierRules(input);
   const contacts = contactFlags(tiered);
   const p = s.person;
   const row = personRow(d, p);
-  if (contacts.emails) row.emails = [p.businessEmail, ...p.altEmails].filter((e): e is string => !!e);
-  if (contacts.phones) row.phone_numbers = p.phones.map((x) => ({ fullphone: x.fullphone, phone_type: x.phone_type }));
-  if (tiered.profile_scoring === true) row.score = maxScore ? Math.round((s.score / maxScore) * 100) / 100 : 1;
+  if (contacts.emails)
+    row.emails = [p.businessEmail, ...p.altEmails].filter((e): e is string => !!e);
+  if (contacts.phones)
+    row.phone_numbers = p.phones.map((x) => ({ fullphone: x.fullphone, phone_type: x.phone_type }));
+  if (tiered.profile_scoring === true)
+    row.score = maxScore ? Math.round((s.score / maxScore) * 100) / 100 : 1;
   if (tiered.insights === true) {
     row.insights = `${p.firstname} has ${p.experienceYears} years of experience; interests include ${p.interests.join(', ')}.`;
   }

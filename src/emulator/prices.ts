@@ -28,7 +28,11 @@ export function searchPagePrice(input: Record<string, unknown>, table: PriceTabl
   return amount;
 }
 
-export function priceOf(endpoint: EndpointDef, input: Record<string, unknown>, table: PriceTable): Price {
+export function priceOf(
+  endpoint: EndpointDef,
+  input: Record<string, unknown>,
+  table: PriceTable,
+): Price {
   const bucket = bucketOf(endpoint);
   switch (endpoint.price) {
     case 'free':
@@ -40,6 +44,10 @@ export function priceOf(endpoint: EndpointDef, input: Record<string, unknown>, t
     case 'newsfeed':
       return { bucket, amount: table.newsfeed };
     case 'search':
-      return { bucket, amount: endpoint.name === 'person_search' ? searchPagePrice(input, table) : table.search.premium };
+      return {
+        bucket,
+        amount:
+          endpoint.name === 'person_search' ? searchPagePrice(input, table) : table.search.premium,
+      };
   }
 }

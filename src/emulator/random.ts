@@ -20,7 +20,10 @@ export function seedOf(...parts: (string | number)[]): number {
 }
 
 export function hexOf(bytes: number, ...parts: (string | number)[]): string {
-  return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, bytes * 2);
+  return createHash('sha256')
+    .update(parts.join('\u0000'))
+    .digest('hex')
+    .slice(0, bytes * 2);
 }
 
 export class Rng {
@@ -35,7 +38,7 @@ export class Rng {
     return min + Math.floor(this.next() * (max - min + 1));
   }
   pick<T>(list: readonly T[]): T {
-    return list[Math.floor(this.next() * list.length)] as T;
+    return list[Math.floor(this.next() * list.length)];
   }
   chance(p: number): boolean {
     return this.next() < p;
@@ -44,7 +47,8 @@ export class Rng {
   sample<T>(list: readonly T[], k: number): T[] {
     const pool = [...list];
     const out: T[] = [];
-    while (out.length < k && pool.length) out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0] as T);
+    while (out.length < k && pool.length)
+      out.push(pool.splice(Math.floor(this.next() * pool.length), 1)[0]);
     return out;
   }
 }

@@ -9,7 +9,8 @@ class Window {
   constructor(readonly lengthMs: number) {}
 
   private evict(now: number): void {
-    while (this.head < this.times.length && (this.times[this.head] as number) <= now - this.lengthMs) this.head++;
+    while (this.head < this.times.length && this.times[this.head] <= now - this.lengthMs)
+      this.head++;
     // Compact now and then so the array does not grow without bound.
     if (this.head > 1024 && this.head * 2 > this.times.length) {
       this.times = this.times.slice(this.head);
@@ -26,7 +27,7 @@ class Window {
   waitFor(now: number, limit: number): number {
     const n = this.count(now);
     if (n < limit) return 0;
-    const t = this.times[this.head + (n - limit)] as number;
+    const t = this.times[this.head + (n - limit)];
     return t + this.lengthMs - now;
   }
 
@@ -49,13 +50,20 @@ export class RateLimiter {
   check(keyId: string, perMinute: number, perHour: number, now = Date.now()): LimitDecision {
     let w = this.windows.get(keyId);
     if (!w) {
-      w = { minute: new Window(60_000 * this.timeScale), hour: new Window(3_600_000 * this.timeScale) };
+      w = {
+        minute: new Window(60_000 * this.timeScale),
+        hour: new Window(3_600_000 * this.timeScale),
+      };
       this.windows.set(keyId, w);
     }
     const wait = Math.max(w.minute.waitFor(now, perMinute), w.hour.waitFor(now, perHour));
     if (wait > 0) {
       // Eviction is "older than the window" (strict), so add 1 ms before rounding up.
-      return { allowed: false, retryAfterMs: wait + 1, retryAfterSeconds: Math.max(1, Math.ceil((wait + 1) / 1000)) };
+      return {
+        allowed: false,
+        retryAfterMs: wait + 1,
+        retryAfterSeconds: Math.max(1, Math.ceil((wait + 1) / 1000)),
+      };
     }
     w.minute.push(now);
     w.hour.push(now);

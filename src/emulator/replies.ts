@@ -20,6 +20,11 @@ export function successBody(data: unknown): string {
   return JSON.stringify({ success: true, data, timestamp: nowStamp() });
 }
 
+/** The success envelope around data already serialised as JSON. */
+export function successBodyRaw(dataJson: string): string {
+  return `{"success":true,"data":${dataJson},"timestamp":"${nowStamp()}"}`;
+}
+
 export function errorBody(code: string, message: string, data?: unknown): string {
   return JSON.stringify(
     data === undefined
@@ -29,7 +34,10 @@ export function errorBody(code: string, message: string, data?: unknown): string
 }
 
 export function sendData(reply: FastifyReply, status: number, data: unknown): FastifyReply {
-  return reply.code(status).header('content-type', 'application/json; charset=utf-8').send(successBody(data));
+  return reply
+    .code(status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(successBody(data));
 }
 
 export function sendError(

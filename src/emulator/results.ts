@@ -4,7 +4,13 @@
 import type { EndpointDef } from '../contract';
 import type { Dataset } from './dataset/dataset';
 import type { CompanyRecord, PersonRecord } from './dataset/records';
-import { companyFunding, companyRecord, newsfeedOf, personProfile, personRow } from './dataset/render';
+import {
+  companyFunding,
+  companyRecord,
+  newsfeedOf,
+  personProfile,
+  personRow,
+} from './dataset/render';
 import { searchPeople } from './person-search';
 import { Rng, seedOf } from './random';
 
@@ -29,7 +35,9 @@ function lookupFields(ctx: Ctx, p: PersonRecord): Record<string, unknown> | null
     best_work_email: p.businessEmail,
     best_personal_email: p.altEmails[0] ?? null,
     // Mobile data comes back under result.fullphone, as the interface states.
-    mobile: p.phones.filter((x) => x.phone_type === 'mobile').map((x) => ({ fullphone: x.fullphone, phone_type: x.phone_type })),
+    mobile: p.phones
+      .filter((x) => x.phone_type === 'mobile')
+      .map((x) => ({ fullphone: x.fullphone, phone_type: x.phone_type })),
     address: `${p.city}, ${p.region}, ${p.country}`,
     location: p.location,
     headline: p.headline,
@@ -37,7 +45,9 @@ function lookupFields(ctx: Ctx, p: PersonRecord): Record<string, unknown> | null
     current_title: org?.title ?? null,
     photo_url: `https://images.pcds.dev/${p.docid}.jpg`,
   };
-  const wanted = Array.isArray(ctx.input.fields) ? (ctx.input.fields as string[]) : Object.keys(all);
+  const wanted = Array.isArray(ctx.input.fields)
+    ? (ctx.input.fields as string[])
+    : Object.keys(all);
   const out: Record<string, unknown> = {};
   for (const f of wanted) out[f === 'mobile' ? 'fullphone' : f] = all[f] ?? null;
   if (Array.isArray(ctx.input.profile_urls)) {
@@ -48,7 +58,8 @@ function lookupFields(ctx: Ctx, p: PersonRecord): Record<string, unknown> | null
     }
     out.profile_urls = urls;
   }
-  if (ctx.input.probability_score === true) out.probability_score = 0.6 + new Rng(seedOf(ctx.seed, 'p', p.docid)).float() * 0.4;
+  if (ctx.input.probability_score === true)
+    out.probability_score = 0.6 + new Rng(seedOf(ctx.seed, 'p', p.docid)).float() * 0.4;
   return out;
 }
 
@@ -87,20 +98,41 @@ const PERSON: Record<string, (ctx: Ctx, p: PersonRecord) => unknown> = {
   person_newsfeed_lookup: newsfeed,
   person_ask: (c, p) => answer(p, str(c.input.question) ?? ''),
   person_ask_lookup: (c, p) => answer(p, str(c.input.question) ?? ''),
-  person_identify: (_c, p) => ({ displayname: p.displayname, headline: p.headline, social_profiles: personProfile(p).social_profiles, confidence: 0.9 }),
+  person_identify: (_c, p) => ({
+    displayname: p.displayname,
+    headline: p.headline,
+    social_profiles: personProfile(p).social_profiles,
+    confidence: 0.9,
+  }),
   person_events: (_c, p) => ({
-    events: p.organizations.map((o) => ({ type: 'job_start', title: `Started as ${o.title} at ${o.name}`, year: o.startYear })),
+    events: p.organizations.map((o) => ({
+      type: 'job_start',
+      title: `Started as ${o.title} at ${o.name}`,
+      year: o.startYear,
+    })),
   }),
   person_social_profiles: (_c, p) => ({ social_profiles: personProfile(p).social_profiles }),
   person_interests: (_c, p) => ({ interests: [...p.interests] }),
   person_interactions: (c, p) => ({
     interactions: newsfeedOf(c.seed, p)
       .slice(0, 5)
-      .map((x) => ({ platform: x.platform, post_url: x.url, likes: x.likes, comments: x.comments, posted_at: x.posted_at })),
+      .map((x) => ({
+        platform: x.platform,
+        post_url: x.url,
+        likes: x.likes,
+        comments: x.comments,
+        posted_at: x.posted_at,
+      })),
   }),
   person_articlesearch: (c, p) =>
     new Rng(seedOf(c.seed, 'articles', p.docid)).chance(0.7)
-      ? [{ title: `${p.displayname} on ${p.interests[0] ?? 'work'}`, url: `https://news.pcds.dev/articles/${p.docid}`, published_on: '2025-06-01' }]
+      ? [
+          {
+            title: `${p.displayname} on ${p.interests[0] ?? 'work'}`,
+            url: `https://news.pcds.dev/articles/${p.docid}`,
+            published_on: '2025-06-01',
+          },
+        ]
       : [],
   person_deep_research: (c, p) => ({
     summary: answer(p, '').answer,
@@ -108,36 +140,77 @@ const PERSON: Record<string, (ctx: Ctx, p: PersonRecord) => unknown> = {
     recent_posts: newsfeedOf(c.seed, p).slice(0, 3),
   }),
   person_simulation: (_c, p) => ({
-    persona: { displayname: p.displayname, role: current(p)?.title ?? null, interests: [...p.interests] },
+    persona: {
+      displayname: p.displayname,
+      role: current(p)?.title ?? null,
+      interests: [...p.interests],
+    },
     communication_style: p.experienceYears > 10 ? 'concise' : 'detailed',
   }),
   person_single_social_lookup: (c, p) => {
     const url = str(c.input.social_media_url) ?? '';
-    const entry = Object.entries(p.social).find(([, v]) => url.toLowerCase().includes(v.url.split('/').pop() ?? '\u0000'));
-    return entry ? { platform: entry[0], url: entry[1].url, followers: entry[1].followers, displayname: p.displayname } : null;
+    const entry = Object.entries(p.social).find(([, v]) =>
+      url.toLowerCase().includes(v.url.split('/').pop() ?? '\u0000'),
+    );
+    return entry
+      ? {
+          platform: entry[0],
+          url: entry[1].url,
+          followers: entry[1].followers,
+          displayname: p.displayname,
+        }
+      : null;
   },
   person_competitor_engagements: (c, p) => {
     const rng = new Rng(seedOf(c.seed, 'engagements', p.docid));
-    return rng.sample(c.d.companies, rng.int(0, 3)).map((co) => ({ competitor: co.name, engagement: 'liked a post', date: '2025-09-15' }));
+    return rng
+      .sample(c.d.companies, rng.int(0, 3))
+      .map((co) => ({ competitor: co.name, engagement: 'liked a post', date: '2025-09-15' }));
   },
   person_email: (_c, p) => ({ emails: [p.businessEmail, ...p.altEmails].filter(Boolean) }),
   person_phone: (_c, p) => ({ phones: p.phones.map((x) => ({ ...x })) }),
   person_social_lookup: (_c, p) => ({ social_profiles: personProfile(p).social_profiles }),
   person_social_account_validator: (_c, p) => ({ valid: true, displayname: p.displayname }),
-  person_osint: (_c, p) => ({ summary: `Public footprint of ${p.displayname}`, profiles: Object.keys(p.social) }),
+  person_osint: (_c, p) => ({
+    summary: `Public footprint of ${p.displayname}`,
+    profiles: Object.keys(p.social),
+  }),
 };
 
 /** Builders for endpoints about one company. */
 const COMPANY: Record<string, (ctx: Ctx, c: CompanyRecord) => unknown> = {
   company_enrichment: (_x, c) => companyRecord(c),
   company_funding: (_x, c) => ({ company: c.name, ...companyFunding(c) }),
-  company_funders: (_x, c) => ({ company: c.name, funders: c.funding.investors.map((name) => ({ name, stage: c.funding.stage })) }),
-  company_needs: (x, c) => ({ company: c.name, needs: [`${c.industry} tooling`, 'hiring', ...(str(x.input.content) ? ['content-related solutions'] : [])] }),
-  company_employees: (x, c) => ({
-    employees: x.d.people.filter((p) => current(p)?.companyId === c.id).slice(0, 25).map((p) => personRow(x.d, p)),
+  company_funders: (_x, c) => ({
+    company: c.name,
+    funders: c.funding.investors.map((name) => ({ name, stage: c.funding.stage })),
   }),
-  company_intent: (x, c) => ({ company: c.name, intent_score: Math.round(new Rng(seedOf(x.seed, 'intent', c.id)).float() * 100), topics: [c.industry] }),
-  company_competitor_engagements: (x, c) => ({ company: c.name, engagements: x.d.companies.filter((o) => o.industry === c.industry && o.id !== c.id).slice(0, 3).map((o) => o.name) }),
+  company_needs: (x, c) => ({
+    company: c.name,
+    needs: [
+      `${c.industry} tooling`,
+      'hiring',
+      ...(str(x.input.content) ? ['content-related solutions'] : []),
+    ],
+  }),
+  company_employees: (x, c) => ({
+    employees: x.d.people
+      .filter((p) => current(p)?.companyId === c.id)
+      .slice(0, 25)
+      .map((p) => personRow(x.d, p)),
+  }),
+  company_intent: (x, c) => ({
+    company: c.name,
+    intent_score: Math.round(new Rng(seedOf(x.seed, 'intent', c.id)).float() * 100),
+    topics: [c.industry],
+  }),
+  company_competitor_engagements: (x, c) => ({
+    company: c.name,
+    engagements: x.d.companies
+      .filter((o) => o.industry === c.industry && o.id !== c.id)
+      .slice(0, 3)
+      .map((o) => o.name),
+  }),
   company_checkseller: (_x, c) => ({ company: c.name, is_seller: c.employeeCount > 50 }),
   company_checkfeature: (_x, c) => ({ company: c.name, features: [c.industry] }),
 };
@@ -148,26 +221,50 @@ function searchLike(ctx: Ctx, endpoint: EndpointDef): unknown[] | undefined {
   switch (endpoint.name) {
     case 'company_search': {
       const max = typeof input.max_results === 'number' ? input.max_results : 10;
-      return d.companies.filter((c) => companyMatches(c, input)).slice(0, max).map(companyRecord);
+      return d.companies
+        .filter((c) => companyMatches(c, input))
+        .slice(0, max)
+        .map(companyRecord);
     }
     case 'company_discovery': {
-      const q = (str(input.query) ?? '').toLowerCase().split(/\s+/).filter((w) => w.length > 2);
+      const q = (str(input.query) ?? '')
+        .toLowerCase()
+        .split(/\s+/)
+        .filter((w) => w.length > 2);
       return d.companies
-        .filter((c) => q.some((w) => `${c.name} ${c.industry} ${c.city} ${c.country} ${c.description}`.toLowerCase().includes(w.replace(/s$/, ''))))
+        .filter((c) =>
+          q.some((w) =>
+            `${c.name} ${c.industry} ${c.city} ${c.country} ${c.description}`
+              .toLowerCase()
+              .includes(w.replace(/s$/, '')),
+          ),
+        )
         .slice(0, 10)
         .map(companyRecord);
     }
     case 'person_discovery':
     case 'person_discover':
-      return searchPeople(d, { query: str(input.query) ?? str(input.keywords) ?? '' }).slice(0, 10).map((s) => personRow(d, s.person));
+      return searchPeople(d, { query: str(input.query) ?? str(input.keywords) ?? '' })
+        .slice(0, 10)
+        .map((s) => personRow(d, s.person));
     case 'person_leads': {
       // Inputs are not stated: a deterministic pick from the input's fingerprint.
       const rng = new Rng(seedOf(ctx.seed, 'leads', JSON.stringify(input)));
       return rng.sample(d.people, 10).map((p) => personRow(d, p));
     }
     case 'person_connection_mapping': {
-      const ids = [...(Array.isArray(input.accounts) ? input.accounts : []), ...(Array.isArray(input.usernames) ? input.usernames : []), ...(Array.isArray(input.social_media_urls) ? input.social_media_urls : [])] as string[];
-      const people = ids.map((id) => (id.includes('/') ? d.findPerson({ social_media_url: id }) : d.findPerson({ username: id }))).filter((p): p is PersonRecord => !!p);
+      const ids = [
+        ...(Array.isArray(input.accounts) ? input.accounts : []),
+        ...(Array.isArray(input.usernames) ? input.usernames : []),
+        ...(Array.isArray(input.social_media_urls) ? input.social_media_urls : []),
+      ] as string[];
+      const people = ids
+        .map((id) =>
+          id.includes('/')
+            ? d.findPerson({ social_media_url: id })
+            : d.findPerson({ username: id }),
+        )
+        .filter((p): p is PersonRecord => !!p);
       return people;
     }
     default:
@@ -175,10 +272,16 @@ function searchLike(ctx: Ctx, endpoint: EndpointDef): unknown[] | undefined {
   }
 }
 
-export function computePayload(d: Dataset, seed: number, endpoint: EndpointDef, input: Record<string, unknown>): Payload {
+export function computePayload(
+  d: Dataset,
+  seed: number,
+  endpoint: EndpointDef,
+  input: Record<string, unknown>,
+): Payload {
   const ctx: Ctx = { d, seed, input };
   const wrap = (v: unknown): Payload => {
-    if (endpoint.resultPath === 'data.results') return { results: Array.isArray(v) ? v : v === null || v === undefined ? [] : [v] };
+    if (endpoint.resultPath === 'data.results')
+      return { results: Array.isArray(v) ? v : v === null || v === undefined ? [] : [v] };
     return { result: v === undefined ? null : v };
   };
 
@@ -188,7 +291,12 @@ export function computePayload(d: Dataset, seed: number, endpoint: EndpointDef, 
       const people = found as PersonRecord[];
       if (!people.length) return wrap(null);
       const connections = people.flatMap((a, i) =>
-        people.slice(i + 1).filter((b) => a.organizations.some((o) => b.organizations.some((x) => x.companyId === o.companyId))).map((b) => ({ from: a.displayname, to: b.displayname, via: 'shared employer' })),
+        people
+          .slice(i + 1)
+          .filter((b) =>
+            a.organizations.some((o) => b.organizations.some((x) => x.companyId === o.companyId)),
+          )
+          .map((b) => ({ from: a.displayname, to: b.displayname, via: 'shared employer' })),
       );
       return wrap({ accounts: people.map((p) => personRow(d, p)), connections });
     }

@@ -34,11 +34,12 @@ export function sampleRows(o: SampleOptions): SampleRow[] {
   const unknown = Math.round(o.rows * (o.unknownShare ?? 0));
   const bad = Math.round(o.rows * (o.badShare ?? 0));
   const kinds: ('known' | 'unknown' | 'bad')[] = [];
-  for (let i = 0; i < o.rows; i++) kinds.push(i < unknown ? 'unknown' : i < unknown + bad ? 'bad' : 'known');
+  for (let i = 0; i < o.rows; i++)
+    kinds.push(i < unknown ? 'unknown' : i < unknown + bad ? 'bad' : 'known');
   // Shuffle deterministically so unknown and bad rows are spread through the file.
   for (let i = kinds.length - 1; i > 0; i--) {
     const j = rng.int(0, i);
-    [kinds[i], kinds[j]] = [kinds[j] as 'known', kinds[i] as 'known'];
+    [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
   }
   let badCount = 0;
   return kinds.map((kind, i) => {
@@ -52,8 +53,8 @@ export function sampleRows(o: SampleOptions): SampleRow[] {
       if (o.withPhone) row.phone = '';
       return row;
     }
-    const p = withEmail[(i * 7919 + rng.int(0, withEmail.length - 1)) % withEmail.length] as PersonRecord;
-    const row: SampleRow = { email: emailOf(p) as string };
+    const p = withEmail[(i * 7919 + rng.int(0, withEmail.length - 1)) % withEmail.length];
+    const row: SampleRow = { email: emailOf(p) };
     if (o.withName) row.name = p.displayname;
     if (o.withPhone) row.phone = p.phones[0]?.fullphone ?? '';
     return row;
@@ -63,7 +64,11 @@ export function sampleRows(o: SampleOptions): SampleRow[] {
 const csvCell = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
 
 export function sampleCsv(o: SampleOptions): string {
-  const cols = ['email', ...(o.withName ? ['name'] : []), ...(o.withPhone ? ['phone'] : [])] as (keyof SampleRow)[];
+  const cols = [
+    'email',
+    ...(o.withName ? ['name'] : []),
+    ...(o.withPhone ? ['phone'] : []),
+  ] as (keyof SampleRow)[];
   const lines = [cols.join(',')];
   for (const r of sampleRows(o)) lines.push(cols.map((c) => csvCell(r[c] ?? '')).join(','));
   return lines.join('\n') + '\n';

@@ -21,7 +21,9 @@ export class WebhookDispatcher {
     if (!job.callbackUrl) return;
     if (this.faults.dropsWebhook(job.endpoint.path)) return;
     for (let i = 0; i < this.opts.webhooks.deliveries; i++) {
-      const p = this.attempt(job.keyId, job.callbackUrl, rendered.body).finally(() => this.inFlight.delete(p));
+      const p = this.attempt(job.keyId, job.callbackUrl, rendered.body).finally(() =>
+        this.inFlight.delete(p),
+      );
       this.inFlight.add(p);
     }
   }
@@ -29,7 +31,8 @@ export class WebhookDispatcher {
   private async attempt(keyId: string, url: string, body: string): Promise<void> {
     const w = this.opts.webhooks;
     for (let attempt = 0; attempt <= w.retries && !this.stopped; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, w.retryDelayMs * this.opts.timeScale));
+      if (attempt > 0)
+        await new Promise((r) => setTimeout(r, w.retryDelayMs * this.opts.timeScale));
       try {
         const res = await fetch(url, {
           method: 'POST',
@@ -51,7 +54,10 @@ export class WebhookDispatcher {
 
   /** Wait for deliveries under way (tests), bounded by `timeoutMs`. */
   async drain(timeoutMs = 5000): Promise<void> {
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, timeoutMs))]);
+    await Promise.race([
+      Promise.allSettled([...this.inFlight]),
+      new Promise((r) => setTimeout(r, timeoutMs)),
+    ]);
   }
 
   stop(): void {

@@ -13,7 +13,20 @@ describe('CLI and options', () => {
     const out = join(dir, 'leads.csv');
     const program = new Command('pcds').exitOverride();
     registerEmulatorCommand(program);
-    await program.parseAsync(['node', 'pcds', 'emulator', 'sample', '--rows', '100', '--output', out, '--unknown-share', '0.1', '--bad-share', '0.04']);
+    await program.parseAsync([
+      'node',
+      'pcds',
+      'emulator',
+      'sample',
+      '--rows',
+      '100',
+      '--output',
+      out,
+      '--unknown-share',
+      '0.1',
+      '--bad-share',
+      '0.04',
+    ]);
     const lines = (await readFile(out, 'utf8')).trim().split('\n');
     expect(lines[0]).toBe('email');
     const rows = lines.slice(1);
@@ -25,18 +38,48 @@ describe('CLI and options', () => {
     expect(malformed).toHaveLength(4);
     expect(malformed.filter((e) => e === '')).toHaveLength(2);
     // Deterministic: the same options give the same file.
-    await program.parseAsync(['node', 'pcds', 'emulator', 'sample', '--rows', '100', '--output', out + '2', '--unknown-share', '0.1', '--bad-share', '0.04']);
+    await program.parseAsync([
+      'node',
+      'pcds',
+      'emulator',
+      'sample',
+      '--rows',
+      '100',
+      '--output',
+      out + '2',
+      '--unknown-share',
+      '0.1',
+      '--bad-share',
+      '0.04',
+    ]);
     expect(await readFile(out + '2', 'utf8')).toBe(await readFile(out, 'utf8'));
   });
 
   it('rule: options are zod-validated and loadable from a JSON file (--config), flags overriding the file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'pcds-config-'));
     const file = join(dir, 'emulator.json');
-    await writeFile(file, JSON.stringify({ port: 9999, timeScale: 0.5, limits: { perMinute: 10 }, faults: { unavailableShare: 0.1 } }));
-    const opts = parseEmulatorOptions(await emulatorOptionsFromFlags({ config: file, port: 0, limits: false }));
-    expect(opts).toMatchObject({ port: 0, timeScale: 0.5, limits: { enabled: false, perMinute: 10, perHour: 1000 }, faults: { unavailableShare: 0.1 } });
+    await writeFile(
+      file,
+      JSON.stringify({
+        port: 9999,
+        timeScale: 0.5,
+        limits: { perMinute: 10 },
+        faults: { unavailableShare: 0.1 },
+      }),
+    );
+    const opts = parseEmulatorOptions(
+      await emulatorOptionsFromFlags({ config: file, port: 0, limits: false }),
+    );
+    expect(opts).toMatchObject({
+      port: 0,
+      timeScale: 0.5,
+      limits: { enabled: false, perMinute: 10, perHour: 1000 },
+      faults: { unavailableShare: 0.1 },
+    });
     await writeFile(file, JSON.stringify({ timeScale: -1, colour: 'blue' }));
     await expect(emulatorOptionsFromFlags({ config: file })).rejects.toThrow(EmulatorOptionsError);
-    await expect(emulatorOptionsFromFlags({ config: file })).rejects.toThrow(/timeScale.*colour is not an option|colour is not an option.*timeScale/);
+    await expect(emulatorOptionsFromFlags({ config: file })).rejects.toThrow(
+      /timeScale.*colour is not an option|colour is not an option.*timeScale/,
+    );
   });
 });

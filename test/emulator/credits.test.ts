@@ -9,23 +9,28 @@ beforeAll(async () => {
 });
 afterAll(() => em.stop());
 
-const known = () => datasetFor(em.options.seed, em.options.dataset).people.filter((p) => p.businessEmail);
+const known = () =>
+  datasetFor(em.options.seed, em.options.dataset).people.filter((p) => p.businessEmail);
 
 describe('credits', () => {
   it('rule: a positive balance is required before a request is accepted (402 insufficient_credits)', async () => {
     const k = await newKey(em, { credits: 0 });
     const c = client(em, k);
-    const r = await c.post('/person/enrichment', { email: known()[0]!.businessEmail });
+    const r = await c.post('/person/enrichment', { email: known()[0].businessEmail });
     expect(r.status).toBe(402);
     expect(r.body.error.code).toBe('insufficient_credits');
     // Top-up is an update of the key.
     await admin(em)('PATCH', `/v1/api-keys/${k.id}`, { add_credits: 2 });
-    const ok = await c.post('/person/enrichment', { email: known()[0]!.businessEmail });
+    const ok = await c.post('/person/enrichment', { email: known()[0].businessEmail });
     expect(ok.status).toBe(202);
     await c.waitDone('/person/enrichment', ok.body.data.request_id);
     // The balance is now 0: the next submit is refused, the poll and /usage still answer.
-    expect((await c.post('/person/enrichment', { email: known()[1]!.businessEmail })).status).toBe(402);
-    expect((await c.get(`/person/enrichment?request_id=${ok.body.data.request_id}`)).status).toBe(200);
+    expect((await c.post('/person/enrichment', { email: known()[1].businessEmail })).status).toBe(
+      402,
+    );
+    expect((await c.get(`/person/enrichment?request_id=${ok.body.data.request_id}`)).status).toBe(
+      200,
+    );
     expect((await c.get('/usage')).body.data.limits.available_credits).toBe(0);
   });
 
@@ -38,19 +43,28 @@ describe('credits', () => {
       expect(ack.status).toBe(202);
       return c.waitDone(path, ack.body.data.request_id);
     };
-    await run('/person/enrichment', { email: people[0]!.businessEmail });
-    await run('/person/enrichment', { email: people[1]!.businessEmail });
+    await run('/person/enrichment', { email: people[0].businessEmail });
+    await run('/person/enrichment', { email: people[1].businessEmail });
     await run('/person/enrichment', { email: 'nobody@unknown.pcds.dev' });
-    await run('/person/enrich', { email: people[2]!.businessEmail });
+    await run('/person/enrich', { email: people[2].businessEmail });
     const page = await run('/person/search', { query: 'engineer', limit: 4, show_emails: true });
-    for (let i = 0; i < 5; i++) await c.get(`/person/search?request_id=${page.body.data.request_id}&offset=0&limit=4`);
+    for (let i = 0; i < 5; i++)
+      await c.get(`/person/search?request_id=${page.body.data.request_id}&offset=0&limit=4`);
     for (let i = 0; i < 3; i++) await c.get('/usage');
     const expected = 2 + 2 + 0 + 5 + (3 + 1);
     const u = (await c.get('/usage')).body.data;
     expect(u.credits_used).toEqual({ total: expected, search: 4, enrichment: 9 });
     expect(u.requests_count).toEqual({ total: 5, search: 1, enrichment: 4 });
-    expect(u.breakdown).toEqual({ search_results_returned: 4, enrichments_performed: 3, total_credits_consumed: expected });
-    expect(u.limits).toEqual({ monthly_allocation: 1000, available_credits: 1000 - expected, is_unlimited: false });
+    expect(u.breakdown).toEqual({
+      search_results_returned: 4,
+      enrichments_performed: 3,
+      total_credits_consumed: expected,
+    });
+    expect(u.limits).toEqual({
+      monthly_allocation: 1000,
+      available_credits: 1000 - expected,
+      is_unlimited: false,
+    });
     expect(em.stats(k.id).creditsCharged).toBe(expected);
   });
 });

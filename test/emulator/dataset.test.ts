@@ -28,20 +28,30 @@ describe('seeded dataset', () => {
 
   it('rule: the same input always gives the same result, and a person profile carries exactly the documented fields', async () => {
     const c = client(em);
-    const p = datasetFor(em.options.seed, em.options.dataset).people.find((x) => x.phones.length && x.businessEmail)!;
+    const p = datasetFor(em.options.seed, em.options.dataset).people.find(
+      (x) => x.phones.length && x.businessEmail,
+    )!;
     const results = [];
-    for (const input of [{ email: p.businessEmail }, { email: p.businessEmail }, { phone: p.phones[0]!.fullphone }]) {
+    for (const input of [
+      { email: p.businessEmail },
+      { email: p.businessEmail },
+      { phone: p.phones[0].fullphone },
+    ]) {
       const ack = await c.post('/person/enrichment', input);
-      results.push((await c.waitDone('/person/enrichment', ack.body.data.request_id)).body.data.result);
+      results.push(
+        (await c.waitDone('/person/enrichment', ack.body.data.request_id)).body.data.result,
+      );
     }
     expect(results[1]).toEqual(results[0]);
     expect(results[2]).toEqual(results[0]);
     const profile = results[0];
     expect(Object.keys(profile).sort()).toEqual([...PROFILE_FIELDS].sort());
     expect(profile.displayname).toBe(p.displayname);
-    for (const ph of profile.fullphone) expect(Object.keys(ph).sort()).toEqual(['fullphone', 'phone_type']);
-    for (const o of profile.organizations) expect(Object.keys(o).sort()).toEqual(['is_current', 'name', 'title']);
-    for (const s of Object.values(profile.social_profiles) as any[]) {
+    for (const ph of profile.fullphone)
+      expect(Object.keys(ph).sort()).toEqual(['fullphone', 'phone_type']);
+    for (const o of profile.organizations)
+      expect(Object.keys(o).sort()).toEqual(['is_current', 'name', 'title']);
+    for (const s of Object.values<any>(profile.social_profiles)) {
       expect(Object.keys(s).sort()).toEqual(['followers', 'url']);
       expect(Number.isInteger(s.followers)).toBe(true);
     }
@@ -54,7 +64,12 @@ describe('seeded dataset', () => {
     const ack = await c.post('/person/enrichment', { email: 'nobody.at.all@unknown.pcds.dev' });
     const done = await c.waitDone('/person/enrichment', ack.body.data.request_id);
     expect(done.status).toBe(200);
-    expect(done.body.data).toMatchObject({ status: 'completed', completed: true, result: null, error: null });
+    expect(done.body.data).toMatchObject({
+      status: 'completed',
+      completed: true,
+      result: null,
+      error: null,
+    });
     const search = await c.post('/person/search', { query: 'zzqx unheardofword' });
     const page = await c.waitDone('/person/search', search.body.data.request_id);
     expect(page.body.data.results).toEqual([]);

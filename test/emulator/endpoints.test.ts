@@ -18,7 +18,7 @@ function validInput(name: string): Record<string, unknown> {
   const p = d.people.find((x) => x.businessEmail && x.social.linkedin)!;
   const c = d.currentCompany(p)!;
   const email = p.businessEmail!;
-  const url = p.social.linkedin!.url;
+  const url = p.social.linkedin.url;
   const byName: Record<string, Record<string, unknown>> = {
     person_search: { query: 'engineer' },
     person_lookup_fields: { email, fields: ['displayname', 'mobile'] },
@@ -60,7 +60,9 @@ describe('every endpoint of the catalogue', () => {
       const ack = await c.post(e.path, validInput(e.name));
       expect(ack.status, e.path).toBe(202);
       expect(ack.body.data.request_id).toMatch(REQUEST_ID_RE);
-      expect(e.polling === 'person_search' ? ['processing'] : ['queued']).toContain(ack.body.data.status);
+      expect(e.polling === 'person_search' ? ['processing'] : ['queued']).toContain(
+        ack.body.data.status,
+      );
       const done = await c.waitDone(e.path, ack.body.data.request_id);
       expect(done.status, e.path).toBe(200);
       expect(done.body.data.completed, e.path).toBe(true);
@@ -75,7 +77,10 @@ describe('every endpoint of the catalogue', () => {
     const c = client(em);
     const r = await c.post('/person/newsfeed', { limit: 5 });
     expect(r.status).toBe(400);
-    expect(r.body.error).toEqual({ code: 'invalid_request', message: 'social_media_url is required' });
+    expect(r.body.error).toEqual({
+      code: 'invalid_request',
+      message: 'social_media_url is required',
+    });
     const ask = await c.post('/person/ask', { email: 'a@b.co' });
     expect(ask.body.error.message).toBe('question is required');
     const unknownParam = await c.post('/person/enrichment', { email: 'a@b.co', colour: 'blue' });
@@ -85,7 +90,10 @@ describe('every endpoint of the catalogue', () => {
   });
 
   it('rule: POST /person/enrichment/feedback answers 200 at once with no request_id', async () => {
-    const r = await client(em).post('/person/enrichment/feedback', validInput('person_enrichment_feedback'));
+    const r = await client(em).post(
+      '/person/enrichment/feedback',
+      validInput('person_enrichment_feedback'),
+    );
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
     expect(r.body.data).not.toHaveProperty('request_id');
@@ -100,7 +108,9 @@ describe('every endpoint of the catalogue', () => {
     const nf = await c.get('/person/nothing-here');
     expect(nf.status).toBe(404);
     expect(nf.body.error.code).toBe('not_found');
-    const unknownId = await c.get('/person/enrichment?request_id=0123456789abcdef0123456789abcdef_1700000000_1');
+    const unknownId = await c.get(
+      '/person/enrichment?request_id=0123456789abcdef0123456789abcdef_1700000000_1',
+    );
     expect(unknownId.status).toBe(404);
     expect(unknownId.body.error.code).toBe('request_not_found');
   });
@@ -109,7 +119,9 @@ describe('every endpoint of the catalogue', () => {
     const slow = await start({ timeScale: 1, latency: { queuedMs: 150, processingMs: 300 } });
     try {
       const c = client(slow);
-      const email = datasetFor(slow.options.seed, slow.options.dataset).people.find((p) => p.businessEmail)!.businessEmail!;
+      const email = datasetFor(slow.options.seed, slow.options.dataset).people.find(
+        (p) => p.businessEmail,
+      )!.businessEmail!;
       const t0 = Date.now();
       const ack = await c.post('/person/enrichment', { email });
       const seen: string[] = [];

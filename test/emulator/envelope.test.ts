@@ -36,7 +36,7 @@ describe('envelope and job object', () => {
     const c = client(em);
     const [row] = sampleRows({ rows: 1, dataset: em.options.dataset });
     const before = Math.floor(Date.now() / 1000);
-    const ack = await c.post('/person/enrichment', { email: row!.email });
+    const ack = await c.post('/person/enrichment', { email: row.email });
     expect(ack.status).toBe(202);
     const d = ack.body.data;
     expect(Object.keys(d).sort()).toEqual(['message', 'request_id', 'status']);
@@ -52,7 +52,7 @@ describe('envelope and job object', () => {
   it('rule: a completed poll carries request_id, status, completed, result, error null, created_on and completed_on', async () => {
     const c = client(em);
     const [row] = sampleRows({ rows: 1, dataset: em.options.dataset });
-    const ack = await c.post('/person/enrichment', { email: row!.email });
+    const ack = await c.post('/person/enrichment', { email: row.email });
     const running = await c.get(`/person/enrichment?request_id=${ack.body.data.request_id}`);
     expect(running.status).toBe(202);
     expect(running.body.data.completed).toBe(false);
@@ -60,8 +60,21 @@ describe('envelope and job object', () => {
     const done = await c.waitDone('/person/enrichment', ack.body.data.request_id);
     expect(done.status).toBe(200);
     const d = done.body.data;
-    expect(Object.keys(d).sort()).toEqual(['completed', 'completed_on', 'created_on', 'error', 'request_id', 'result', 'status']);
-    expect(d).toMatchObject({ request_id: ack.body.data.request_id, status: 'completed', completed: true, error: null });
+    expect(Object.keys(d).sort()).toEqual([
+      'completed',
+      'completed_on',
+      'created_on',
+      'error',
+      'request_id',
+      'result',
+      'status',
+    ]);
+    expect(d).toMatchObject({
+      request_id: ack.body.data.request_id,
+      status: 'completed',
+      completed: true,
+      error: null,
+    });
     expect(d.created_on).toMatch(TIMESTAMP_RE);
     expect(d.completed_on).toMatch(TIMESTAMP_RE);
     expect(d.completed_on >= d.created_on).toBe(true);

@@ -68,12 +68,20 @@ describe('faults', () => {
     expect([ie.status, ie.body.error.code]).toEqual([500, 'internal_error']);
     await a('PUT', '/admin/faults', { jobRateLimitedShare: 1 });
     const rl = await run();
-    expect([rl.status, rl.body.success, rl.body.error.code]).toEqual([200, false, 'rate_limit_exceeded']);
+    expect([rl.status, rl.body.success, rl.body.error.code]).toEqual([
+      200,
+      false,
+      'rate_limit_exceeded',
+    ]);
     expect(rl.headers.get('retry-after')).toBeNull();
     await a('PUT', '/admin/faults', { jobNotFoundShare: 1 });
     const nf = await run();
     expect(nf.status).toBe(200);
-    expect(nf.body.data).toMatchObject({ status: 'not_found', completed: true, error: { code: 'not_found' } });
+    expect(nf.body.data).toMatchObject({
+      status: 'not_found',
+      completed: true,
+      error: { code: 'not_found' },
+    });
     await a('PUT', '/admin/faults', {});
   });
 
@@ -97,7 +105,11 @@ describe('faults', () => {
   });
 
   it('rule: the time scale shrinks latencies and rate-limit windows together', async () => {
-    const scaled = await start({ timeScale: 0.005, latency: { queuedMs: 10_000, processingMs: 40_000 }, limits: { enabled: true, perMinute: 2 } });
+    const scaled = await start({
+      timeScale: 0.005,
+      latency: { queuedMs: 10_000, processingMs: 40_000 },
+      limits: { enabled: true, perMinute: 2 },
+    });
     try {
       const c = client(scaled);
       const t0 = Date.now();

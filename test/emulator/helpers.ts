@@ -22,10 +22,19 @@ export async function start(options: EmulatorOptionsInput = {}): Promise<Running
 
 export function client(em: RunningEmulator, creds: { key: string; secret: string } = em.devKey) {
   const headers = { 'x-api-key': creds.key, 'x-api-secret': creds.secret };
-  const call = async (method: string, path: string, body?: unknown, extra: Record<string, string> = {}): Promise<Reply> => {
+  const call = async (
+    method: string,
+    path: string,
+    body?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<Reply> => {
     const res = await fetch(em.url + path, {
       method,
-      headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...extra },
+      headers: {
+        ...headers,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...extra,
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     const text = await res.text();
@@ -38,7 +47,8 @@ export function client(em: RunningEmulator, creds: { key: string; secret: string
     return { status: res.status, headers: res.headers, body: parsed };
   };
   return {
-    post: (path: string, body: unknown, extra?: Record<string, string>) => call('POST', path, body, extra),
+    post: (path: string, body: unknown, extra?: Record<string, string>) =>
+      call('POST', path, body, extra),
     get: (path: string, extra?: Record<string, string>) => call('GET', path, undefined, extra),
     call,
     /** Poll until the job leaves the running states; returns the terminal reply. */
@@ -46,7 +56,8 @@ export function client(em: RunningEmulator, creds: { key: string; secret: string
       const until = Date.now() + maxMs;
       for (;;) {
         const r = await call('GET', `${path}?request_id=${requestId}${query}`);
-        if (!(r.status === 202 || (r.status === 200 && r.body?.data?.completed === false))) return r;
+        if (!(r.status === 202 || (r.status === 200 && r.body?.data?.completed === false)))
+          return r;
         if (Date.now() > until) throw new Error(`job did not finish within ${maxMs} ms`);
         await sleep(5);
       }
@@ -58,7 +69,10 @@ export function admin(em: RunningEmulator) {
   return async (method: string, path: string, body?: unknown): Promise<Reply> => {
     const res = await fetch(em.url + path, {
       method,
-      headers: { 'x-admin-token': em.adminToken, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        'x-admin-token': em.adminToken,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     return { status: res.status, headers: res.headers, body: await res.json() };
@@ -71,5 +85,9 @@ export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function newKey(em: RunningEmulator, settings: Record<string, unknown> = {}) {
   const r = await admin(em)('POST', '/v1/api-keys', settings);
   if (r.status !== 201) throw new Error(`key creation failed: ${JSON.stringify(r.body)}`);
-  return { id: r.body.data.id as string, key: r.body.data.key as string, secret: r.body.data.secret as string };
+  return {
+    id: r.body.data.id as string,
+    key: r.body.data.key as string,
+    secret: r.body.data.secret as string,
+  };
 }

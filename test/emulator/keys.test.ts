@@ -10,21 +10,35 @@ afterAll(() => em.stop());
 
 describe('key management (/v1/api-keys)', () => {
   it('rule: /v1/api-keys and /admin are guarded by the admin token', async () => {
-    for (const [method, path] of [['GET', '/v1/api-keys'], ['POST', '/v1/api-keys'], ['GET', '/admin/stats'], ['PUT', '/admin/faults']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/api-keys'],
+      ['POST', '/v1/api-keys'],
+      ['GET', '/admin/stats'],
+      ['PUT', '/admin/faults'],
+    ]) {
       const none = await fetch(em.url + path, { method });
       expect(none.status, path).toBe(401);
       expect(((await none.json()) as any).error.code).toBe('missing_admin_token');
-      const wrong = await fetch(em.url + path, { method, headers: { 'x-admin-token': 'not-the-token' } });
+      const wrong = await fetch(em.url + path, {
+        method,
+        headers: { 'x-admin-token': 'not-the-token' },
+      });
       expect(((await wrong.json()) as any).error.code).toBe('invalid_admin_token');
     }
     // The data API's credentials do not open the admin API.
-    const r = await fetch(`${em.url}/v1/api-keys`, { headers: { 'x-api-key': em.devKey.key, 'x-api-secret': em.devKey.secret } });
+    const r = await fetch(`${em.url}/v1/api-keys`, {
+      headers: { 'x-api-key': em.devKey.key, 'x-api-secret': em.devKey.secret },
+    });
     expect(r.status).toBe(401);
   });
 
   it('rule: keys are created (secret shown once), listed, updated (products, credits, allow-list, expiry, disabled, limits) and deleted', async () => {
     const a = admin(em);
-    const created = await a('POST', '/v1/api-keys', { name: 'ci', products: ['search'], credits: 10 });
+    const created = await a('POST', '/v1/api-keys', {
+      name: 'ci',
+      products: ['search'],
+      credits: 10,
+    });
     expect(created.status).toBe(201);
     const k = created.body.data;
     expect(typeof k.secret).toBe('string');

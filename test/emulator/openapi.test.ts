@@ -27,6 +27,10 @@ describe('OpenAPI', () => {
     expect(search.properties.limit).toMatchObject({ type: 'integer', minimum: 1, maximum: 100 });
     expect(search.properties.type.enum).toEqual(['light', 'medium', 'premium']);
     expect(search.additionalProperties).toBe(false);
-    expect(doc.components.securitySchemes.apiKey).toEqual({ type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    expect(doc.components.securitySchemes.apiKey).toEqual({
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+    });
   });
 });

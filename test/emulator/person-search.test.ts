@@ -27,16 +27,28 @@ describe('person search', () => {
     for (const r of q.done.body.data.results) {
       expect(r.location).toContain('Berlin');
     }
-    const s = await search(c, { custom_filters: {}, role: 'Engineer', geography: 'London', limit: 100 });
+    const s = await search(c, {
+      custom_filters: {},
+      role: 'Engineer',
+      geography: 'London',
+      limit: 100,
+    });
     expect(s.done.body.data.results.length).toBeGreaterThan(0);
     for (const r of s.done.body.data.results) {
       expect(r.current_title).toContain('Engineer');
       expect(r.location).toContain('London');
     }
-    const f = await search(c, { custom_filters: { locations: ['Paris'], industries: ['Software'] }, limit: 100 });
+    const f = await search(c, {
+      custom_filters: { locations: ['Paris'], industries: ['Software'] },
+      limit: 100,
+    });
     expect(f.done.body.data.results.length).toBeGreaterThan(0);
     for (const r of f.done.body.data.results) expect(r.location).toContain('Paris');
-    const ex = await search(c, { custom_filters: { locations: ['Paris'], industries: ['Software'] }, exclude: { titles: ['Engineer'] }, limit: 100 });
+    const ex = await search(c, {
+      custom_filters: { locations: ['Paris'], industries: ['Software'] },
+      exclude: { titles: ['Engineer'] },
+      limit: 100,
+    });
     for (const r of ex.done.body.data.results) expect(r.current_title).not.toContain('Engineer');
     const wl = await search(c, { docid_whitelist: ['p000003', 'p000007', 'p999999'] });
     expect(wl.done.body.data.results.map((r: any) => r.docid)).toEqual(['p000003', 'p000007']);
@@ -49,16 +61,31 @@ describe('person search', () => {
     expect(total).toBeGreaterThan(15);
     const first = done.body.data.results.map((r: any) => r.docid);
     expect(first).toHaveLength(5);
-    expect(done.body.data).toMatchObject({ status: 'completed', completed: true, has_more: true, offset: 0, limit: 5 });
+    expect(done.body.data).toMatchObject({
+      status: 'completed',
+      completed: true,
+      has_more: true,
+      offset: 0,
+      limit: 5,
+    });
     // A page POST on a finished search is fulfilled at once and carries no rows.
     const cur = await c.post('/person/search', { cursor: done.body.data.next_cursor });
     expect(cur.status).toBe(200);
-    expect(cur.body.data).toMatchObject({ request_id: rid, status: 'completed', completed: true, offset: 5, limit: 5, has_more: true });
+    expect(cur.body.data).toMatchObject({
+      request_id: rid,
+      status: 'completed',
+      completed: true,
+      offset: 5,
+      limit: 5,
+      has_more: true,
+    });
     expect(cur.body.data).not.toHaveProperty('results');
     const second = await c.get(`/person/search?request_id=${rid}&offset=5&limit=5`);
     const page2 = await c.post('/person/search', { request_id: rid, page: 2, limit: 5 });
     expect(page2.body.data.offset).toBe(5);
-    const viaPage = await c.get(`/person/search?request_id=${rid}&offset=${page2.body.data.offset}&limit=5`);
+    const viaPage = await c.get(
+      `/person/search?request_id=${rid}&offset=${page2.body.data.offset}&limit=5`,
+    );
     expect(viaPage.body.data.results).toEqual(second.body.data.results);
     expect(second.body.data.results.map((r: any) => r.docid)).not.toEqual(first);
     // Only request_id: offset 0 again, whatever cursor POSTs came before.
@@ -67,7 +94,12 @@ describe('person search', () => {
     // The last page is exhausted: no more rows, no cursor.
     const lastOffset = Math.min(total, 1000) - 2;
     const last = await c.get(`/person/search?request_id=${rid}&offset=${lastOffset}&limit=5`);
-    expect(last.body.data).toMatchObject({ status: 'exhausted', completed: true, has_more: false, next_cursor: null });
+    expect(last.body.data).toMatchObject({
+      status: 'exhausted',
+      completed: true,
+      has_more: false,
+      next_cursor: null,
+    });
     expect(last.body.data.results).toHaveLength(2);
   });
 
@@ -96,7 +128,12 @@ describe('person search', () => {
       expect(r).not.toHaveProperty('emails');
       expect(r).not.toHaveProperty('phone_numbers');
     }
-    const req = await search(c, { query: 'manager', limit: 50, require_phone_numbers: true, show_phone_numbers: true });
+    const req = await search(c, {
+      query: 'manager',
+      limit: 50,
+      require_phone_numbers: true,
+      show_phone_numbers: true,
+    });
     expect(req.done.body.data.results.length).toBeGreaterThan(0);
     for (const r of req.done.body.data.results) expect(r.phone_numbers.length).toBeGreaterThan(0);
     expect(req.done.body.data.total).toBeLessThan(plain.done.body.data.total);
@@ -115,7 +152,12 @@ describe('person search', () => {
       expect(em.stats().creditsCharged - before, type).toBe(price);
     }
     const before = em.stats().creditsCharged;
-    const light = await search(c, { query: 'engineer', type: 'light', insights: true, high_freshness: true });
+    const light = await search(c, {
+      query: 'engineer',
+      type: 'light',
+      insights: true,
+      high_freshness: true,
+    });
     expect(em.stats().creditsCharged - before).toBe(PRICE.light);
     for (const r of light.done.body.data.results) expect(r).not.toHaveProperty('insights');
     const before2 = em.stats().creditsCharged;

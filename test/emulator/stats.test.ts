@@ -13,7 +13,9 @@ describe('observability', () => {
   it('rule: /admin/stats counts per key requests by path and method, 429s, credits charged, jobs submitted and duplicate submits; reset clears them', async () => {
     const k = await newKey(em);
     const c = client(em, k);
-    const email = datasetFor(em.options.seed, em.options.dataset).people.find((p) => p.businessEmail)!.businessEmail;
+    const email = datasetFor(em.options.seed, em.options.dataset).people.find(
+      (p) => p.businessEmail,
+    )!.businessEmail;
     const a1 = await c.post('/person/enrichment', { email });
     await c.post('/person/enrichment', { email });
     await c.post('/person/enrichment', { email: 'other@unknown.pcds.dev' });
@@ -34,6 +36,12 @@ describe('observability', () => {
     expect(all[k.id].jobsSubmitted).toBe(3);
     expect((await admin(em)('POST', '/admin/stats/reset', { key_id: k.id })).status).toBe(200);
     const after = (await admin(em)('GET', `/admin/stats/${k.id}`)).body.data;
-    expect(after).toMatchObject({ requests: {}, rateLimited: 0, creditsCharged: 0, jobsSubmitted: 0, duplicateSubmits: 0 });
+    expect(after).toMatchObject({
+      requests: {},
+      rateLimited: 0,
+      creditsCharged: 0,
+      jobsSubmitted: 0,
+      duplicateSubmits: 0,
+    });
   });
 });

@@ -22,7 +22,11 @@ describe('GET /usage', () => {
       credits_used: { total: 0, search: 0, enrichment: 0 },
       requests_count: { total: 0, search: 0, enrichment: 0 },
       limits: { monthly_allocation: 50, available_credits: 50, is_unlimited: false },
-      breakdown: { search_results_returned: 0, enrichments_performed: 0, total_credits_consumed: 0 },
+      breakdown: {
+        search_results_returned: 0,
+        enrichments_performed: 0,
+        total_credits_consumed: 0,
+      },
     });
     await c.get('/usage');
     expect((await c.get('/usage')).body.data.limits.available_credits).toBe(50);
@@ -51,12 +55,25 @@ describe('GET /usage', () => {
 
   it('rule: /usage answers its own 401/403 codes: missing_api_key, missing_api_secret, invalid_api_key, invalid_api_secret, api_key_disabled', async () => {
     const k = await newKey(em);
-    const raw = (h: Record<string, string>) => fetch(`${em.url}/usage`, { headers: h }).then(async (r) => ({ status: r.status, code: ((await r.json()) as any).error?.code }));
+    const raw = (h: Record<string, string>) =>
+      fetch(`${em.url}/usage`, { headers: h }).then(async (r) => ({
+        status: r.status,
+        code: ((await r.json()) as any).error?.code,
+      }));
     expect(await raw({})).toEqual({ status: 401, code: 'missing_api_key' });
     expect(await raw({ 'x-api-key': k.key })).toEqual({ status: 401, code: 'missing_api_secret' });
-    expect(await raw({ 'x-api-key': 'pcds_unknown_key', 'x-api-secret': k.secret })).toEqual({ status: 401, code: 'invalid_api_key' });
-    expect(await raw({ 'x-api-key': k.key, 'x-api-secret': 'wrong-secret' })).toEqual({ status: 401, code: 'invalid_api_secret' });
+    expect(await raw({ 'x-api-key': 'pcds_unknown_key', 'x-api-secret': k.secret })).toEqual({
+      status: 401,
+      code: 'invalid_api_key',
+    });
+    expect(await raw({ 'x-api-key': k.key, 'x-api-secret': 'wrong-secret' })).toEqual({
+      status: 401,
+      code: 'invalid_api_secret',
+    });
     await admin(em)('PATCH', `/v1/api-keys/${k.id}`, { disabled: true });
-    expect(await raw({ 'x-api-key': k.key, 'x-api-secret': k.secret })).toEqual({ status: 403, code: 'api_key_disabled' });
+    expect(await raw({ 'x-api-key': k.key, 'x-api-secret': k.secret })).toEqual({
+      status: 403,
+      code: 'api_key_disabled',
+    });
   });
 });

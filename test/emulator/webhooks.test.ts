@@ -24,7 +24,12 @@ async function receiver(failFirst: number) {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, bodies, attempts: () => attempts, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url,
+    bodies,
+    attempts: () => attempts,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 let strict: RunningEmulator;
@@ -49,28 +54,44 @@ describe('webhooks', () => {
       'http://[fc00::1]/x',
       'http://[fe80::1]/x',
       'http://[::ffff:10.0.0.1]/x',
-      ...['local', 'internal', 'lan', 'home', 'corp', 'test', 'invalid', 'example'].map((s) => `https://hooks.${s}/x`),
+      ...['local', 'internal', 'lan', 'home', 'corp', 'test', 'invalid', 'example'].map(
+        (s) => `https://hooks.${s}/x`,
+      ),
     ];
     for (const url of bad) {
-      const r = await c.post('/person/enrichment', { email: 'someone@unknown.pcds.dev', callback_url: url });
+      const r = await c.post('/person/enrichment', {
+        email: 'someone@unknown.pcds.dev',
+        callback_url: url,
+      });
       expect(r.status, url.slice(0, 60)).toBe(400);
       expect(r.body.error.code, url.slice(0, 60)).toBe('invalid_callback_url');
     }
     expect(`https://hooks.pcds.dev/${'a'.repeat(1001)}`.length).toBe(1024);
-    const ok = await c.post('/person/enrichment', { email: 'someone@unknown.pcds.dev', callback_url: `https://hooks.pcds.dev/${'a'.repeat(1001)}` });
+    const ok = await c.post('/person/enrichment', {
+      email: 'someone@unknown.pcds.dev',
+      callback_url: `https://hooks.pcds.dev/${'a'.repeat(1001)}`,
+    });
     expect(ok.status).toBe(202);
   });
 
   it('rule: on completion the poll envelope is POSTed to callback_url, repeated and retried as configured, never charged again; loopback only with the development switch', async () => {
     const rx = await receiver(1);
-    const em = await start({ allowLoopbackCallbacks: true, webhooks: { deliveries: 2, retries: 2, retryDelayMs: 500 } });
+    const em = await start({
+      allowLoopbackCallbacks: true,
+      webhooks: { deliveries: 2, retries: 2, retryDelayMs: 500 },
+    });
     try {
       const c = client(em);
       // The switch is off by default.
-      const refused = await client(strict).post('/person/enrichment', { email: 'a@unknown.pcds.dev', callback_url: rx.url });
+      const refused = await client(strict).post('/person/enrichment', {
+        email: 'a@unknown.pcds.dev',
+        callback_url: rx.url,
+      });
       expect(refused.body.error.code).toBe('invalid_callback_url');
 
-      const email = datasetFor(em.options.seed, em.options.dataset).people.find((p) => p.businessEmail)!.businessEmail;
+      const email = datasetFor(em.options.seed, em.options.dataset).people.find(
+        (p) => p.businessEmail,
+      )!.businessEmail;
       const ack = await c.post('/person/enrichment', { email, callback_url: rx.url });
       expect(ack.status).toBe(202);
       const poll = await c.waitDone('/person/enrichment', ack.body.data.request_id);

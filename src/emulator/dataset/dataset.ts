@@ -26,7 +26,10 @@ export class Dataset {
   private readonly companyByPhone = new Map<string, CompanyRecord>();
   private readonly companyByUrl = new Map<string, CompanyRecord>();
 
-  constructor(readonly seed: number, size: DatasetSize) {
+  constructor(
+    readonly seed: number,
+    size: DatasetSize,
+  ) {
     this.companies = generateCompanies(seed, size.companies);
     this.people = generatePeople(seed, size.people, this.companies);
     for (const c of this.companies) {
@@ -71,7 +74,7 @@ export class Dataset {
    * company or city. Undefined for an unknown identity.
    */
   findPerson(input: Record<string, unknown>): PersonRecord | undefined {
-    const s = (k: string) => (typeof input[k] === 'string' ? (input[k] as string) : undefined);
+    const s = (k: string) => (typeof input[k] === 'string' ? input[k] : undefined);
     const email = s('email');
     if (email) {
       const p = this.personByEmail.get(normEmail(email));
@@ -108,7 +111,7 @@ export class Dataset {
 
   /** A company by domain, email domain, phone, profile URL or name. */
   findCompany(input: Record<string, unknown>): CompanyRecord | undefined {
-    const s = (k: string) => (typeof input[k] === 'string' ? (input[k] as string) : undefined);
+    const s = (k: string) => (typeof input[k] === 'string' ? input[k] : undefined);
     const domain = s('domain') ?? s('company_domain');
     if (domain) {
       const c = this.companyByDomain.get(normDomain(domain));

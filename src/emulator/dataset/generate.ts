@@ -87,11 +87,16 @@ function titleFor(rng: Rng): { title: string; area: string } {
   const f = rng.pick(FUNCTIONS);
   const s = rng.pick(SENIORITIES);
   // "Head of Engineering" reads better than "Head of Software Engineer".
-  if (s === 'Head of ' || s === 'VP of ' || s === 'Director of ') return { title: `${s}${f.area}`, area: f.area };
+  if (s === 'Head of ' || s === 'VP of ' || s === 'Director of ')
+    return { title: `${s}${f.area}`, area: f.area };
   return { title: `${s}${f.role}`, area: f.area };
 }
 
-export function generatePeople(seed: number, count: number, companies: CompanyRecord[]): PersonRecord[] {
+export function generatePeople(
+  seed: number,
+  count: number,
+  companies: CompanyRecord[],
+): PersonRecord[] {
   const rng = new Rng(seedOf(seed, 'people'));
   const emails = new Set<string>();
   const out: PersonRecord[] = [];
@@ -114,25 +119,40 @@ export function generatePeople(seed: number, count: number, companies: CompanyRe
     for (let k = 0; k < nOrgs; k++) {
       const c = rng.pick(companies);
       const current = k === nOrgs - 1 && !rng.chance(0.05);
-      const end = current ? null : Math.min(2026, year + rng.int(1, Math.max(1, Math.floor(experienceYears / nOrgs) + 1)));
-      orgs.push({ name: c.name, companyId: c.id, title: titleFor(rng).title, is_current: current, startYear: year, endYear: end });
+      const end = current
+        ? null
+        : Math.min(2026, year + rng.int(1, Math.max(1, Math.floor(experienceYears / nOrgs) + 1)));
+      orgs.push({
+        name: c.name,
+        companyId: c.id,
+        title: titleFor(rng).title,
+        is_current: current,
+        startYear: year,
+        endYear: end,
+      });
       year = end ?? year;
     }
     orgs.reverse(); // most recent first, as profiles list them
     const currentOrg = orgs.find((o) => o.is_current);
     const currentCompany = currentOrg ? byId.get(currentOrg.companyId) : undefined;
     const local = `${firstname}.${lastname}`.toLowerCase().replace(/[^a-z.]/g, '');
-    const businessEmail = currentCompany && rng.chance(0.85) ? unique(local, currentCompany.domain) : null;
+    const businessEmail =
+      currentCompany && rng.chance(0.85) ? unique(local, currentCompany.domain) : null;
     const altEmails: string[] = [];
     const nAlt = rng.chance(0.6) ? rng.int(1, 2) : 0;
     for (let k = 0; k < nAlt; k++) {
-      altEmails.push(unique(`${local.replace('.', k ? '_' : '')}${rng.int(1, 99)}`, rng.pick(EMAIL_PROVIDERS)));
+      altEmails.push(
+        unique(`${local.replace('.', k ? '_' : '')}${rng.int(1, 99)}`, rng.pick(EMAIL_PROVIDERS)),
+      );
     }
     const phones: PersonRecord['phones'] = [];
     if (rng.chance(0.7)) {
       const n = rng.int(1, 2);
       for (let k = 0; k < n; k++) {
-        phones.push({ fullphone: `+${loc.cc}55${k}${pad(i, 7)}`, phone_type: k === 0 ? 'mobile' : rng.pick(PHONE_TYPES) });
+        phones.push({
+          fullphone: `+${loc.cc}55${k}${pad(i, 7)}`,
+          phone_type: k === 0 ? 'mobile' : rng.pick(PHONE_TYPES),
+        });
       }
     }
     const handle = `${firstname}${lastname}`.toLowerCase().replace(/[^a-z]/g, '') + pad(i, 4);
@@ -149,7 +169,9 @@ export function generatePeople(seed: number, count: number, companies: CompanyRe
       social[p] = { url, followers: Math.round(10 ** (1 + rng.float() * 4)) };
     }
     const title = orgs[0]?.title ?? 'Professional';
-    const headline = currentOrg ? `${currentOrg.title} at ${currentOrg.name}` : `${title}, open to opportunities`;
+    const headline = currentOrg
+      ? `${currentOrg.title} at ${currentOrg.name}`
+      : `${title}, open to opportunities`;
     const school = rng.pick(SCHOOLS);
     const interests = rng.sample(INTERESTS, rng.int(2, 4));
     const location = `${loc.city}, ${loc.region}, ${loc.country}`;
@@ -173,7 +195,14 @@ export function generatePeople(seed: number, count: number, companies: CompanyRe
       experienceYears,
       school,
       interests,
-      searchText: [displayname, headline, ...orgs.map((o) => `${o.title} ${o.name}`), location, school, ...industries]
+      searchText: [
+        displayname,
+        headline,
+        ...orgs.map((o) => `${o.title} ${o.name}`),
+        location,
+        school,
+        ...industries,
+      ]
         .join(' ')
         .toLowerCase(),
     });

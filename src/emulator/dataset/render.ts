@@ -32,7 +32,11 @@ export function personProfile(p: PersonRecord): Record<string, unknown> {
     social_profiles: Object.fromEntries(
       Object.entries(p.social).map(([k, v]) => [k, { url: v.url, followers: v.followers }]),
     ),
-    organizations: p.organizations.map((o) => ({ name: o.name, title: o.title, is_current: o.is_current })),
+    organizations: p.organizations.map((o) => ({
+      name: o.name,
+      title: o.title,
+      is_current: o.is_current,
+    })),
     total_experience_years: p.experienceYears,
   };
 }

@@ -10,11 +10,19 @@ import { adminGuard } from './admin-guard';
 export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
   const guard = adminGuard(ctx.adminToken);
 
-  app.get('/admin/faults', { preHandler: guard }, async (_req, reply) => sendData(reply, 200, ctx.faults.get()));
+  app.get('/admin/faults', { preHandler: guard }, async (_req, reply) =>
+    sendData(reply, 200, ctx.faults.get()),
+  );
 
   app.put('/admin/faults', { preHandler: guard }, async (req, reply) => {
     const r = faultsSchema.safeParse(req.body ?? {});
-    if (!r.success) return sendError(reply, 400, 'invalid_request', formatProblems(problemsOf(r.error, req.body ?? {})));
+    if (!r.success)
+      return sendError(
+        reply,
+        400,
+        'invalid_request',
+        formatProblems(problemsOf(r.error, req.body ?? {})),
+      );
     return sendData(reply, 200, ctx.faults.set(r.data));
   });
 
@@ -23,15 +31,25 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
     return sendData(reply, 200, { keys: ctx.stats.snapshot(), jobs: ctx.jobs.count() });
   });
 
-  app.get<{ Params: { keyId: string } }>('/admin/stats/:keyId', { preHandler: guard }, async (req, reply) => {
-    ctx.jobs.settleDue();
-    return sendData(reply, 200, structuredClone(ctx.stats.of(req.params.keyId)));
-  });
+  app.get<{ Params: { keyId: string } }>(
+    '/admin/stats/:keyId',
+    { preHandler: guard },
+    async (req, reply) => {
+      ctx.jobs.settleDue();
+      return sendData(reply, 200, structuredClone(ctx.stats.of(req.params.keyId)));
+    },
+  );
 
   const resetBody = z.object({ key_id: z.string().min(1).optional() }).strict();
   app.post('/admin/stats/reset', { preHandler: guard }, async (req, reply) => {
     const r = resetBody.safeParse(req.body ?? {});
-    if (!r.success) return sendError(reply, 400, 'invalid_request', formatProblems(problemsOf(r.error, req.body ?? {})));
+    if (!r.success)
+      return sendError(
+        reply,
+        400,
+        'invalid_request',
+        formatProblems(problemsOf(r.error, req.body ?? {})),
+      );
     ctx.stats.reset(r.data.key_id);
     return sendData(reply, 200, { reset: true });
   });

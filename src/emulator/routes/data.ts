@@ -32,13 +32,23 @@ function bodyObject(req: FastifyRequest): Record<string, unknown> | undefined {
 }
 
 /** The job behind a request_id, if it belongs to this key and this endpoint. */
-function ownedJob(ctx: EmulatorContext, keyId: string, endpoint: EndpointDef, requestId: string): Job | undefined {
+function ownedJob(
+  ctx: EmulatorContext,
+  keyId: string,
+  endpoint: EndpointDef,
+  requestId: string,
+): Job | undefined {
   const job = ctx.jobs.get(requestId);
   return job && job.keyId === keyId && job.endpoint === endpoint ? job : undefined;
 }
 
 const notFound = (reply: FastifyReply) =>
-  sendError(reply, 404, 'request_not_found', 'No request with this request_id belongs to this key.');
+  sendError(
+    reply,
+    404,
+    'request_not_found',
+    'No request with this request_id belongs to this key.',
+  );
 
 function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
@@ -49,46 +59,85 @@ function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
     // A string callback_url that breaks the delivery rules (its length included) is
     // invalid_callback_url, not a generic validation failure.
     if (typeof body.callback_url === 'string') {
-      const check = checkCallbackUrl(body.callback_url, { allowLoopback: ctx.opts.allowLoopbackCallbacks });
+      const check = checkCallbackUrl(body.callback_url, {
+        allowLoopback: ctx.opts.allowLoopbackCallbacks,
+      });
       if (!check.ok) return sendError(reply, 400, 'invalid_callback_url', check.reason);
     }
     const v = validateInput(endpoint, body);
     if (!v.ok) return sendError(reply, 400, 'invalid_request', formatProblems(v.problems));
     const input = canonicalInput(v.value, inputAliases(endpoint));
     if (endpoint.restricted && !key.restrictedAccess.includes(endpoint.name)) {
-      return sendError(reply, 403, 'access_denied', 'This endpoint is disabled unless access is granted to the key.');
+      return sendError(
+        reply,
+        403,
+        'access_denied',
+        'This endpoint is disabled unless access is granted to the key.',
+      );
     }
     const callbackUrl = typeof input.callback_url === 'string' ? input.callback_url : undefined;
     ctx.jobs.settleDue();
     if (!ctx.ledger.hasCredit(key)) {
-      return sendError(reply, 402, 'insufficient_credits', 'The credit balance is not positive; top up to continue.');
+      return sendError(
+        reply,
+        402,
+        'insufficient_credits',
+        'The credit balance is not positive; top up to continue.',
+      );
     }
 
-    if (endpoint.polling === 'person_search' && (typeof input.request_id === 'string' || typeof input.cursor === 'string')) {
+    if (
+      endpoint.polling === 'person_search' &&
+      (typeof input.request_id === 'string' || typeof input.cursor === 'string')
+    ) {
       let requestId = input.request_id as string | undefined;
       let paging = resolveSearchPaging(input);
       if (typeof input.cursor === 'string') {
         const c = decodeCursor(input.cursor);
-        if (!c) return sendError(reply, 400, 'invalid_request', 'cursor is not a cursor returned by this service');
+        if (!c)
+          return sendError(
+            reply,
+            400,
+            'invalid_request',
+            'cursor is not a cursor returned by this service',
+          );
         requestId = c.requestId;
         // Explicit offset/limit/page in the same POST win over the cursor's.
         paging = {
           limit: typeof input.limit === 'number' ? input.limit : c.limit,
-          offset: typeof input.offset === 'number' || typeof input.page === 'number' ? paging.offset : c.offset,
+          offset:
+            typeof input.offset === 'number' || typeof input.page === 'number'
+              ? paging.offset
+              : c.offset,
         };
-        if (paging.offset > 999) return sendError(reply, 400, 'invalid_request', 'cursor points past the last page (offset 999)');
+        if (paging.offset > 999)
+          return sendError(
+            reply,
+            400,
+            'invalid_request',
+            'cursor points past the last page (offset 999)',
+          );
       }
       const job = ownedJob(ctx, key.id, endpoint, requestId as string);
       if (!job) return notFound(reply);
       ctx.ledger.countRequest(key, 'search');
-      ctx.stats.submitted(key.id, submitFingerprint(endpoint.name, { request_id: job.requestId, ...paging }));
+      ctx.stats.submitted(
+        key.id,
+        submitFingerprint(endpoint.name, { request_id: job.requestId, ...paging }),
+      );
       return sendRendered(reply, ctx.jobs.pagePost(job, paging.offset, paging.limit));
     }
 
     const fingerprint = submitFingerprint(endpoint.name, input);
     const job =
       endpoint.polling === 'person_search'
-        ? ctx.jobs.submit(key.id, endpoint, applySearchTierRules(input), callbackUrl, resolveSearchPaging(input))
+        ? ctx.jobs.submit(
+            key.id,
+            endpoint,
+            applySearchTierRules(input),
+            callbackUrl,
+            resolveSearchPaging(input),
+          )
         : ctx.jobs.submit(key.id, endpoint, input, callbackUrl);
     ctx.ledger.countRequest(key, bucketOf(endpoint));
     ctx.stats.submitted(key.id, fingerprint);
@@ -112,11 +161,19 @@ function pollHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
     if (!job.search) return sendRendered(reply, ctx.jobs.renderPoll(job));
     // A GET with only request_id reads offset 0 (any earlier cursor POST is ignored).
     const page = { offset: 0, limit: job.search.first.limit };
-    for (const [field, min, max] of [['offset', 0, 999], ['limit', 1, 100]] as const) {
+    for (const [field, min, max] of [
+      ['offset', 0, 999],
+      ['limit', 1, 100],
+    ] as const) {
       const raw = q[field];
       if (raw === undefined) continue;
       if (typeof raw !== 'string' || !INT.test(raw) || Number(raw) < min || Number(raw) > max) {
-        return sendError(reply, 400, 'invalid_request', `${field} must be an integer from ${min} to ${max}`);
+        return sendError(
+          reply,
+          400,
+          'invalid_request',
+          `${field} must be an integer from ${min} to ${max}`,
+        );
       }
       page[field] = Number(raw);
     }

@@ -23,7 +23,10 @@ export const keySettingsSchema = z
     expires_at: z.string().nullable().optional(),
     disabled: z.boolean().optional(),
     subscription_active: z.boolean().optional(),
-    rate_limits: z.object({ per_minute: nullablePositive, per_hour: nullablePositive }).strict().optional(),
+    rate_limits: z
+      .object({ per_minute: nullablePositive, per_hour: nullablePositive })
+      .strict()
+      .optional(),
     restricted_access: z.array(z.string().min(1)).optional(),
   })
   .strict();
@@ -34,9 +37,13 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: EmulatorContext): v
     const rec = ctx.keys.get(id);
     return rec ? keyView(rec, formatTimestamp) : undefined;
   };
-  const parse = (body: unknown): { ok: true; value: KeySettings } | { ok: false; message: string } => {
+  const parse = (
+    body: unknown,
+  ): { ok: true; value: KeySettings } | { ok: false; message: string } => {
     const r = keySettingsSchema.safeParse(body ?? {});
-    return r.success ? { ok: true, value: r.data as KeySettings } : { ok: false, message: formatProblems(problemsOf(r.error, body ?? {})) };
+    return r.success
+      ? { ok: true, value: r.data }
+      : { ok: false, message: formatProblems(problemsOf(r.error, body ?? {})) };
   };
 
   app.post('/v1/api-keys', { preHandler: guard }, async (req, reply) => {
@@ -55,12 +62,21 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: EmulatorContext): v
     sendData(reply, 200, { keys: ctx.keys.list().map((k) => keyView(k, formatTimestamp)) }),
   );
 
-  app.get<{ Params: { id: string } }>('/v1/api-keys/:id', { preHandler: guard }, async (req, reply) => {
-    const v = view(req.params.id);
-    return v ? sendData(reply, 200, v) : sendError(reply, 404, 'key_not_found', 'No key with this id.');
-  });
+  app.get<{ Params: { id: string } }>(
+    '/v1/api-keys/:id',
+    { preHandler: guard },
+    async (req, reply) => {
+      const v = view(req.params.id);
+      return v
+        ? sendData(reply, 200, v)
+        : sendError(reply, 404, 'key_not_found', 'No key with this id.');
+    },
+  );
 
-  const update = async (req: { params: { id: string }; body: unknown }, reply: Parameters<typeof sendData>[0]) => {
+  const update = async (
+    req: { params: { id: string }; body: unknown },
+    reply: Parameters<typeof sendData>[0],
+  ) => {
     const p = parse(req.body);
     if (!p.ok) return sendError(reply, 400, 'invalid_request', p.message);
     try {
@@ -75,9 +91,14 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: EmulatorContext): v
   app.patch<{ Params: { id: string } }>('/v1/api-keys/:id', { preHandler: guard }, update);
   app.put<{ Params: { id: string } }>('/v1/api-keys/:id', { preHandler: guard }, update);
 
-  app.delete<{ Params: { id: string } }>('/v1/api-keys/:id', { preHandler: guard }, async (req, reply) => {
-    if (!ctx.keys.delete(req.params.id)) return sendError(reply, 404, 'key_not_found', 'No key with this id.');
-    ctx.limiter.reset(req.params.id);
-    return sendData(reply, 200, { id: req.params.id, deleted: true });
-  });
+  app.delete<{ Params: { id: string } }>(
+    '/v1/api-keys/:id',
+    { preHandler: guard },
+    async (req, reply) => {
+      if (!ctx.keys.delete(req.params.id))
+        return sendError(reply, 404, 'key_not_found', 'No key with this id.');
+      ctx.limiter.reset(req.params.id);
+      return sendData(reply, 200, { id: req.params.id, deleted: true });
+    },
+  );
 }
