@@ -1,0 +1,169 @@
+// Requests per completed row, and rows per hour of a key's rate budget, for the same rows in
+// webhook mode and in polling mode, in one run: a real Temporal dev server, the worker's
+// activities and the emulator over HTTP with realistic, time-scaled job latency.
+//   npx tsx bench/webhooks.ts [rows] [timeScale]
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../src/config';
+import { sampleRows, startEmulator } from '../src/emulator';
+import { registerSearchAttributes, startDevServer } from '../src/temporal';
+import { callbackUrlsFor } from '../src/webhooks/callback-urls';
+import { startWebhookReceiver } from '../src/webhooks/receiver';
+import type { WebhookSettings } from '../src/webhooks/settings';
+import { createWorker } from '../src/worker';
+import type { EndpointCallInput } from '../src/workflows';
+import type { CallOutcome } from '../src/workflows/types';
+
+const rows = Number(process.argv[2] ?? 40);
+// Below about 0.5, worker and server overheads rival the scaled job latency and hide polls.
+const timeScale = Number(process.argv[3] ?? 1);
+const HOURLY_LIMIT = 1000;
+// Seconds of the service, before the time scale: a deep enrichment takes several seconds;
+// polls start at about one a second (the interface's cadence) and back off to 15 s.
+const LATENCY = { queuedMs: 1_000, processingMs: 5_000 };
+const POLL = { pollIntervalMs: 1_000, maxPollIntervalMs: 15_000, webhookFallbackPollMs: 60_000 };
+
+Runtime.install({ logger: new DefaultLogger('WARN') });
+
+const temporal = await startDevServer({ headless: true, logLevel: 'error' });
+const emulator = await startEmulator({
+  port: 0,
+  timeScale,
+  latency: LATENCY,
+  // The budget is computed from the request count, so the limiter stays out of the timing.
+  limits: { enabled: false },
+  allowLoopbackCallbacks: true,
+});
+const nativeConnection = await NativeConnection.connect({ address: temporal.address });
+const connection = await Connection.connect({ address: temporal.address });
+const client = new Client({ connection, namespace: temporal.namespace });
+await registerSearchAttributes(nativeConnection, temporal.namespace);
+
+const config = loadConfig({
+  PCDS_BASE_URL: emulator.url,
+  PCDS_API_KEYS: JSON.stringify([emulator.devKey]),
+  PCDS_THROTTLE: 'off',
+  PCDS_TEMPORAL_NAMESPACE: temporal.namespace,
+});
+const settings: WebhookSettings = {
+  publicUrl: 'http://127.0.0.1',
+  current: { id: 'k1', secret: 'bench-webhook-secret-0123456789' },
+  previous: [],
+  allowLoopback: true,
+  fallbackPollMs: POLL.webhookFallbackPollMs,
+};
+const receiver = await startWebhookReceiver({
+  settings,
+  client,
+  port: 0,
+  host: '127.0.0.1',
+  log: { info: () => {}, warn: (f, m) => console.error(m, f) },
+});
+const taskQueue = `bench-webhooks-${process.pid}`;
+const pcds = await createWorker({
+  config,
+  connection: nativeConnection,
+  taskQueue,
+  callbackUrlFor: callbackUrlsFor({ ...settings, publicUrl: receiver.url }),
+  workerOptions: { maxConcurrentActivityTaskExecutions: 200 },
+});
+const running = pcds.run();
+
+const sample = sampleRows({ rows: rows + 5 }).map((r) => r.email);
+let run = 0;
+
+interface ModeFigures {
+  mode: string;
+  rows: number;
+  requests: number;
+  submits: number;
+  polls: number;
+  seconds: number;
+  outcomes: Record<string, number>;
+}
+
+async function runMode(mode: 'polling' | 'webhook', emails: string[]): Promise<ModeFigures> {
+  emulator.reset();
+  run += 1;
+  const started = Date.now();
+  const scaled = (ms: number) => Math.max(1, Math.round(ms * timeScale));
+  const handles = await Promise.all(
+    emails.map((email, i) => {
+      const input: EndpointCallInput = {
+        endpoint: 'person_enrichment',
+        params: { email },
+        pollIntervalMs: scaled(POLL.pollIntervalMs),
+        maxPollIntervalMs: scaled(POLL.maxPollIntervalMs),
+        webhookFallbackPollMs: scaled(POLL.webhookFallbackPollMs),
+        maxWaitMs: 10 * 60_000,
+        ...(mode === 'webhook' ? { webhook: true } : {}),
+      };
+      return client.workflow.start('endpointCall', {
+        taskQueue,
+        workflowId: `bench-${mode}-${process.pid}-${run}-${i}`,
+        args: [input],
+      });
+    }),
+  );
+  const outcomes: Record<string, number> = {};
+  for (const h of handles) {
+    const out = (await h.result().catch(() => ({ outcome: 'failed' }))) as Pick<
+      CallOutcome,
+      'outcome'
+    >;
+    outcomes[out.outcome] = (outcomes[out.outcome] ?? 0) + 1;
+  }
+  const seconds = (Date.now() - started) / 1000;
+  await emulator.drainWebhooks();
+  const requests = emulator.stats().requests;
+  const count = (prefix: string) =>
+    Object.entries(requests)
+      .filter(([route]) => route.startsWith(prefix))
+      .reduce((sum, [, n]) => sum + n, 0);
+  return {
+    mode,
+    rows: handles.length,
+    requests: count(''),
+    submits: count('POST '),
+    polls: count('GET '),
+    seconds,
+    outcomes,
+  };
+}
+
+try {
+  // Warm-up (not counted): the first workflow tasks of a fresh worker are slow.
+  await runMode('webhook', sample.slice(rows));
+  await runMode('polling', sample.slice(rows));
+  const polling = await runMode('polling', sample.slice(0, rows));
+  const webhook = await runMode('webhook', sample.slice(0, rows));
+  const perRow = (f: ModeFigures) => f.requests / f.rows;
+  const perHour = (f: ModeFigures) => (f.rows / f.requests) * HOURLY_LIMIT;
+  console.log(
+    `${rows} person_enrichment rows, jobs of ${(LATENCY.queuedMs + LATENCY.processingMs) / 1000} s (time scale ${timeScale}), ` +
+      `polls from ${POLL.pollIntervalMs / 1000} s backing off to ${POLL.maxPollIntervalMs / 1000} s, webhook fallback poll ${POLL.webhookFallbackPollMs / 1000} s`,
+  );
+  for (const f of [polling, webhook]) {
+    console.log(
+      `${f.mode.padEnd(8)} ${perRow(f).toFixed(2).padStart(5)} requests/row   ${Math.round(perHour(f)).toString().padStart(5)} rows/hour of a ${HOURLY_LIMIT}-request budget   ` +
+        `(${f.requests} requests: ${f.submits} submits, ${f.polls} polls; ${f.seconds.toFixed(1)} s; outcomes ${JSON.stringify(f.outcomes)})`,
+    );
+  }
+  console.log(
+    `webhook / polling: ${(perHour(webhook) / perHour(polling)).toFixed(2)}x rows per hour of budget; ` +
+      `receiver forwarded ${receiver.stats().signalled}, refused ${receiver.stats().refused}`,
+  );
+  console.log(
+    perRow(webhook) <= 1.05
+      ? 'aim met: about 1.0 request per row in webhook mode'
+      : 'aim missed: above 1.05 requests per row in webhook mode',
+  );
+} finally {
+  pcds.shutdown();
+  await running;
+  await receiver.stop();
+  await connection.close();
+  await nativeConnection.close();
+  await emulator.stop();
+  await temporal.stop();
+}
