@@ -30,6 +30,8 @@ const envSchema = z.object({
   PCDS_RATE_PER_HOUR: intFrom(1000),
   /** off: skip the shared throttle (only for a service without limits, e.g. an emulator with limits off). */
   PCDS_THROTTLE: z.enum(['on', 'off']).default('on'),
+  /** Multiplies the throttle's windows; match the emulator's timeScale (1 for the real service). */
+  PCDS_THROTTLE_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
   PCDS_HTTP_CONNECTIONS: intFrom(32),
   PCDS_HTTP_TIMEOUT_MS: intFrom(30_000),
   PCDS_POLL_INTERVAL_MS: intFrom(1_000),

@@ -7,7 +7,8 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities } from './activities';
 import { loadConfig, type Config } from './config';
 import { createServiceClients } from './http/service-clients';
-import { unthrottled, type PermitGate } from './http/permits';
+import type { PermitGate } from './http/permits';
+import { permitGateFromConfig } from './throttle/gate';
 import { registerSearchAttributes } from './temporal/search-attributes';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
@@ -18,7 +19,7 @@ export interface CreateWorkerOptions {
   connection?: NativeConnection;
   /** Default: config.PCDS_TASK_QUEUE. */
   taskQueue?: string;
-  /** Default: no throttle. The shared throttle is passed in by whoever builds it. */
+  /** Default: the shared throttle (src/throttle), or none when PCDS_THROTTLE=off. */
   permits?: PermitGate;
   /** The webhook receiver's URL for a workflow; without it webhook mode is refused. */
   callbackUrlFor?: (workflowId: string) => string;
@@ -43,7 +44,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const activities = createActivities({
     config,
     clients,
-    permits: opts.permits ?? unthrottled,
+    permits: opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
     ...(opts.callbackUrlFor ? { callbackUrlFor: opts.callbackUrlFor } : {}),
   });
   let worker: Worker;

@@ -17,3 +17,18 @@ export const unthrottled: PermitGate = {
   rateLimited: () => Promise.resolve(),
   creditsExhausted: () => Promise.resolve(),
 };
+
+/** The key's credit breaker is open (a 402 was seen): no submit is sent until an operator resumes. */
+export class PermitRefusedError extends Error {
+  override name = 'PermitRefusedError';
+  readonly code = 'insufficient_credits';
+  constructor(
+    readonly keyId: string,
+    /** When the breaker opened (epoch ms). */
+    readonly since: number,
+  ) {
+    super(
+      `key ${keyId}: credits exhausted (402); submits are paused until an operator resumes (pcds throttle resume ${keyId})`,
+    );
+  }
+}

@@ -25,7 +25,7 @@ export interface ThrottleSettings {
   horizonMs: number;
   /** A reservation later than now + this must be confirmed by the caller before it sends. */
   confirmAfterMs: number;
-  /** Share of each window that polls leave to other kinds (submits, page reads, usage). */
+  /** Share of the minute window that polls leave to other kinds (submits, page reads, usage). */
   submitShare: number;
   /** Slots closer than this to now go to whoever asks, polls included, so none is wasted. */
   submitShareLeadMs: number;
@@ -66,10 +66,10 @@ export type PermitAnswer =
   /** Refused until an operator acts. */
   | { kind: 'refused'; code: 'insufficient_credits'; since: number };
 
-/** Defaults for a time scale: scale 10 makes a "minute" of 6 s. */
+/** Defaults for a time scale that multiplies the windows, as the emulator's does: 0.1 makes a "minute" of 6 s. */
 export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSettings {
-  const minuteMs = 60_000 / timeScale;
-  const hourMs = 3_600_000 / timeScale;
+  const minuteMs = 60_000 * timeScale;
+  const hourMs = 3_600_000 * timeScale;
   return {
     limits,
     minuteMs,
@@ -155,9 +155,10 @@ export function reserve(state: ThrottleState, now: number, kind: PermitKind): Pe
 }
 
 /**
- * The caller of a reservation that needed confirming is about to send. Granted at once unless
- * the key closed (or its breaker opened) meanwhile; then the reservation is dropped and the
- * caller is told when to ask again. A reservation no longer in the log is made afresh.
+ * The caller of a reservation that needed confirming (or that reached it late) is about to send.
+ * Granted at once unless the key closed (or its breaker opened) meanwhile; then the reservation
+ * is dropped and the caller is told when to ask again. A reservation no longer in the log, or
+ * one confirmed well after its time, is made afresh.
  */
 export function confirm(
   state: ThrottleState,
@@ -167,17 +168,27 @@ export function confirm(
 ): PermitAnswer {
   prepare(state, now);
   const index = indexOf(state.log, at);
+  // Dropping or moving the reservation takes it back from the counts; a new one counts again.
+  const drop = () => {
+    if (index < 0) return;
+    state.log.splice(index, 1);
+    state.counts[kind] = Math.max(0, state.counts[kind] - 1);
+  };
   if (state.breaker.open && kind === 'submit') {
-    if (index >= 0) state.log.splice(index, 1);
+    drop();
     state.counts.refused += 1;
     return { kind: 'refused', code: 'insufficient_credits', since: state.breaker.since ?? now };
   }
   if (now < state.closedUntil) {
-    if (index >= 0) state.log.splice(index, 1);
+    drop();
     state.counts.retryLater += 1;
     return { kind: 'retry', retryAt: state.closedUntil, reason: 'closed' };
   }
-  if (index >= 0) return { kind: 'granted', at, confirm: false };
+  // A grant that reached its caller late (a slow answer) would be sent later than the log says,
+  // beyond what the margin absorbs: move it to now, where the windows are checked again.
+  if (index >= 0 && now - at <= state.settings.marginMs / 2)
+    return { kind: 'granted', at, confirm: false };
+  drop();
   return reserve(state, now, kind);
 }
 
@@ -341,7 +352,7 @@ function effectiveAt(state: ThrottleState, t: number): { minute: number; hour: n
   return { minute, hour: state.effective.perHour };
 }
 
-/** Limit a request of `kind` at time `t` may fill a window to (itself included). */
+/** Limit a request of `kind` at time `t` may fill the minute window to (itself included). */
 function limitFor(
   state: ThrottleState,
   limit: number,
@@ -369,7 +380,9 @@ function earliestFit(
     const eff = effectiveAt(state, t);
     if (!fits(log, t, minuteSpan, limitFor(state, eff.minute, kind, t, now)))
       return 'minute_window';
-    if (!fits(log, t, hourSpan, limitFor(state, eff.hour, kind, t, now))) return 'hour_window';
+    // The share is kept in the minute window only: kept in the hour window, it could hold polls
+    // back for most of an hour once the hour's budget runs low.
+    if (!fits(log, t, hourSpan, eff.hour)) return 'hour_window';
     return null;
   };
   let blocked = fitsAt(start);

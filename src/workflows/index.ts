@@ -2,4 +2,5 @@
 export * from './endpoint-call';
 export * from './person-search';
 export * from './batch';
+export * from './throttle';
 export * from './search-export';

@@ -127,7 +127,14 @@ describe('reserve', () => {
 
 describe('share kept for submits', () => {
   it('lets polls fill only part of each window ahead, so a later submit goes before the queued polls', () => {
-    const state = createThrottleState(settings({ submitShare: 0.2, submitShareLeadMs: 100 }), T0);
+    const state = createThrottleState(
+      settings({
+        limits: { perMinute: 10, perHour: 1_000 },
+        submitShare: 0.2,
+        submitShareLeadMs: 100,
+      }),
+      T0,
+    );
     const polls = Array.from({ length: 30 }, () => granted(reserve(state, T0, 'poll')));
     // Slots within the lead go to polls in full; later windows keep two of ten for submits.
     expect(polls.slice(0, 10)).toEqual(Array(10).fill(T0));
@@ -183,6 +190,23 @@ describe('after a 429', () => {
     for (let i = 0; i < 10; i++) reserve(state, T0, 'submit');
     const at = granted(reserve(state, T0, 'poll'));
     expect(confirm(state, at, at, 'poll')).toEqual({ kind: 'granted', at, confirm: false });
+  });
+
+  it('moves a grant confirmed well after its time to now, checking the windows again', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 2, perHour: 100 } }), T0);
+    const first = granted(reserve(state, T0, 'submit'));
+    granted(reserve(state, T0 + 500, 'submit'));
+    // The first grant reached its caller 300 ms late: it is sent at T0 + 300, not T0.
+    const moved = confirm(state, T0 + 300, first, 'submit');
+    expect(moved).toEqual({ kind: 'granted', at: T0 + 300, confirm: false });
+    expect(state.log).toEqual([T0 + 300, T0 + 500]);
+    // Within half the margin, a confirmation keeps its slot.
+    const third = granted(reserve(state, T0 + 600, 'poll'));
+    expect(confirm(state, third + 20, third, 'poll')).toEqual({
+      kind: 'granted',
+      at: third,
+      confirm: false,
+    });
   });
 
   it('learns a lower limit when the log had room, and raises it back one step per clean window', () => {

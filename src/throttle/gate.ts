@@ -1,0 +1,265 @@
+// The PermitGate of worker processes: each acquire takes a reservation from the key's throttle
+// workflow, sleeps until it, confirms it when the wait was long enough for the key to close
+// meanwhile, and returns. Requests of one process are gathered into one update per key in
+// flight, which keeps the workflow far below its ten-updates-in-flight limit.
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  Client,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  type ConnectionLike,
+  type UpdateDefinition,
+} from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import type { Config } from '../config';
+import {
+  PermitRefusedError,
+  unthrottled,
+  type PermitGate,
+  type RequestKind,
+} from '../http/permits';
+import { PcdsKeyId } from '../temporal/search-attributes';
+import {
+  creditsExhaustedUpdate,
+  MAX_PERMIT_BATCH,
+  permitsUpdate,
+  rateLimitedUpdate,
+  THROTTLE_WORKFLOW_TYPE,
+  throttleWorkflowId,
+  type PermitBatch,
+  type PermitRequest,
+  type ThrottleInput,
+} from './protocol';
+import {
+  defaultSettings,
+  type PermitAnswer,
+  type ThrottleSettings,
+  type WindowLimits,
+} from './windows';
+
+export interface ThrottledKey {
+  id: string;
+  perMinute?: number;
+  perHour?: number;
+}
+
+export interface WorkflowPermitGateOptions {
+  client: Client;
+  /** The task queue of the workers that run the throttle workflows (the worker's own). */
+  taskQueue: string;
+  keys: ThrottledKey[];
+  /** Limits of a key that sets none (PCDS_RATE_PER_MINUTE / PCDS_RATE_PER_HOUR). */
+  defaultLimits: WindowLimits;
+  /** Multiplies the windows, as the emulator's time scale does (0.1: a "minute" of 6 s). */
+  timeScale?: number;
+  /** Overrides of the derived settings (margin, horizon, share kept for submits...). */
+  settings?: Partial<Omit<ThrottleSettings, 'limits'>>;
+}
+
+export interface WorkflowPermitGate extends PermitGate {
+  /** The settings a key's throttle is started with. */
+  settingsFor(keyId: string): ThrottleSettings;
+}
+
+interface Pending {
+  request: PermitRequest;
+  resolve: (answer: PermitAnswer) => void;
+  reject: (err: unknown) => void;
+}
+
+const UPDATE_ATTEMPTS = 6;
+
+export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): WorkflowPermitGate {
+  const { client, taskQueue } = options;
+  const limitsOf = new Map(
+    options.keys.map((k) => [
+      k.id,
+      {
+        perMinute: k.perMinute ?? options.defaultLimits.perMinute,
+        perHour: k.perHour ?? options.defaultLimits.perHour,
+      },
+    ]),
+  );
+  const settingsFor = (keyId: string): ThrottleSettings => {
+    const limits = limitsOf.get(keyId) ?? options.defaultLimits;
+    return { ...defaultSettings(limits, options.timeScale ?? 1), ...options.settings, limits };
+  };
+  const channels = new Map<string, KeyChannel>();
+  const channel = (keyId: string) => {
+    let c = channels.get(keyId);
+    if (!c) {
+      c = new KeyChannel(client, taskQueue, keyId, settingsFor(keyId));
+      channels.set(keyId, c);
+    }
+    return c;
+  };
+
+  return {
+    settingsFor,
+    async acquire(keyId: string, kind: RequestKind, signal?: AbortSignal): Promise<void> {
+      const keyChannel = channel(keyId);
+      let request: PermitRequest = { kind };
+      let lateConfirmed = false;
+      for (;;) {
+        signal?.throwIfAborted();
+        const answer = await keyChannel.ask(request);
+        if (answer.kind === 'refused') throw new PermitRefusedError(keyId, answer.since);
+        if (answer.kind === 'retry') {
+          // A little spread, so the callers told the same time do not all come back at once.
+          await sleepUntil(answer.retryAt + Math.random() * 100, signal);
+          request = { kind };
+          continue;
+        }
+        await sleepUntil(answer.at, signal);
+        // An answer that arrived late (a slow round trip) is re-checked once, at its real send time.
+        const late: boolean =
+          !lateConfirmed && Date.now() - answer.at > keyChannel.settings.marginMs / 2;
+        if (!answer.confirm && !late) return;
+        lateConfirmed ||= late;
+        request = { kind, confirmAt: answer.at };
+      }
+    },
+    async rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void> {
+      await channel(keyId).update(rateLimitedUpdate, [
+        retryAfterMs !== undefined ? { retryAfterMs } : {},
+      ]);
+    },
+    async creditsExhausted(keyId: string): Promise<void> {
+      await channel(keyId).update(creditsExhaustedUpdate, []);
+    },
+  };
+}
+
+async function sleepUntil(at: number, signal?: AbortSignal): Promise<void> {
+  const ms = at - Date.now();
+  if (ms > 0) await sleep(ms, undefined, signal ? { signal } : undefined);
+}
+
+/** One key's link to its throttle workflow: batches permit requests, starts the workflow when missing. */
+class KeyChannel {
+  private pending: Pending[] = [];
+  private inFlight = false;
+  /** Until the first update succeeds, updates go with a start (the workflow may not exist yet). */
+  private mayNeedStart = true;
+  private readonly workflowId: string;
+
+  constructor(
+    private readonly client: Client,
+    private readonly taskQueue: string,
+    private readonly keyId: string,
+    readonly settings: ThrottleSettings,
+  ) {
+    this.workflowId = throttleWorkflowId(keyId);
+  }
+
+  ask(request: PermitRequest): Promise<PermitAnswer> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ request, resolve, reject });
+      this.flush();
+    });
+  }
+
+  private flush(): void {
+    if (this.inFlight || this.pending.length === 0) return;
+    this.inFlight = true;
+    const taken = this.pending.splice(0, MAX_PERMIT_BATCH);
+    const batch: PermitBatch = {
+      requests: taken.map((p) => p.request),
+      limits: this.settings.limits,
+    };
+    this.update(permitsUpdate, [batch])
+      .then((answers) => {
+        if (answers.length !== taken.length)
+          throw new Error(`throttle answered ${answers.length} of ${taken.length} requests`);
+        taken.forEach((p, i) => p.resolve(answers[i]));
+      })
+      .catch((err: unknown) => taken.forEach((p) => p.reject(err)))
+      .finally(() => {
+        this.inFlight = false;
+        this.flush();
+      });
+  }
+
+  /** Sends an update, starting the throttle workflow when it does not exist; retries brief failures. */
+  async update<Ret, Args extends unknown[]>(
+    def: UpdateDefinition<Ret, Args>,
+    args: Args,
+  ): Promise<Ret> {
+    let lastError: unknown;
+    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+      try {
+        if (this.mayNeedStart) {
+          const result = await this.updateWithStart(def, args);
+          this.mayNeedStart = false;
+          return result;
+        }
+        // The handle's overloads want a literal tuple; the definitions above fix the arguments' types.
+        const handle = this.client.workflow.getHandle(this.workflowId);
+        return await handle.executeUpdate(def as unknown as UpdateDefinition<Ret, [unknown]>, {
+          args: args as unknown as [unknown],
+        });
+      } catch (err) {
+        lastError = err;
+        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) {
+          this.mayNeedStart = true;
+          continue;
+        }
+        // A run continuing as new, or a busy server: try again shortly.
+        await sleep(50 * 2 ** attempt);
+      }
+    }
+    throw lastError;
+  }
+
+  private updateWithStart<Ret, Args extends unknown[]>(
+    def: UpdateDefinition<Ret, Args>,
+    args: Args,
+  ): Promise<Ret> {
+    const input: ThrottleInput = { keyId: this.keyId, settings: this.settings };
+    const start = new WithStartWorkflowOperation(THROTTLE_WORKFLOW_TYPE, {
+      workflowId: this.workflowId,
+      taskQueue: this.taskQueue,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      staticSummary: `Rate throttle of key ${this.keyId}`,
+      typedSearchAttributes: new TypedSearchAttributes([{ key: PcdsKeyId, value: this.keyId }]),
+    });
+    return this.client.workflow.executeUpdateWithStart(def, {
+      args,
+      startWorkflowOperation: start,
+    });
+  }
+}
+
+/** The run finished (completed, terminated) between our calls: the next attempt starts a new one. */
+function isClosedWorkflowError(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : '';
+  return /workflow execution already completed|workflow.*(not found|completed)/i.test(message);
+}
+
+/**
+ * The worker's gate from configuration: the shared throttle, or none with PCDS_THROTTLE=off
+ * (only for a service without limits, such as an emulator with limits disabled).
+ */
+export function permitGateFromConfig(
+  config: Pick<
+    Config,
+    | 'PCDS_THROTTLE'
+    | 'PCDS_THROTTLE_TIME_SCALE'
+    | 'PCDS_RATE_PER_MINUTE'
+    | 'PCDS_RATE_PER_HOUR'
+    | 'PCDS_TEMPORAL_NAMESPACE'
+    | 'keys'
+  >,
+  connection: ConnectionLike,
+  taskQueue: string,
+): PermitGate {
+  if (config.PCDS_THROTTLE === 'off') return unthrottled;
+  return createWorkflowPermitGate({
+    client: new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE }),
+    taskQueue,
+    keys: config.keys,
+    defaultLimits: { perMinute: config.PCDS_RATE_PER_MINUTE, perHour: config.PCDS_RATE_PER_HOUR },
+    timeScale: config.PCDS_THROTTLE_TIME_SCALE,
+  });
+}

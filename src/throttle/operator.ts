@@ -1,0 +1,68 @@
+// What operators do with the throttles: read each key's state and close a credit breaker.
+// Used by `pcds throttle` and available to services through the typed client.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  keyIdOfThrottleWorkflow,
+  resetCreditsUpdate,
+  THROTTLE_WORKFLOW_TYPE,
+  throttleStateQuery,
+  throttleWorkflowId,
+  type ThrottleStatus,
+} from './protocol';
+
+export class UnknownThrottleError extends Error {
+  override name = 'UnknownThrottleError';
+  readonly code = 'unknown_throttle';
+  constructor(readonly keyId: string) {
+    super(`no throttle runs for key "${keyId}" (it starts with the key's first request)`);
+  }
+}
+
+/** Key ids whose throttle workflow is running. */
+export async function listThrottledKeys(client: Client): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const wf of client.workflow.list({
+    query: `WorkflowType = '${THROTTLE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`,
+  })) {
+    const keyId = keyIdOfThrottleWorkflow(wf.workflowId);
+    if (keyId !== undefined) ids.push(keyId);
+  }
+  return [...new Set(ids)].sort();
+}
+
+/** The state of the given keys' throttles (all running ones when omitted), as of now. */
+export async function readThrottleStatus(
+  client: Client,
+  keyIds?: string[],
+): Promise<ThrottleStatus[]> {
+  const ids = keyIds ?? (await listThrottledKeys(client));
+  const now = Date.now();
+  return Promise.all(
+    ids.map(async (keyId) => {
+      try {
+        return await client.workflow
+          .getHandle(throttleWorkflowId(keyId))
+          .query(throttleStateQuery, now);
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) throw new UnknownThrottleError(keyId);
+        throw err;
+      }
+    }),
+  );
+}
+
+/** Closes the key's credit breaker (after credits were added): submits go again. */
+export async function resumeCredits(
+  client: Client,
+  keyId: string,
+  by = 'operator',
+): Promise<{ wasOpen: boolean }> {
+  try {
+    return await client.workflow
+      .getHandle(throttleWorkflowId(keyId))
+      .executeUpdate(resetCreditsUpdate, { args: [{ by }] });
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new UnknownThrottleError(keyId);
+    throw err;
+  }
+}

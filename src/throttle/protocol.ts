@@ -1,0 +1,70 @@
+// How callers talk to a key's throttle workflow: its id, input, updates, signal and query,
+// defined once so the permit gate, the operator commands and other workflows agree.
+// Workflow code may import this module (it only defines messages).
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type {
+  PermitAnswer,
+  PermitKind,
+  RateLimitEvent,
+  ThrottleSettings,
+  ThrottleSnapshot,
+  ThrottleState,
+  WindowLimits,
+} from './windows';
+
+export const THROTTLE_WORKFLOW_TYPE = 'throttle';
+
+/** One throttle workflow per key id; the id reveals no secret (key ids are labels). */
+export function throttleWorkflowId(keyId: string): string {
+  return `throttle-${keyId}`;
+}
+
+export function keyIdOfThrottleWorkflow(workflowId: string): string | undefined {
+  return workflowId.startsWith('throttle-') ? workflowId.slice('throttle-'.length) : undefined;
+}
+
+export interface ThrottleInput {
+  keyId: string;
+  settings: ThrottleSettings;
+  /** Carried across continue-as-new. */
+  state?: ThrottleState;
+}
+
+/** A new reservation, or the confirmation of one made earlier for `confirmAt`. */
+export interface PermitRequest {
+  kind: PermitKind;
+  confirmAt?: number;
+}
+
+/** The requests one worker process gathered for a key; answered in order. */
+export interface PermitBatch {
+  requests: PermitRequest[];
+  /** The sender's configured limits: the throttle follows the latest (a learned limit stays lower). */
+  limits?: WindowLimits;
+}
+
+export const MAX_PERMIT_BATCH = 500;
+
+export const permitsUpdate = defineUpdate<PermitAnswer[], [PermitBatch]>('permits');
+export const rateLimitedUpdate = defineUpdate<RateLimitEvent, [{ retryAfterMs?: number }]>(
+  'rateLimited',
+);
+export const creditsExhaustedUpdate = defineUpdate<void, []>('creditsExhausted');
+/** Closes the credit breaker; answers whether it was open. */
+export const resetCreditsUpdate = defineUpdate<{ wasOpen: boolean }, [{ by?: string }]>(
+  'resetCredits',
+);
+/** The same, for workflows (a batch resuming), which can signal but not update another workflow. */
+export const resetCreditsSignal = defineSignal<[{ by?: string }]>('resetCredits');
+
+export interface ThrottleStatus {
+  keyId: string;
+  settings: Pick<
+    ThrottleSettings,
+    'minuteMs' | 'hourMs' | 'marginMs' | 'horizonMs' | 'submitShare'
+  >;
+  snapshot: ThrottleSnapshot;
+}
+
+/** The state as of `now` (the caller's clock; the workflow's last task time when omitted). */
+export const throttleStateQuery = defineQuery<ThrottleStatus, [number?]>('throttleState');

@@ -1,0 +1,137 @@
+// One key's throttle, shared by every worker process: a long-lived workflow that owns the key's
+// reservation log (src/throttle/windows.ts) and answers permit updates at once, never blocking
+// inside a handler (a workflow holds at most ten updates in flight). It continues-as-new with its
+// state, so it survives worker restarts and keeps its history short.
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { PcdsState } from '../temporal/search-attributes';
+import {
+  creditsExhaustedUpdate,
+  MAX_PERMIT_BATCH,
+  permitsUpdate,
+  rateLimitedUpdate,
+  resetCreditsSignal,
+  resetCreditsUpdate,
+  throttleStateQuery,
+  type PermitBatch,
+  type ThrottleInput,
+} from '../throttle/protocol';
+import {
+  configureLimits,
+  confirm,
+  createThrottleState,
+  creditsExhausted,
+  rateLimited,
+  reserve,
+  resetCredits,
+  snapshot,
+  summaryLine,
+  type PermitKind,
+} from '../throttle/windows';
+
+/** Well under the 51,200-event limit, so replay after a worker restart stays quick. */
+const HISTORY_EVENTS_BEFORE_CONTINUE = 5_000;
+const KINDS: ReadonlySet<string> = new Set<PermitKind>([
+  'submit',
+  'poll',
+  'page',
+  'usage',
+  'feedback',
+]);
+
+export async function throttle(input: ThrottleInput): Promise<void> {
+  const state = input.state ?? createThrottleState(input.settings, Date.now());
+
+  const publish = () => setCurrentDetails(summaryLine(snapshot(state, Date.now())));
+  const markBreaker = () =>
+    upsertSearchAttributes([
+      { key: PcdsState, value: state.breaker.open ? 'credits_paused' : 'open' },
+    ]);
+  const reset = (by: string | undefined) => {
+    const wasOpen = resetCredits(state, Date.now(), by ?? 'operator');
+    if (wasOpen) markBreaker();
+    publish();
+    return { wasOpen };
+  };
+
+  setHandler(
+    permitsUpdate,
+    (batch: PermitBatch) => {
+      if (batch.limits) configureLimits(state, batch.limits);
+      const now = Date.now();
+      const answers = batch.requests.map((r) =>
+        r.confirmAt !== undefined
+          ? confirm(state, now, r.confirmAt, r.kind)
+          : reserve(state, now, r.kind),
+      );
+      publish();
+      return answers;
+    },
+    { validator: validatePermitBatch },
+  );
+  setHandler(
+    rateLimitedUpdate,
+    ({ retryAfterMs }) => {
+      const event = rateLimited(state, Date.now(), retryAfterMs);
+      publish();
+      return event;
+    },
+    {
+      validator: ({ retryAfterMs }) => {
+        if (retryAfterMs !== undefined && !(Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) {
+          throw new TypeError('retryAfterMs must be a non-negative number of milliseconds');
+        }
+      },
+    },
+  );
+  setHandler(creditsExhaustedUpdate, () => {
+    const wasOpen = state.breaker.open;
+    creditsExhausted(state, Date.now());
+    if (!wasOpen) markBreaker();
+    publish();
+  });
+  setHandler(resetCreditsUpdate, ({ by }) => reset(by));
+  setHandler(resetCreditsSignal, ({ by }) => void reset(by));
+  setHandler(throttleStateQuery, (now?: number) => ({
+    keyId: input.keyId,
+    settings: {
+      minuteMs: state.settings.minuteMs,
+      hourMs: state.settings.hourMs,
+      marginMs: state.settings.marginMs,
+      horizonMs: state.settings.horizonMs,
+      submitShare: state.settings.submitShare,
+    },
+    snapshot: snapshot(state, now ?? Date.now()),
+  }));
+
+  if (!input.state) markBreaker();
+  publish();
+  await condition(
+    () =>
+      workflowInfo().continueAsNewSuggested ||
+      workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE,
+  );
+  await condition(allHandlersFinished);
+  await continueAsNew<typeof throttle>({ keyId: input.keyId, settings: state.settings, state });
+}
+
+function validatePermitBatch(batch: PermitBatch): void {
+  if (!batch || !Array.isArray(batch.requests) || batch.requests.length === 0) {
+    throw new TypeError('a permit batch needs a non-empty requests array');
+  }
+  if (batch.requests.length > MAX_PERMIT_BATCH) {
+    throw new TypeError(`a permit batch holds at most ${MAX_PERMIT_BATCH} requests`);
+  }
+  for (const r of batch.requests) {
+    if (!KINDS.has(r?.kind)) throw new TypeError(`unknown permit kind ${JSON.stringify(r?.kind)}`);
+    if (r.confirmAt !== undefined && !Number.isFinite(r.confirmAt))
+      throw new TypeError('confirmAt must be epoch milliseconds');
+  }
+}
