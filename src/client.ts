@@ -8,8 +8,14 @@ import {
   WorkflowFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, type TypedSearchAttributes, type SearchAttributePair } from '@temporalio/common';
-import { findEndpoint, formatProblems, validateInput, type EndpointDef, type InputProblem } from './contract';
+import { ApplicationFailure, type SearchAttributePair } from '@temporalio/common';
+import {
+  findEndpoint,
+  formatProblems,
+  validateInput,
+  type EndpointDef,
+  type InputProblem,
+} from './contract';
 import { PcdsEndpoint, PcdsKeyId, PcdsOutcome, PcdsState } from './temporal/search-attributes';
 import type { EndpointCallInput, PersonSearchInput, PersonSearchResult } from './workflows';
 import { callStateQuery } from './workflows/signals';
@@ -90,22 +96,41 @@ export function callWorkflowId(endpoint: string, idempotencyKey?: string): strin
 
 export interface PcdsClient {
   temporal: Client;
-  startCall(endpoint: string, params: Record<string, unknown>, options?: StartCallOptions): Promise<CallHandle>;
-  call(endpoint: string, params: Record<string, unknown>, options?: StartCallOptions): Promise<CallSuccess>;
+  startCall(
+    endpoint: string,
+    params: Record<string, unknown>,
+    options?: StartCallOptions,
+  ): Promise<CallHandle>;
+  call(
+    endpoint: string,
+    params: Record<string, unknown>,
+    options?: StartCallOptions,
+  ): Promise<CallSuccess>;
   /** A handle on a call started earlier (by id). */
   getCall(workflowId: string): CallHandle;
-  searchPeople(params: Record<string, unknown>, options: SearchPeopleOptions): Promise<PersonSearchResult>;
+  searchPeople(
+    params: Record<string, unknown>,
+    options: SearchPeopleOptions,
+  ): Promise<PersonSearchResult>;
   close(): Promise<void>;
 }
 
-export function validatedParams(endpointName: string, params: Record<string, unknown>): { endpoint: EndpointDef; params: Record<string, unknown> } {
+export function validatedParams(
+  endpointName: string,
+  params: Record<string, unknown>,
+): { endpoint: EndpointDef; params: Record<string, unknown> } {
   const endpoint = findEndpoint(endpointName);
-  if (!endpoint) throw new PcdsUsageError(`unknown endpoint "${endpointName}" (see \`pcds call --help\`)`);
+  if (!endpoint)
+    throw new PcdsUsageError(`unknown endpoint "${endpointName}" (see \`pcds call --help\`)`);
   if (endpoint.polling === 'sync') {
     throw new PcdsUsageError(`${endpoint.name} is synchronous: there is no durable call to start`);
   }
   const v = validateInput(endpoint, params);
-  if (!v.ok) throw new PcdsUsageError(`invalid parameters for ${endpoint.name}: ${formatProblems(v.problems)}`, v.problems);
+  if (!v.ok)
+    throw new PcdsUsageError(
+      `invalid parameters for ${endpoint.name}: ${formatProblems(v.problems)}`,
+      v.problems,
+    );
   return { endpoint, params: v.value };
 }
 
@@ -114,9 +139,19 @@ export async function outcomeOf<T>(workflowId: string, result: Promise<T>): Prom
   try {
     return await result;
   } catch (err) {
-    if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type) {
+    if (
+      err instanceof WorkflowFailedError &&
+      err.cause instanceof ApplicationFailure &&
+      err.cause.type
+    ) {
       const details = (err.cause.details?.[0] ?? {}) as { httpStatus?: number; requestId?: string };
-      throw new PcdsCallError(err.cause.type, err.cause.message, workflowId, details.httpStatus, details.requestId);
+      throw new PcdsCallError(
+        err.cause.type,
+        err.cause.message,
+        workflowId,
+        details.httpStatus,
+        details.requestId,
+      );
     }
     throw err;
   }
@@ -124,14 +159,20 @@ export async function outcomeOf<T>(workflowId: string, result: Promise<T>): Prom
 
 export async function createPcdsClient(options: PcdsClientOptions = {}): Promise<PcdsClient> {
   const ownsConnection = !options.connection;
-  const connection = options.connection ?? (await Connection.connect({ address: options.address ?? '127.0.0.1:7233' }));
+  const connection =
+    options.connection ??
+    (await Connection.connect({ address: options.address ?? '127.0.0.1:7233' }));
   const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
   const taskQueue = options.taskQueue ?? 'pcds';
 
   const handleOf = (workflow: WorkflowHandle): CallHandle => ({
     workflowId: workflow.workflowId,
     workflow,
-    result: () => outcomeOf(workflow.workflowId, workflow.result() as Promise<CallOutcome>) as Promise<CallSuccess>,
+    result: () =>
+      outcomeOf(
+        workflow.workflowId,
+        workflow.result() as Promise<CallOutcome>,
+      ) as Promise<CallSuccess>,
     state: () => workflow.query(callStateQuery),
   });
 
@@ -160,13 +201,14 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         args: [input],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         workflowIdConflictPolicy: 'USE_EXISTING',
-        typedSearchAttributes: attrs as unknown as TypedSearchAttributes,
+        typedSearchAttributes: attrs,
         staticSummary: `${endpoint.name} call`,
       });
       return handleOf(workflow);
     } catch (err) {
       // The same key finished earlier: that call is the answer, not a second one.
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return handleOf(temporal.workflow.getHandle(workflowId));
+      if (err instanceof WorkflowExecutionAlreadyStartedError)
+        return handleOf(temporal.workflow.getHandle(workflowId));
       throw err;
     }
   };
@@ -181,11 +223,18 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     getCall: (workflowId) => handleOf(temporal.workflow.getHandle(workflowId)),
     async searchPeople(rawParams, opts) {
       const { params } = validatedParams('person_search', rawParams);
-      if (!Number.isInteger(opts.maxResults) || opts.maxResults < 1) throw new PcdsUsageError('maxResults must be a positive integer');
-      if (opts.pageSize !== undefined && (!Number.isInteger(opts.pageSize) || opts.pageSize < 1 || opts.pageSize > 100)) {
+      if (!Number.isInteger(opts.maxResults) || opts.maxResults < 1)
+        throw new PcdsUsageError('maxResults must be a positive integer');
+      if (
+        opts.pageSize !== undefined &&
+        (!Number.isInteger(opts.pageSize) || opts.pageSize < 1 || opts.pageSize > 100)
+      ) {
         throw new PcdsUsageError('pageSize must be an integer from 1 to 100');
       }
-      const workflowId = callWorkflowId('person_search', opts.idempotencyKey).replace(/^call-/, 'search-');
+      const workflowId = callWorkflowId('person_search', opts.idempotencyKey).replace(
+        /^call-/,
+        'search-',
+      );
       const input: PersonSearchInput = {
         params,
         maxResults: opts.maxResults,
@@ -206,7 +255,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
           typedSearchAttributes: [
             { key: PcdsEndpoint, value: 'person_search' },
             { key: PcdsOutcome, value: 'running' },
-          ] as unknown as TypedSearchAttributes,
+          ],
           staticSummary: `person_search, up to ${opts.maxResults} rows`,
         });
       } catch (err) {

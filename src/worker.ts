@@ -10,6 +10,8 @@ import { createServiceClients } from './http/service-clients';
 import type { PermitGate } from './http/permits';
 import { permitGateFromConfig } from './throttle/gate';
 import { registerSearchAttributes } from './temporal/search-attributes';
+import { callbackUrlFor } from './webhooks/token';
+import { webhookSettings, webhooksConfigured } from './webhooks/settings';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -21,7 +23,7 @@ export interface CreateWorkerOptions {
   taskQueue?: string;
   /** Default: the shared throttle (src/throttle), or none when PCDS_THROTTLE=off. */
   permits?: PermitGate;
-  /** The webhook receiver's URL for a workflow; without it webhook mode is refused. */
+  /** The webhook receiver's URL for a workflow. Default: from PCDS_WEBHOOK_* when set; else webhook mode is refused. */
   callbackUrlFor?: (workflowId: string) => string;
   /** Anything else Worker.create accepts (a prebuilt workflowBundle, concurrency limits, ...). */
   workerOptions?: Partial<WorkerOptions>;
@@ -40,12 +42,17 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
   const clients = createServiceClients(config);
   const ownsConnection = !opts.connection;
-  const connection = opts.connection ?? (await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }));
+  const connection =
+    opts.connection ?? (await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }));
+  const settings = webhooksConfigured(config) ? webhookSettings(config) : undefined;
+  const urlFor =
+    opts.callbackUrlFor ??
+    (settings ? (workflowId: string) => callbackUrlFor(workflowId, settings) : undefined);
   const activities = createActivities({
     config,
     clients,
     permits: opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
-    ...(opts.callbackUrlFor ? { callbackUrlFor: opts.callbackUrlFor } : {}),
+    ...(urlFor ? { callbackUrlFor: urlFor } : {}),
   });
   let worker: Worker;
   try {

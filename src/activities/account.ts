@@ -6,7 +6,12 @@ import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } 
 import { currentAttempt } from './guarded-request';
 import { withHeartbeat } from './heartbeat';
 
-async function syncCall<T>(deps: ActivityDeps, keyId: string | undefined, kind: 'usage' | 'feedback', fn: (c: ReturnType<ActivityDeps['clients']['get']>) => Promise<T>): Promise<T> {
+async function syncCall<T>(
+  deps: ActivityDeps,
+  keyId: string | undefined,
+  kind: 'usage' | 'feedback',
+  fn: (c: ReturnType<ActivityDeps['clients']['get']>) => Promise<T>,
+): Promise<T> {
   const id = deps.clients.resolveKeyId(keyId);
   const client = deps.clients.get(id);
   try {
@@ -15,11 +20,15 @@ async function syncCall<T>(deps: ActivityDeps, keyId: string | undefined, kind: 
       return fn(client);
     });
   } catch (err) {
-    if (err instanceof TransportError) throw retryableFailure({ code: 'transport_error' }, backoffDelayMs(currentAttempt()));
+    if (err instanceof TransportError)
+      throw retryableFailure({ code: 'transport_error' }, backoffDelayMs(currentAttempt()));
     if (err instanceof ServiceError) {
       if (err.httpStatus === 429) {
         await deps.permits.rateLimited(id, err.retryAfterMs);
-        const delay = err.retryAfterMs !== undefined ? retryAfterDelayMs(err.retryAfterMs) : backoffDelayMs(currentAttempt());
+        const delay =
+          err.retryAfterMs !== undefined
+            ? retryAfterDelayMs(err.retryAfterMs)
+            : backoffDelayMs(currentAttempt());
         throw retryableFailure(err, delay, err.retryAfterMs);
       }
       if (err.httpStatus === 503) throw retryableFailure(err, backoffDelayMs(currentAttempt()));
@@ -35,7 +44,10 @@ export function createAccountActivities(deps: ActivityDeps) {
     readUsage(input: { keyId?: string; query?: UsageQuery }): Promise<Record<string, unknown>> {
       return syncCall(deps, input.keyId, 'usage', (c) => c.usage(input.query));
     },
-    sendEnrichmentFeedback(input: { keyId?: string; body: Record<string, unknown> }): Promise<Record<string, unknown>> {
+    sendEnrichmentFeedback(input: {
+      keyId?: string;
+      body: Record<string, unknown>;
+    }): Promise<Record<string, unknown>> {
       return syncCall(deps, input.keyId, 'feedback', (c) => c.feedback(input.body));
     },
   };

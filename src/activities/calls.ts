@@ -101,7 +101,11 @@ export function createCallActivities(deps: ActivityDeps) {
       const valid = validateInput(endpoint, input.params);
       if (!valid.ok) {
         // formatProblems names fields, never their values.
-        throw terminalFailure({ code: 'invalid_request' }, undefined, `invalid_request: ${formatProblems(valid.problems)}`);
+        throw terminalFailure(
+          { code: 'invalid_request' },
+          undefined,
+          `invalid_request: ${formatProblems(valid.problems)}`,
+        );
       }
       const params: Record<string, unknown> = { ...valid.value };
       if (input.webhook) {
@@ -144,7 +148,9 @@ export function createCallActivities(deps: ActivityDeps) {
       const endpoint = asyncEndpoint(input.endpoint);
       let reply;
       try {
-        reply = await guardedRequest(deps, input.keyId, 'poll', (c) => c.poll(endpoint, input.requestId));
+        reply = await guardedRequest(deps, input.keyId, 'poll', (c) =>
+          c.poll(endpoint, input.requestId),
+        );
       } catch (err) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;

@@ -15,7 +15,10 @@ export function backoffDelayMs(attempt: number, random: () => number = Math.rand
   return Math.max(100, Math.round(random() * ceiling));
 }
 
-export function retryAfterDelayMs(retryAfterMs: number, random: () => number = Math.random): number {
+export function retryAfterDelayMs(
+  retryAfterMs: number,
+  random: () => number = Math.random,
+): number {
   return retryAfterMs + Math.round(random() * RETRY_AFTER_JITTER_MS);
 }
 
@@ -38,7 +41,8 @@ const ORCHESTRATOR_CODES: Record<string, string> = {
 };
 
 export function describeCode(code: string, httpStatus?: number): string {
-  const meaning = errorInfo(code)?.meaning ?? ORCHESTRATOR_CODES[code] ?? 'the service refused the request';
+  const meaning =
+    errorInfo(code)?.meaning ?? ORCHESTRATOR_CODES[code] ?? 'the service refused the request';
   return `${code}${httpStatus ? ` (HTTP ${httpStatus})` : ''}: ${meaning}`;
 }
 
@@ -47,7 +51,11 @@ export function terminalFailure(
   requestId?: string,
   message?: string,
 ): ApplicationFailure {
-  const details: FailureDetails = { code: failure.code, ...(failure.httpStatus ? { httpStatus: failure.httpStatus } : {}), ...(requestId ? { requestId } : {}) };
+  const details: FailureDetails = {
+    code: failure.code,
+    ...(failure.httpStatus ? { httpStatus: failure.httpStatus } : {}),
+    ...(requestId ? { requestId } : {}),
+  };
   return ApplicationFailure.create({
     type: failure.code,
     message: message ?? describeCode(failure.code, failure.httpStatus),

@@ -2,9 +2,10 @@
 // owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
 import { Context } from '@temporalio/activity';
 import type { Reply } from '../contract';
-import type { RequestKind } from '../http/permits';
+import { PermitRefusedError, type RequestKind } from '../http/permits';
 import type { ServiceClient } from '../http/service-client';
 import type { ActivityDeps } from './deps';
+import { terminalFailure } from './failures';
 import { withHeartbeat } from './heartbeat';
 
 export async function guardedRequest(
@@ -15,7 +16,13 @@ export async function guardedRequest(
 ): Promise<Reply> {
   const client = deps.clients.get(keyId);
   return withHeartbeat(async (signal) => {
-    await deps.permits.acquire(keyId, kind, signal);
+    try {
+      await deps.permits.acquire(keyId, kind, signal);
+    } catch (err) {
+      // The key is closed for good (credits exhausted): nothing was sent, and retrying will not help.
+      if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });
+      throw err;
+    }
     const reply = await send(client);
     if (reply.httpStatus === 429) await deps.permits.rateLimited(keyId, reply.retryAfterMs);
     if (reply.httpStatus === 402) await deps.permits.creditsExhausted(keyId);

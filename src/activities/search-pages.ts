@@ -28,7 +28,8 @@ export type SearchPage =
 const personSearch = getEndpoint('person_search');
 
 function transient(code: string, httpStatus: number | undefined, retryAfterMs?: number) {
-  const delay = retryAfterMs !== undefined ? retryAfterDelayMs(retryAfterMs) : backoffDelayMs(currentAttempt());
+  const delay =
+    retryAfterMs !== undefined ? retryAfterDelayMs(retryAfterMs) : backoffDelayMs(currentAttempt());
   return retryableFailure({ code, ...(httpStatus ? { httpStatus } : {}) }, delay, retryAfterMs);
 }
 
@@ -42,7 +43,11 @@ export function createSearchPageActivities(deps: ActivityDeps) {
       let reply;
       try {
         reply = await guardedRequest(deps, ref.keyId, 'submit', (c) =>
-          c.submit(personSearch, { request_id: ref.requestId, offset: ref.offset, limit: ref.limit }),
+          c.submit(personSearch, {
+            request_id: ref.requestId,
+            offset: ref.offset,
+            limit: ref.limit,
+          }),
         );
       } catch (err) {
         if (err instanceof TransportError) {
@@ -56,7 +61,8 @@ export function createSearchPageActivities(deps: ActivityDeps) {
         case 'accepted':
           return { status: outcome.status };
         case 'done':
-          if (outcome.poll.kind === 'failed') throw terminalFailure(outcome.poll.failure, ref.requestId);
+          if (outcome.poll.kind === 'failed')
+            throw terminalFailure(outcome.poll.failure, ref.requestId);
           return { status: 'status' in outcome.poll ? outcome.poll.status : 'completed' };
         case 'retry':
           throw transient(outcome.failure.code, outcome.failure.httpStatus, outcome.retryAfterMs);
@@ -88,7 +94,12 @@ export function createSearchPageActivities(deps: ActivityDeps) {
         case 'empty': {
           const data = outcome.data;
           const rows = Array.isArray(data.results) ? data.results : [];
-          const page: SearchPage = { kind: 'done', status: outcome.status, rows, hasMore: data.has_more === true };
+          const page: SearchPage = {
+            kind: 'done',
+            status: outcome.status,
+            rows,
+            hasMore: data.has_more === true,
+          };
           if (typeof data.next_cursor === 'string') page.nextCursor = data.next_cursor;
           return page;
         }

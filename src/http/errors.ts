@@ -17,7 +17,9 @@ export class TransportError extends Error {
     /** The underlying error code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...): no request data. */
     readonly causeCode: string,
   ) {
-    super(`${phase === 'connect' ? 'could not connect to the service' : 'no reply from the service'} (${causeCode})`);
+    super(
+      `${phase === 'connect' ? 'could not connect to the service' : 'no reply from the service'} (${causeCode})`,
+    );
   }
 }
 

@@ -59,15 +59,20 @@ export class ServiceHttp {
   }
 
   clientFor(credentials: Credentials): ServiceClient {
-    const send = (method: 'GET' | 'POST', path: string, query?: Record<string, unknown>, body?: unknown) =>
-      this.send(credentials, method, path, query, body);
+    const send = (
+      method: 'GET' | 'POST',
+      path: string,
+      query?: Record<string, string | number | undefined>,
+      body?: unknown,
+    ) => this.send(credentials, method, path, query, body);
     return {
       submit: (endpoint, params) => send('POST', endpoint.path, undefined, params),
       poll: (endpoint, requestId) => send('GET', endpoint.path, { request_id: requestId }),
       readSearchPage: (requestId, offset, limit) =>
         send('GET', '/person/search', { request_id: requestId, offset, limit }),
       usage: async (query = {}) => syncData(await send('GET', '/usage', { ...query })),
-      feedback: async (body) => syncData(await send('POST', '/person/enrichment/feedback', undefined, body)),
+      feedback: async (body) =>
+        syncData(await send('POST', '/person/enrichment/feedback', undefined, body)),
     };
   }
 
@@ -79,7 +84,7 @@ export class ServiceHttp {
     credentials: Credentials,
     method: 'GET' | 'POST',
     path: string,
-    query: Record<string, unknown> | undefined,
+    query: Record<string, string | number | undefined> | undefined,
     body: unknown,
   ): Promise<Reply> {
     const search = new URLSearchParams();
@@ -126,7 +131,18 @@ function syncData(reply: Reply): Record<string, unknown> {
   const env = parseEnvelope(reply.body);
   if (env && env.success && reply.httpStatus < 300) return env.data ?? {};
   const fallback =
-    reply.httpStatus === 429 ? 'rate_limit_exceeded' : reply.httpStatus === 503 ? 'service_unavailable' : env ? 'invalid_request' : 'invalid_response';
+    reply.httpStatus === 429
+      ? 'rate_limit_exceeded'
+      : reply.httpStatus === 503
+        ? 'service_unavailable'
+        : env
+          ? 'invalid_request'
+          : 'invalid_response';
   const code = env?.error?.code ?? fallback;
-  throw new ServiceError(code, reply.httpStatus, `${code} (HTTP ${reply.httpStatus})`, reply.retryAfterMs);
+  throw new ServiceError(
+    code,
+    reply.httpStatus,
+    `${code} (HTTP ${reply.httpStatus})`,
+    reply.retryAfterMs,
+  );
 }

@@ -24,11 +24,15 @@ export function createServiceClients(config: Config): ServiceClients {
     connections: config.PCDS_HTTP_CONNECTIONS,
     timeoutMs: config.PCDS_HTTP_TIMEOUT_MS,
   });
-  const clients = new Map(keys.map((k) => [k.id, http.clientFor({ key: k.key, secret: k.secret })]));
+  const clients = new Map(
+    keys.map((k) => [k.id, http.clientFor({ key: k.key, secret: k.secret })]),
+  );
   const resolveKeyId = (keyId?: string): string => {
-    const id = keyId ?? keys[0]!.id;
+    const id = keyId ?? keys[0].id;
     if (!clients.has(id)) {
-      throw new UnknownKeyError(`no key with id "${id}" is configured; known ids: ${[...clients.keys()].join(', ')}`);
+      throw new UnknownKeyError(
+        `no key with id "${id}" is configured; known ids: ${[...clients.keys()].join(', ')}`,
+      );
     }
     return id;
   };

@@ -57,14 +57,21 @@ export function pollActivities(scheduleToCloseMs: number) {
 }
 
 /** The service's error code behind an activity failure, or a local code for timeouts. */
-export function failureCode(err: unknown, timeoutCode: string): { code: string; message: string; details: unknown[] } {
+export function failureCode(
+  err: unknown,
+  timeoutCode: string,
+): { code: string; message: string; details: unknown[] } {
   if (err instanceof ActivityFailure) {
     const cause = err.cause;
     if (cause instanceof ApplicationFailure && cause.type) {
       return { code: cause.type, message: cause.message, details: [...(cause.details ?? [])] };
     }
     if (cause instanceof TimeoutFailure) {
-      return { code: timeoutCode, message: `${timeoutCode}: the activity timed out (${cause.timeoutType})`, details: [] };
+      return {
+        code: timeoutCode,
+        message: `${timeoutCode}: the activity timed out (${cause.timeoutType})`,
+        details: [],
+      };
     }
   }
   if (err instanceof ApplicationFailure && err.type) {
@@ -74,7 +81,11 @@ export function failureCode(err: unknown, timeoutCode: string): { code: string; 
 }
 
 /** Fails the workflow with the code as the failure type (batch parents branch on it). */
-export function callFailure(code: string, message: string, details: unknown[] = []): ApplicationFailure {
+export function callFailure(
+  code: string,
+  message: string,
+  details: unknown[] = [],
+): ApplicationFailure {
   return ApplicationFailure.create({ type: code, message, nonRetryable: true, details });
 }
 
@@ -84,7 +95,8 @@ function retryDelayOf(err: ActivityFailure, attempt: number): number | undefined
   // The activity states its chosen wait in the details (nextRetryDelay is for Temporal's own retries).
   const chosen = (cause.details?.[0] as { retryDelayMs?: unknown } | undefined)?.retryDelayMs;
   if (typeof chosen === 'number') return chosen;
-  if (cause.nextRetryDelay !== undefined && cause.nextRetryDelay !== null) return msToNumber(cause.nextRetryDelay);
+  if (cause.nextRetryDelay !== undefined && cause.nextRetryDelay !== null)
+    return msToNumber(cause.nextRetryDelay);
   return Math.min(SUBMIT_BACKOFF_CAP_MS, SUBMIT_BACKOFF_BASE_MS * 2 ** (attempt - 1));
 }
 
@@ -92,7 +104,11 @@ function retryDelayOf(err: ActivityFailure, attempt: number): number | undefined
  * Runs one submit-like activity, repeating it only after a failure the activity marked
  * retryable, waiting its nextRetryDelay. A timeout means "maybe sent": submit_outcome_unknown.
  */
-export async function submitOnce<T>(run: () => Promise<T>, deadline: number, onThrottled: () => void): Promise<T> {
+export async function submitOnce<T>(
+  run: () => Promise<T>,
+  deadline: number,
+  onThrottled: () => void,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run();
@@ -103,7 +119,8 @@ export async function submitOnce<T>(run: () => Promise<T>, deadline: number, onT
         const f = failureCode(err, 'submit_outcome_unknown');
         throw callFailure(f.code, f.message, f.details);
       }
-      if (err.cause instanceof ApplicationFailure && err.cause.type === 'rate_limit_exceeded') onThrottled();
+      if (err.cause instanceof ApplicationFailure && err.cause.type === 'rate_limit_exceeded')
+        onThrottled();
       await sleep(delay);
     }
   }

@@ -2,7 +2,13 @@
 // classifier says terminal or the maximum wait passes. Returns found / empty, or fails with the
 // service's error code as the failure type.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { condition, setCurrentDetails, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  condition,
+  setCurrentDetails,
+  setHandler,
+  sleep,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import { classifyPoll, findEndpoint } from '../contract';
 import type { PollResult } from '../activities/calls';
 import { PcdsBatchId, PcdsEndpoint, PcdsKeyId, PcdsRowIndex } from '../temporal/search-attributes';
@@ -41,7 +47,10 @@ const MAX_BUFFERED_DELIVERIES = 8;
 export async function endpointCall(input: EndpointCallInput): Promise<CallOutcome> {
   const endpoint = findEndpoint(input.endpoint);
   if (!endpoint || endpoint.polling === 'sync') {
-    throw callFailure(endpoint ? 'not_async_endpoint' : 'unknown_endpoint', `no asynchronous endpoint named ${input.endpoint}`);
+    throw callFailure(
+      endpoint ? 'not_async_endpoint' : 'unknown_endpoint',
+      `no asynchronous endpoint named ${input.endpoint}`,
+    );
   }
   const started = Date.now();
   const deadline = started + (input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
@@ -53,7 +62,12 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
     // A repeated delivery after completion changes nothing.
     if (state.phase === 'done') return;
     // A delivery naming no job (a failure envelope has no data) is kept: it is confirmed by a poll.
-    if (state.requestId !== undefined && delivery.requestId !== undefined && delivery.requestId !== state.requestId) return;
+    if (
+      state.requestId !== undefined &&
+      delivery.requestId !== undefined &&
+      delivery.requestId !== state.requestId
+    )
+      return;
     deliveries.push(delivery);
     if (deliveries.length > MAX_BUFFERED_DELIVERIES) deliveries.shift();
   });
@@ -69,7 +83,9 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   const enter = (phase: CallState['phase'], attr: CallStateAttr = phase) => {
     state.phase = phase;
     setState(attr);
-    setCurrentDetails(`${endpoint.name}: ${attr}${state.requestId ? ` (request ${state.requestId})` : ''}`);
+    setCurrentDetails(
+      `${endpoint.name}: ${attr}${state.requestId ? ` (request ${state.requestId})` : ''}`,
+    );
   };
   enter('submitting');
 
@@ -99,8 +115,12 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   }
   state.requestId = submitted.requestId;
   state.lastStatus = submitted.status;
-  if (!input.keyId) upsertSearchAttributes([{ key: PcdsKeyId, value: submitted.keyId }] as SearchAttributeUpdatePair[]);
-  if (submitted.immediate && submitted.immediate.kind !== 'running') return finish(submitted.immediate, submitted.requestId);
+  if (!input.keyId)
+    upsertSearchAttributes([
+      { key: PcdsKeyId, value: submitted.keyId },
+    ] as SearchAttributeUpdatePair[]);
+  if (submitted.immediate && submitted.immediate.kind !== 'running')
+    return finish(submitted.immediate, submitted.requestId);
 
   const poll = async (): Promise<PollResult> => {
     state.polls += 1;
@@ -117,12 +137,19 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
     }
   };
   const timeout = (): never =>
-    fail(callFailure('poll_timeout', `poll_timeout: no terminal status within ${Math.round((deadline - started) / 1000)} s`), 'poll_timeout');
+    fail(
+      callFailure(
+        'poll_timeout',
+        `poll_timeout: no terminal status within ${Math.round((deadline - started) / 1000)} s`,
+      ),
+      'poll_timeout',
+    );
 
   if (input.webhook) {
     const fallbackMs = input.webhookFallbackPollMs ?? DEFAULT_WEBHOOK_FALLBACK_POLL_MS;
     enter('waiting_for_webhook');
-    const ours = (d: WebhookDelivery) => d.requestId === undefined || d.requestId === submitted.requestId;
+    const ours = (d: WebhookDelivery) =>
+      d.requestId === undefined || d.requestId === submitted.requestId;
     for (;;) {
       const delivered = await condition(
         () => deliveries.some(ours),
@@ -136,8 +163,13 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
         // failure, or a body naming no job, is confirmed by one poll before it ends the call.
         // Person search: the callback reports completion only; the rows are read by GET.
         if (delivery.requestId !== undefined && endpoint.polling !== 'person_search') {
-          if (outcome.kind === 'found') return finish({ kind: 'found', status: outcome.status, result: outcome.result }, submitted.requestId);
-          if (outcome.kind === 'empty') return finish({ kind: 'empty', status: outcome.status }, submitted.requestId);
+          if (outcome.kind === 'found')
+            return finish(
+              { kind: 'found', status: outcome.status, result: outcome.result },
+              submitted.requestId,
+            );
+          if (outcome.kind === 'empty')
+            return finish({ kind: 'empty', status: outcome.status }, submitted.requestId);
           // A non-terminal delivery: keep waiting.
           if (outcome.kind === 'running') continue;
         }
@@ -160,12 +192,22 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
     await sleep(Math.min(interval, left));
     const r = await poll();
     if (r.kind !== 'running') return finish(r, submitted.requestId);
-    setCurrentDetails(`${endpoint.name}: polling (request ${submitted.requestId}, status ${r.status}, ${state.polls} polls)`);
-    interval = nextPollInterval(interval, input.pollBackoff ?? DEFAULT_POLL_BACKOFF, input.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS);
+    setCurrentDetails(
+      `${endpoint.name}: polling (request ${submitted.requestId}, status ${r.status}, ${state.polls} polls)`,
+    );
+    interval = nextPollInterval(
+      interval,
+      input.pollBackoff ?? DEFAULT_POLL_BACKOFF,
+      input.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS,
+    );
   }
 }
 
-async function submitWithRetries(input: EndpointCallInput, deadline: number, onThrottled: () => void) {
+async function submitWithRetries(
+  input: EndpointCallInput,
+  deadline: number,
+  onThrottled: () => void,
+) {
   return submitOnce(
     () =>
       submitActivities.submitCall({

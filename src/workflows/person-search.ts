@@ -100,7 +100,8 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
   }
   const { keyId, requestId } = submitted;
   state.requestId = requestId;
-  if (!input.keyId) upsertSearchAttributes([{ key: PcdsKeyId, value: keyId }] as SearchAttributeUpdatePair[]);
+  if (!input.keyId)
+    upsertSearchAttributes([{ key: PcdsKeyId, value: keyId }] as SearchAttributeUpdatePair[]);
 
   /** Polls one page with GET request_id + offset + limit until it is terminal; returns its rows. */
   const readPage = async (): Promise<Extract<SearchPage, { kind: 'done' }>> => {
@@ -109,7 +110,14 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     let interval = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
     for (let first = true; ; first = false) {
       const left = deadline - Date.now();
-      if (left <= 0) return fail(callFailure('poll_timeout', 'poll_timeout: the search did not finish within the maximum wait'), 'poll_timeout');
+      if (left <= 0)
+        return fail(
+          callFailure(
+            'poll_timeout',
+            'poll_timeout: the search did not finish within the maximum wait',
+          ),
+          'poll_timeout',
+        );
       // The first read of a page goes at once: a cached page is usually ready.
       if (!first) {
         await sleep(Math.min(interval, left));
@@ -118,7 +126,12 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
       state.polls += 1;
       let page: SearchPage;
       try {
-        page = await pollActivities(deadline - Date.now()).readSearchPage({ keyId, requestId, offset, limit });
+        page = await pollActivities(deadline - Date.now()).readSearchPage({
+          keyId,
+          requestId,
+          offset,
+          limit,
+        });
       } catch (err) {
         return fail(err, 'poll_timeout');
       }
@@ -157,7 +170,9 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     }
     bytes += pageBytes;
     rows.push(...page.rows.slice(0, maxResults - rows.length));
-    setCurrentDetails(`person_search: ${rows.length} rows in ${pages} pages (request ${requestId})`);
+    setCurrentDetails(
+      `person_search: ${rows.length} rows in ${pages} pages (request ${requestId})`,
+    );
     if (rows.length >= maxResults) {
       stoppedBy = 'max_results';
       break;

@@ -12,7 +12,11 @@ import { startFaultProxy, type FaultProxy } from './fault-proxy';
 /** Keys of the test pool: `dev` works; the others fail with one error class each. */
 export const TEST_KEYS = {
   wrongSecret: { id: 'wrong-secret', key: 'pcds_test_wrong_secret', secret: 'not-the-secret' },
-  searchOnly: { id: 'search-only', key: 'pcds_test_search_only', secret: 'pcds_test_search_only_secret' },
+  searchOnly: {
+    id: 'search-only',
+    key: 'pcds_test_search_only',
+    secret: 'pcds_test_search_only_secret',
+  },
   broke: { id: 'broke', key: 'pcds_test_broke', secret: 'pcds_test_broke_secret' },
 };
 
@@ -54,7 +58,11 @@ export async function startCallEnv(emulatorOptions: EmulatorOptionsInput = {}): 
 }
 
 /** Worker configuration pointing at `baseUrl` with the emulator's dev key and the test keys. */
-export function envConfig(emulator: RunningEmulator, baseUrl: string, extra: Record<string, string> = {}): Config {
+export function envConfig(
+  emulator: RunningEmulator,
+  baseUrl: string,
+  extra: Record<string, string> = {},
+): Config {
   return loadConfig({
     PCDS_BASE_URL: baseUrl,
     PCDS_API_KEYS: JSON.stringify([emulator.devKey, ...Object.values(TEST_KEYS)]),
@@ -65,11 +73,23 @@ export function envConfig(emulator: RunningEmulator, baseUrl: string, extra: Rec
 }
 
 /** Runs `fn` with a worker on a fresh task queue and a PcdsClient on it. */
-export async function withCallWorker<T>(env: CallEnv, fn: (client: PcdsClient, taskQueue: string) => Promise<T>): Promise<T> {
-  const activities = createActivities({ config: env.config, clients: env.clients, permits: unthrottled });
+export async function withCallWorker<T>(
+  env: CallEnv,
+  fn: (client: PcdsClient, taskQueue: string) => Promise<T>,
+): Promise<T> {
+  const activities = createActivities({
+    config: env.config,
+    clients: env.clients,
+    permits: unthrottled,
+  });
   return withWorker({ activities }, async ({ taskQueue, namespace, address }) => {
     const { connection } = await connectClient({ address, namespace });
-    const client = await createPcdsClient({ connection, namespace, taskQueue, defaults: { pollIntervalMs: 100, maxWaitMs: 30_000 } });
+    const client = await createPcdsClient({
+      connection,
+      namespace,
+      taskQueue,
+      defaults: { pollIntervalMs: 100, maxWaitMs: 30_000 },
+    });
     try {
       return await fn(client, taskQueue);
     } finally {

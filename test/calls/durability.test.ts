@@ -6,7 +6,12 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPcdsClient } from '../../src/client';
 import { sampleRows } from '../../src/emulator';
 import { projectRoot } from '../../src/temporal/cli-binary';
-import { connectClient, temporalAddress, testNamespace, uniqueTaskQueue } from '../harness/temporal';
+import {
+  connectClient,
+  temporalAddress,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal';
 import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env';
 
 let env: CallEnv;
@@ -18,7 +23,7 @@ function historyText(history: unknown): string {
     key === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
   );
 }
-const knownEmail = sampleRows({ rows: 1 })[0]!.email;
+const knownEmail = sampleRows({ rows: 1 })[0].email;
 
 beforeAll(async () => {
   // Jobs take 12 s: long enough to kill a worker while the call polls.
@@ -46,11 +51,13 @@ async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
   });
   let log = '';
   await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       log += d.toString();
       if (log.includes('worker polling task queue')) resolve();
     });
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}) before polling:\n${log}`)));
+    child.once('exit', (code) =>
+      reject(new Error(`worker exited (${code}) before polling:\n${log}`)),
+    );
   });
   return child;
 }
@@ -58,13 +65,20 @@ async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
 it('completes a call once a new worker starts after the first was killed mid-poll', async () => {
   const taskQueue = uniqueTaskQueue('restart');
   const { connection } = await connectClient();
-  const client = await createPcdsClient({ connection, namespace: testNamespace(), taskQueue, defaults: { pollIntervalMs: 500, maxWaitMs: 120_000 } });
+  const client = await createPcdsClient({
+    connection,
+    namespace: testNamespace(),
+    taskQueue,
+    defaults: { pollIntervalMs: 500, maxWaitMs: 120_000 },
+  });
   let second: ChildProcess | undefined;
   try {
     const first = await spawnWorker(taskQueue);
     const from = Date.now();
     const handle = await client.startCall('person_enrichment', { email: knownEmail });
-    await expect.poll(async () => (await handle.state()).polls, { timeout: 30_000, interval: 250 }).toBeGreaterThanOrEqual(2);
+    await expect
+      .poll(async () => (await handle.state()).polls, { timeout: 30_000, interval: 250 })
+      .toBeGreaterThanOrEqual(2);
     first.kill('SIGKILL');
     await once(first, 'exit');
     const pollsAtKill = env.proxy.seen('GET /person/enrichment').filter((s) => s.at >= from).length;
@@ -72,7 +86,9 @@ it('completes a call once a new worker starts after the first was killed mid-pol
     const out = await handle.result();
     expect(out.outcome).toBe('found');
     // Polling went on under the new worker; the job was submitted once.
-    expect(env.proxy.seen('GET /person/enrichment').filter((s) => s.at >= from).length).toBeGreaterThan(pollsAtKill);
+    expect(
+      env.proxy.seen('GET /person/enrichment').filter((s) => s.at >= from).length,
+    ).toBeGreaterThan(pollsAtKill);
     expect(env.proxy.seen('POST /person/enrichment').filter((s) => s.at >= from)).toHaveLength(1);
   } finally {
     second?.kill('SIGTERM');
@@ -84,7 +100,11 @@ it('completes a call once a new worker starts after the first was killed mid-pol
 
 it('keeps keys and secrets out of a finished workflow history', async () => {
   await withCallWorker(env, async (client) => {
-    const handle = await client.startCall('person_enrichment', { email: knownEmail }, { keyId: TEST_KEYS.broke.id });
+    const handle = await client.startCall(
+      'person_enrichment',
+      { email: knownEmail },
+      { keyId: TEST_KEYS.broke.id },
+    );
     await handle.result().catch(() => undefined);
     const ok = await client.startCall('person_enrichment', { email: knownEmail });
     await ok.result();

@@ -5,7 +5,7 @@ import { sampleRows } from '../../src/emulator';
 import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env';
 
 let env: CallEnv;
-const knownEmail = sampleRows({ rows: 1 })[0]!.email;
+const knownEmail = sampleRows({ rows: 1 })[0].email;
 const ENRICH = 'POST /person/enrichment';
 const POLL = 'GET /person/enrichment';
 
@@ -32,13 +32,18 @@ describe('endpoint call', () => {
       expect(out.outcome).toBe('found');
       if (out.outcome !== 'found') return;
       expect(out.requestId).toMatch(/_\d+_\d+$/);
-      expect((out.result as Record<string, unknown>).best_business_email ?? (out.result as Record<string, unknown>).altemails).toBeTruthy();
+      expect(
+        (out.result as Record<string, unknown>).best_business_email ??
+          (out.result as Record<string, unknown>).altemails,
+      ).toBeTruthy();
     });
   });
 
   it('returns an explicit no-match outcome for an empty result', async () => {
     await withCallWorker(env, async (client) => {
-      const out = await client.call('person_enrichment', { email: 'nobody.at.all.zz9@nowhere-known.org' });
+      const out = await client.call('person_enrichment', {
+        email: 'nobody.at.all.zz9@nowhere-known.org',
+      });
       expect(out).toMatchObject({ outcome: 'empty' });
     });
   });
@@ -50,7 +55,9 @@ describe('endpoint call', () => {
   ])('fails with %s without retrying the submit', async (code, keyId, httpStatus) => {
     await withCallWorker(env, async (client) => {
       const before = env.proxy.seen(ENRICH).length;
-      const err = await failureOf(client.call('person_enrichment', { email: knownEmail }, { keyId }));
+      const err = await failureOf(
+        client.call('person_enrichment', { email: knownEmail }, { keyId }),
+      );
       expect(err.code).toBe(code);
       expect(err.httpStatus).toBe(httpStatus);
       expect(env.proxy.seen(ENRICH).length - before).toBe(1);
@@ -61,26 +68,36 @@ describe('endpoint call', () => {
     ['search_error', { jobSearchErrorShare: 1 }],
     ['internal_error', { jobInternalErrorShare: 1 }],
     ['job_rate_limited', { jobRateLimitedShare: 1 }],
-  ])('fails with %s when the job ends in that terminal error, and does not resubmit', async (code, faults) => {
-    env.emulator.setFaults({ ...faults, paths: ['/person/enrichment'] });
-    try {
-      await withCallWorker(env, async (client) => {
-        const before = env.proxy.seen(ENRICH).length;
-        const err = await failureOf(client.call('person_enrichment', { email: knownEmail }));
-        expect(err.code).toBe(code);
-        expect(env.proxy.seen(ENRICH).length - before).toBe(1);
-      });
-    } finally {
-      env.emulator.setFaults({ jobSearchErrorShare: 0, jobInternalErrorShare: 0, jobRateLimitedShare: 0, paths: [] });
-    }
-  });
+  ])(
+    'fails with %s when the job ends in that terminal error, and does not resubmit',
+    async (code, faults) => {
+      env.emulator.setFaults({ ...faults, paths: ['/person/enrichment'] });
+      try {
+        await withCallWorker(env, async (client) => {
+          const before = env.proxy.seen(ENRICH).length;
+          const err = await failureOf(client.call('person_enrichment', { email: knownEmail }));
+          expect(err.code).toBe(code);
+          expect(env.proxy.seen(ENRICH).length - before).toBe(1);
+        });
+      } finally {
+        env.emulator.setFaults({
+          jobSearchErrorShare: 0,
+          jobInternalErrorShare: 0,
+          jobRateLimitedShare: 0,
+          paths: [],
+        });
+      }
+    },
+  );
 
   it('fails with request_not_found when the service no longer knows the job', async () => {
     env.emulator.setFaults({ jobNeverFinishShare: 1, paths: ['/person/enrichment'] });
     try {
       await withCallWorker(env, async (client) => {
         const handle = await client.startCall('person_enrichment', { email: knownEmail });
-        await expect.poll(async () => (await handle.state()).polls, { timeout: 10_000 }).toBeGreaterThan(0);
+        await expect
+          .poll(async () => (await handle.state()).polls, { timeout: 10_000 })
+          .toBeGreaterThan(0);
         // The emulator forgets every job: the next poll answers 404.
         env.emulator.reset();
         const err = await failureOf(handle.result());
@@ -100,26 +117,31 @@ describe('endpoint call', () => {
       const pollsBefore = env.proxy.seen(POLL).length;
       const out = await client.call('person_enrichment', { email: knownEmail });
       expect(out.outcome).toBe('found');
-      const posts = env.proxy.seen(ENRICH).slice(-2).map((s) => s.answered);
+      const posts = env.proxy
+        .seen(ENRICH)
+        .slice(-2)
+        .map((s) => s.answered);
       expect(posts).toEqual([503, 202]);
-      expect(env.proxy.seen(POLL).slice(pollsBefore)[0]!.answered).toBe(503);
+      expect(env.proxy.seen(POLL).slice(pollsBefore)[0].answered).toBe(503);
       expect(env.emulator.stats().jobsSubmitted - submitsBefore).toBe(1);
     });
   });
 
   it('waits at least Retry-After after a 429 before the next request', async () => {
     await withCallWorker(env, async (client) => {
-      env.proxy.script(ENRICH, [{ status: 429, code: 'rate_limit_exceeded', retryAfterSeconds: 2 }]);
+      env.proxy.script(ENRICH, [
+        { status: 429, code: 'rate_limit_exceeded', retryAfterSeconds: 2 },
+      ]);
       env.proxy.script(POLL, [{ status: 429, code: 'rate_limit_exceeded', retryAfterSeconds: 2 }]);
       const from = Date.now();
       const out = await client.call('person_enrichment', { email: knownEmail });
       expect(out.outcome).toBe('found');
       const posts = env.proxy.seen(ENRICH).filter((s) => s.at >= from);
       expect(posts.map((s) => s.answered)).toEqual([429, 202]);
-      expect(posts[1]!.at - posts[0]!.at).toBeGreaterThanOrEqual(2_000);
+      expect(posts[1].at - posts[0].at).toBeGreaterThanOrEqual(2_000);
       const polls = env.proxy.seen(POLL).filter((s) => s.at >= from);
-      expect(polls[0]!.answered).toBe(429);
-      expect(polls[1]!.at - polls[0]!.at).toBeGreaterThanOrEqual(2_000);
+      expect(polls[0].answered).toBe(429);
+      expect(polls[1].at - polls[0].at).toBeGreaterThanOrEqual(2_000);
     });
   });
 
@@ -136,12 +158,24 @@ describe('endpoint call', () => {
   it('attaches a repeated start with the same key to the same call', async () => {
     await withCallWorker(env, async (client) => {
       const before = env.proxy.seen(ENRICH).length;
-      const a = await client.startCall('person_enrichment', { email: knownEmail }, { idempotencyKey: 'order-17' });
-      const b = await client.startCall('person_enrichment', { email: knownEmail }, { idempotencyKey: 'order-17' });
+      const a = await client.startCall(
+        'person_enrichment',
+        { email: knownEmail },
+        { idempotencyKey: 'order-17' },
+      );
+      const b = await client.startCall(
+        'person_enrichment',
+        { email: knownEmail },
+        { idempotencyKey: 'order-17' },
+      );
       expect(a.workflowId).toBe('call-person_enrichment-order-17');
       expect(b.workflowId).toBe(a.workflowId);
       await a.result();
-      const c = await client.call('person_enrichment', { email: knownEmail }, { idempotencyKey: 'order-17' });
+      const c = await client.call(
+        'person_enrichment',
+        { email: knownEmail },
+        { idempotencyKey: 'order-17' },
+      );
       expect(c.outcome).toBe('found');
       expect(env.proxy.seen(ENRICH).length - before).toBe(1);
     });
@@ -149,7 +183,9 @@ describe('endpoint call', () => {
 
   it('refuses invalid parameters before starting anything, naming the field', async () => {
     await withCallWorker(env, async (client) => {
-      await expect(client.startCall('person_enrichment', { email: 'not-an-email' })).rejects.toThrow(/email/);
+      await expect(
+        client.startCall('person_enrichment', { email: 'not-an-email' }),
+      ).rejects.toThrow(/email/);
       await expect(client.startCall('no_such_endpoint', {})).rejects.toThrow(/unknown endpoint/);
     });
   });

@@ -37,7 +37,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const server: Server = createServer((req, res) => {
     void (async () => {
       const at = Date.now();
-      const path = (req.url ?? '/').split('?')[0]!;
+      const path = (req.url ?? '/').split('?')[0];
       const route = `${req.method} ${path}`;
       const body = await readBody(req);
       const next = scripts.get(route)?.shift();
@@ -49,13 +49,21 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       if (next) {
         seen.push({ method: req.method!, path, at, answered: next.status });
         const headers: Record<string, string> = { 'content-type': 'application/json' };
-        if (next.retryAfterSeconds !== undefined) headers['retry-after'] = String(next.retryAfterSeconds);
+        if (next.retryAfterSeconds !== undefined)
+          headers['retry-after'] = String(next.retryAfterSeconds);
         res.writeHead(next.status, headers);
-        res.end(JSON.stringify({ success: false, error: { code: next.code, message: 'scripted' }, timestamp: new Date().toISOString().slice(0, 19) }));
+        res.end(
+          JSON.stringify({
+            success: false,
+            error: { code: next.code, message: 'scripted' },
+            timestamp: new Date().toISOString().slice(0, 19),
+          }),
+        );
         return;
       }
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'connection') headers[k] = v;
       const upstream = await request(target + (req.url ?? '/'), {
         method: req.method as 'GET' | 'POST',
         headers,

@@ -13,7 +13,10 @@ afterAll(async () => {
 it('pages a search with GET reads, one POST per page, and stops at maxResults', async () => {
   await withCallWorker(env, async (client) => {
     const from = Date.now();
-    const result = await client.searchPeople({ query: 'engineer' }, { maxResults: 25, pageSize: 10 });
+    const result = await client.searchPeople(
+      { query: 'engineer' },
+      { maxResults: 25, pageSize: 10 },
+    );
     expect(result.rows).toHaveLength(25);
     expect(result.pages).toBe(3);
     expect(result.stoppedBy).toBe('max_results');
@@ -28,7 +31,10 @@ it('pages a search with GET reads, one POST per page, and stops at maxResults', 
 
 it('stops when has_more is false', async () => {
   await withCallWorker(env, async (client) => {
-    const result = await client.searchPeople({ query: 'engineer' }, { maxResults: 5000, pageSize: 100 });
+    const result = await client.searchPeople(
+      { query: 'engineer' },
+      { maxResults: 5000, pageSize: 100 },
+    );
     expect(result.stoppedBy === 'no_more' || result.stoppedBy === 'offset_limit').toBe(true);
     expect(result.returned).toBe(result.rows.length);
   });

@@ -18,7 +18,9 @@ beforeAll(async () => {
     const url = new URL(req.url!, 'http://x');
     if (url.pathname === '/usage' && url.searchParams.get('month') === '13') {
       res.writeHead(400, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ success: false, error: { code: 'invalid_month', message: 'bad' } }));
+      return res.end(
+        JSON.stringify({ success: false, error: { code: 'invalid_month', message: 'bad' } }),
+      );
     }
     if (url.pathname === '/usage') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -26,11 +28,18 @@ beforeAll(async () => {
     }
     if (url.pathname === '/person/enrichment' && req.method === 'POST') {
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' });
-      return res.end(JSON.stringify({ success: false, error: { code: 'rate_limit_exceeded', message: 'slow down' } }));
+      return res.end(
+        JSON.stringify({
+          success: false,
+          error: { code: 'rate_limit_exceeded', message: 'slow down' },
+        }),
+      );
     }
     if (url.pathname === '/person/search') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ success: true, data: { q: Object.fromEntries(url.searchParams) } }));
+      return res.end(
+        JSON.stringify({ success: true, data: { q: Object.fromEntries(url.searchParams) } }),
+      );
     }
     // Anything else: hang up without a reply.
     req.socket.destroy();
@@ -64,17 +73,23 @@ describe('ServiceHttp', () => {
 
   it('reads a search page with request_id, offset and limit by GET', async () => {
     const reply = await client().readSearchPage('abc_1_1', 20, 10);
-    expect(reply.body).toMatchObject({ data: { q: { request_id: 'abc_1_1', offset: '20', limit: '10' } } });
+    expect(reply.body).toMatchObject({
+      data: { q: { request_id: 'abc_1_1', offset: '20', limit: '10' } },
+    });
   });
 
   it('turns a failed synchronous call into a ServiceError with code and status', async () => {
-    const err = await client().usage({ month: 13 }).catch((e: unknown) => e);
+    const err = await client()
+      .usage({ month: 13 })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServiceError);
     expect(err).toMatchObject({ code: 'invalid_month', httpStatus: 400 });
   });
 
   it('marks a connection closed after sending as after_send (a submit must not be repeated)', async () => {
-    const err = await client().poll(getEndpoint('company_enrichment'), 'x_1_1').catch((e: unknown) => e);
+    const err = await client()
+      .poll(getEndpoint('company_enrichment'), 'x_1_1')
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransportError);
     expect((err as TransportError).phase).toBe('after_send');
   });
@@ -84,8 +99,15 @@ describe('ServiceHttp', () => {
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
     const { port } = probe.address() as AddressInfo;
     await new Promise((r) => probe.close(r));
-    const dead = new ServiceHttp({ baseUrl: `http://127.0.0.1:${port}`, connections: 1, timeoutMs: 1000 });
-    const err = await dead.clientFor({ key: 'key-zz9', secret: 'secret-zz9' }).usage().catch((e: unknown) => e);
+    const dead = new ServiceHttp({
+      baseUrl: `http://127.0.0.1:${port}`,
+      connections: 1,
+      timeoutMs: 1000,
+    });
+    const err = await dead
+      .clientFor({ key: 'key-zz9', secret: 'secret-zz9' })
+      .usage()
+      .catch((e: unknown) => e);
     await dead.close();
     expect(err).toBeInstanceOf(TransportError);
     expect((err as TransportError).phase).toBe('connect');

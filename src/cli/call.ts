@@ -1,0 +1,151 @@
+// `pcds call <endpoint> --<param> <value> ...`: one durable call, printed as JSON.
+import type { Command } from 'commander';
+import { createPcdsClient, PcdsUsageError, validatedParams, type PcdsClient } from '../client';
+import { ASYNC_ENDPOINTS, findEndpoint } from '../contract';
+import { loadConfig } from '../config';
+import { action, CliError, printJson, UsageError } from './output';
+import { parameterHelp, paramsFromArgs } from './params';
+
+const CALL_FLAGS = `Call options:
+  --wait / --no-wait   wait for the outcome (default) or print the workflow id and return
+  --id <key>           idempotency key: a repeated call with the same key runs once
+  --key-id <id>        configured key to use (default: the first)
+  --webhook            wait for a webhook delivery, polling only as a fallback
+  --json '{...}'       parameters as one JSON object (flags override its fields)`;
+
+export function callHelp(): string {
+  const width = Math.max(...ASYNC_ENDPOINTS.map((e) => e.name.length));
+  const lines = ASYNC_ENDPOINTS.map((e) => `  ${e.name.padEnd(width)}  ${e.summary}`);
+  return `Usage: pcds call <endpoint> [--<param> <value> ...] [options]
+
+Runs one durable call and prints its outcome as JSON. Parameters of an endpoint:
+pcds call <endpoint> --help
+
+Endpoints:
+${lines.join('\n')}
+
+${CALL_FLAGS}
+`;
+}
+
+export function endpointHelp(name: string): string {
+  const e = findEndpoint(name)!;
+  return `Usage: pcds call ${e.name} [--<param> <value> ...] [options]
+
+${e.summary} (POST ${e.path}, result at ${e.resultPath}).
+
+Parameters:
+${parameterHelp(e).join('\n')}
+
+Arrays: a comma list or a repeated flag. Booleans: --flag, --no-flag or --flag false.
+
+${CALL_FLAGS}
+`;
+}
+
+interface CallFlags {
+  wait: boolean;
+  id?: string;
+  keyId?: string;
+  webhook: boolean;
+}
+
+/** Splits the call's own flags from the endpoint's parameters. */
+function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
+  const flags: CallFlags = { wait: true, webhook: false };
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    const value = () => {
+      const v = args[++i];
+      if (v === undefined || v.startsWith('--')) throw new UsageError(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--wait') flags.wait = true;
+    else if (a === '--no-wait') flags.wait = false;
+    else if (a === '--webhook') flags.webhook = true;
+    else if (a === '--id') flags.id = value();
+    else if (a === '--key-id') flags.keyId = value();
+    else rest.push(a);
+  }
+  return { flags, rest };
+}
+
+export function registerCallCommand(program: Command): Command {
+  return program
+    .command('call')
+    .description('run one durable endpoint call and print its outcome as JSON')
+    .argument('[endpoint]', 'endpoint name, e.g. person_enrichment (see pcds call --help)')
+    .helpOption(false)
+    .allowUnknownOption()
+    .allowExcessArguments()
+    .action(
+      action(async (endpointName: string | undefined, _opts: unknown, cmd: Command) => {
+        const args = cmd.args.slice(endpointName ? 1 : 0);
+        const wantsHelp = args.includes('--help') || args.includes('-h');
+        if (!endpointName || endpointName === '--help' || endpointName === '-h') {
+          process.stdout.write(callHelp());
+          if (!endpointName) process.exitCode = 2;
+          return;
+        }
+        const endpoint = findEndpoint(endpointName);
+        if (!endpoint || endpoint.polling === 'sync') {
+          throw new UsageError(
+            endpoint
+              ? `${endpoint.name} is synchronous; use \`pcds usage\` for usage`
+              : `unknown endpoint "${endpointName}"; \`pcds call --help\` lists the endpoints`,
+          );
+        }
+        if (wantsHelp) {
+          process.stdout.write(endpointHelp(endpoint.name));
+          return;
+        }
+        const { flags, rest } = splitFlags(args);
+        const params = paramsFromArgs(endpoint, rest);
+        // Bad parameters are reported before anything connects.
+        try {
+          validatedParams(endpoint.name, params);
+        } catch (err) {
+          if (err instanceof PcdsUsageError) throw new UsageError(err.message);
+          throw err;
+        }
+        const config = loadConfig();
+        let client: PcdsClient;
+        try {
+          client = await createPcdsClient({
+            address: config.PCDS_TEMPORAL_ADDRESS,
+            namespace: config.PCDS_TEMPORAL_NAMESPACE,
+            taskQueue: config.PCDS_TASK_QUEUE,
+            defaults: {
+              pollIntervalMs: config.PCDS_POLL_INTERVAL_MS,
+              maxWaitMs: config.PCDS_MAX_WAIT_MS,
+              webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS,
+            },
+          });
+        } catch {
+          throw new CliError(
+            `cannot reach Temporal at ${config.PCDS_TEMPORAL_ADDRESS} (is \`pcds dev\` running? set PCDS_TEMPORAL_ADDRESS)`,
+          );
+        }
+        try {
+          const handle = await client.startCall(endpoint.name, params, {
+            ...(flags.id ? { idempotencyKey: flags.id } : {}),
+            ...(flags.keyId ? { keyId: flags.keyId } : {}),
+            ...(flags.webhook ? { webhook: true } : {}),
+          });
+          const ui = `${config.PCDS_TEMPORAL_UI_URL}/namespaces/${config.PCDS_TEMPORAL_NAMESPACE}/workflows/${handle.workflowId}`;
+          if (!flags.wait) {
+            printJson({ workflowId: handle.workflowId, ui });
+            return;
+          }
+          process.stderr.write(`${handle.workflowId} (${ui})\n`);
+          printJson(await handle.result());
+        } catch (err) {
+          if (err instanceof PcdsUsageError) throw new UsageError(err.message);
+          throw err;
+        } finally {
+          await client.close();
+        }
+      }),
+    );
+}

@@ -1,0 +1,78 @@
+// The local stack in one process: Temporal dev server (state in <PCDS_DATA_DIR>/temporal.db, Web
+// UI on), the emulator with its development key, and a worker. `pcds dev` and the demo use it.
+import { join, resolve } from 'node:path';
+import { loadConfig, type Config } from '../config';
+import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../emulator';
+import { startDevServer, type DevServer } from '../temporal';
+import { createWorker, type PcdsWorker } from '../worker';
+
+export interface DevStackOptions {
+  /** Default: PCDS_DATA_DIR (.data). */
+  dataDir?: string;
+  temporalPort?: number;
+  uiPort?: number;
+  emulatorPort?: number;
+  emulator?: EmulatorOptionsInput;
+  /** Base environment; default process.env. The stack's own addresses and dev key override it. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface DevStack {
+  temporal: DevServer;
+  emulator: RunningEmulator;
+  /** The worker's configuration (emulator URL, dev key, Temporal address). */
+  config: Config;
+  worker: PcdsWorker;
+  /** Lines a shell needs to use the stack: PCDS_BASE_URL, PCDS_API_KEY, ... */
+  env: Record<string, string>;
+  uiUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
+  const baseEnv = options.env ?? process.env;
+  const dataDir = resolve(options.dataDir ?? baseEnv.PCDS_DATA_DIR ?? '.data');
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+  };
+  try {
+    const temporal = await startDevServer({
+      dbFile: join(dataDir, 'temporal.db'),
+      port: options.temporalPort ?? 7233,
+      uiPort: options.uiPort ?? 8233,
+      logLevel: 'warn',
+    });
+    stops.push(() => temporal.stop());
+    const emulator = await startEmulator({
+      port: options.emulatorPort ?? 8787,
+      ...options.emulator,
+    });
+    stops.push(() => emulator.stop());
+    const env: Record<string, string> = {
+      PCDS_BASE_URL: emulator.url,
+      PCDS_API_KEY: emulator.devKey.key,
+      PCDS_API_SECRET: emulator.devKey.secret,
+      PCDS_TEMPORAL_ADDRESS: temporal.address,
+      PCDS_TEMPORAL_NAMESPACE: temporal.namespace,
+      ...(temporal.uiUrl ? { PCDS_TEMPORAL_UI_URL: temporal.uiUrl } : {}),
+    };
+    // A key pool from the shell would point at the real service: the stack uses the dev key.
+    const config = loadConfig({
+      ...baseEnv,
+      PCDS_API_KEYS: undefined,
+      PCDS_DATA_DIR: dataDir,
+      ...env,
+    });
+    const worker = await createWorker({ config });
+    const running = worker.run();
+    stops.push(async () => {
+      worker.shutdown();
+      await running;
+    });
+    return { temporal, emulator, config, worker, env, uiUrl: temporal.uiUrl, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

@@ -1,0 +1,51 @@
+// `pcds dev`: the local stack (Temporal with its Web UI, the emulator, a worker) until Ctrl-C.
+import { InvalidArgumentError, type Command } from 'commander';
+import { action } from './output';
+import { startDevStack } from './dev-stack';
+
+const port = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new InvalidArgumentError('must be a port number');
+  return n;
+};
+
+export function registerDevCommand(program: Command): Command {
+  return program
+    .command('dev')
+    .description('start Temporal (with Web UI), the emulator and a worker; Ctrl-C stops them')
+    .option('--data-dir <dir>', 'where Temporal keeps its state (default: PCDS_DATA_DIR or .data)')
+    .option('--temporal-port <port>', 'Temporal frontend port', port, 7233)
+    .option('--ui-port <port>', 'Temporal Web UI port', port, 8233)
+    .option('--emulator-port <port>', 'emulator port', port, 8787)
+    .action(
+      action(
+        async (opts: {
+          dataDir?: string;
+          temporalPort: number;
+          uiPort: number;
+          emulatorPort: number;
+        }) => {
+          process.stderr.write('starting Temporal, the emulator and a worker...\n');
+          const stack = await startDevStack({
+            ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+            temporalPort: opts.temporalPort,
+            uiPort: opts.uiPort,
+            emulatorPort: opts.emulatorPort,
+          });
+          const lines = Object.entries(stack.env).map(([k, v]) => `export ${k}=${v}`);
+          process.stdout.write(
+            `Temporal Web UI: ${stack.uiUrl ?? '(headless)'}\nEmulator:        ${stack.emulator.url}\n\n` +
+              `In another shell:\n${lines.join('\n')}\n\nthen e.g.: pcds call person_enrichment --email someone@example.com\n` +
+              `Ctrl-C stops everything (workflows are kept in ${stack.config.PCDS_DATA_DIR}/temporal.db).\n`,
+          );
+          await new Promise<void>((resolve) => {
+            process.once('SIGINT', resolve);
+            process.once('SIGTERM', resolve);
+          });
+          process.stderr.write('stopping...\n');
+          await stack.stop();
+        },
+      ),
+    );
+}

@@ -1,0 +1,56 @@
+// Shared CLI helpers: expected errors print `error: <message>` (no stack) and exit 1, bad usage 2.
+import { ConfigError } from '../config';
+
+/** An error caused by how the command was called: exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+/** An expected runtime failure (service unreachable, ...): exit code 1, message only. */
+export class CliError extends Error {
+  override name = 'CliError';
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Errors with a known shape are expected: print their message only. Anything else keeps its stack. */
+export function reportError(err: unknown): number {
+  const known =
+    err instanceof UsageError ||
+    err instanceof ConfigError ||
+    err instanceof CliError ||
+    (err instanceof Error &&
+      [
+        'PcdsUsageError',
+        'PcdsCallError',
+        'ServiceError',
+        'TransportError',
+        'UnknownKeyError',
+      ].includes(err.name));
+  if (err instanceof Error && known) {
+    const code = (err as { code?: unknown }).code;
+    process.stderr.write(
+      `error: ${err.message}${typeof code === 'string' && !err.message.startsWith(code) ? ` (${code})` : ''}\n`,
+    );
+    return err instanceof UsageError || err.name === 'PcdsUsageError' ? 2 : 1;
+  }
+  process.stderr.write(
+    `error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
+  return 1;
+}
+
+/** Wraps a command action so expected errors end the process cleanly. */
+export function action<A extends unknown[]>(
+  fn: (...args: A) => Promise<void>,
+): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    try {
+      await fn(...args);
+    } catch (err) {
+      process.exitCode = reportError(err);
+    }
+  };
+}

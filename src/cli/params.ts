@@ -1,0 +1,171 @@
+// Endpoint parameters from command-line flags, typed by the endpoint's zod schema: numbers,
+// booleans, arrays (comma lists or repeated flags) and JSON objects. Also per-endpoint help text.
+import { z } from 'zod';
+import type { EndpointDef } from '../contract';
+import { UsageError } from './output';
+
+type Kind = 'string' | 'number' | 'boolean' | 'array' | 'object' | 'any';
+
+/** The zod object shape behind an endpoint's input, when there is one. */
+export function shapeOf(endpoint: EndpointDef): Record<string, z.ZodType> | undefined {
+  const s = endpoint.input as unknown;
+  return s instanceof z.ZodObject ? s.shape : undefined;
+}
+
+function unwrap(t: z.ZodType): z.ZodType {
+  let cur: z.ZodType = t;
+  for (let i = 0; i < 8; i++) {
+    if (
+      cur instanceof z.ZodOptional ||
+      cur instanceof z.ZodNullable ||
+      cur instanceof z.ZodDefault
+    ) {
+      cur = (cur as unknown as { unwrap(): z.ZodType }).unwrap();
+    } else break;
+  }
+  return cur;
+}
+
+function kindOf(t: z.ZodType | undefined): Kind {
+  if (!t) return 'any';
+  const u = unwrap(t);
+  if (u instanceof z.ZodNumber) return 'number';
+  if (u instanceof z.ZodBoolean) return 'boolean';
+  if (u instanceof z.ZodArray) return 'array';
+  if (u instanceof z.ZodObject || u instanceof z.ZodRecord) return 'object';
+  if (u instanceof z.ZodUnion) {
+    // newsfeed: 'all' or a list.
+    const kinds = new Set((u.options as z.ZodType[]).map(kindOf));
+    return kinds.has('array') ? 'array' : 'any';
+  }
+  return u instanceof z.ZodString || u instanceof z.ZodEnum || u instanceof z.ZodLiteral
+    ? 'string'
+    : 'any';
+}
+
+function convert(field: string, kind: Kind, raw: string[]): unknown {
+  const last = raw[raw.length - 1];
+  switch (kind) {
+    case 'number': {
+      const n = Number(last);
+      if (last.trim() === '' || Number.isNaN(n))
+        throw new UsageError(`--${field} must be a number`);
+      return n;
+    }
+    case 'boolean':
+      if (last === 'true' || last === '') return true;
+      if (last === 'false') return false;
+      throw new UsageError(`--${field} must be true or false`);
+    case 'array':
+      if (raw.length === 1 && last === 'all') return 'all';
+      return raw
+        .flatMap((r) => r.split(','))
+        .map((s) => s.trim())
+        .filter(Boolean);
+    case 'object':
+      try {
+        return JSON.parse(last) as unknown;
+      } catch {
+        throw new UsageError(`--${field} must be a JSON object`);
+      }
+    default:
+      return last;
+  }
+}
+
+const toField = (flag: string) => flag.replace(/-/g, '_');
+
+/**
+ * Parses `--name value` / `--flag` / `--no-flag` pairs into typed parameters. `--json '{...}'`
+ * supplies a base object that flags override.
+ */
+export function paramsFromArgs(
+  endpoint: EndpointDef,
+  args: readonly string[],
+): Record<string, unknown> {
+  const shape = shapeOf(endpoint);
+  const raw = new Map<string, string[]>();
+  let base: Record<string, unknown> = {};
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith('--'))
+      throw new UsageError(`unexpected argument "${arg}": parameters are given as --name value`);
+    let name = arg.slice(2);
+    let value: string | undefined;
+    const eq = name.indexOf('=');
+    if (eq >= 0) {
+      value = name.slice(eq + 1);
+      name = name.slice(0, eq);
+    }
+    if (name === 'json') {
+      const text = value ?? args[++i];
+      if (text === undefined) throw new UsageError('--json needs a JSON object');
+      try {
+        const parsed = JSON.parse(text) as unknown;
+        if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+          throw new Error();
+        base = parsed as Record<string, unknown>;
+      } catch {
+        throw new UsageError('--json must be a JSON object');
+      }
+      continue;
+    }
+    let field = toField(name);
+    let kind = kindOf(shape?.[field]);
+    if (
+      value === undefined &&
+      name.startsWith('no-') &&
+      kindOf(shape?.[toField(name.slice(3))]) === 'boolean'
+    ) {
+      field = toField(name.slice(3));
+      kind = 'boolean';
+      value = 'false';
+    }
+    if (shape && !(field in shape) && field !== 'callback_url' && !isLoose(endpoint)) {
+      throw new UsageError(
+        `--${name} is not a parameter of ${endpoint.name} (see \`pcds call ${endpoint.name} --help\`)`,
+      );
+    }
+    if (value === undefined) {
+      const next = args[i + 1];
+      if (
+        kind === 'boolean' &&
+        (next === undefined || next.startsWith('--') || (next !== 'true' && next !== 'false'))
+      )
+        value = 'true';
+      else {
+        if (next === undefined || next.startsWith('--'))
+          throw new UsageError(`--${name} needs a value`);
+        value = next;
+        i++;
+      }
+    }
+    raw.set(field, [...(raw.get(field) ?? []), value]);
+  }
+  const out: Record<string, unknown> = { ...base };
+  for (const [field, values] of raw) out[field] = convert(field, kindOf(shape?.[field]), values);
+  return out;
+}
+
+function isLoose(endpoint: EndpointDef): boolean {
+  // Endpoints whose payloads the interface does not show accept further fields.
+  const s = endpoint.input as unknown as { _zod?: { def?: { catchall?: unknown } } };
+  return s._zod?.def?.catchall !== undefined && !(s._zod.def.catchall instanceof z.ZodNever);
+}
+
+/** One line per parameter: `--name <type>  notes`. */
+export function parameterHelp(endpoint: EndpointDef): string[] {
+  const shape = shapeOf(endpoint);
+  if (!shape) return ["  (free-form: pass --json '{...}')"];
+  const lines = Object.entries(shape).map(([field, t]) => {
+    const kind = kindOf(t);
+    const u = unwrap(t);
+    let type: string =
+      kind === 'array' ? 'a,b,...' : kind === 'object' ? 'json' : kind === 'boolean' ? '' : kind;
+    if (u instanceof z.ZodEnum) type = (u.options as string[]).join('|');
+    return `  --${field.replace(/_/g, '-')}${type ? ` <${type}>` : ''}`;
+  });
+  lines.push('  --callback-url <uri>');
+  if (isLoose(endpoint)) lines.push('  (further fields are passed as given)');
+  return lines;
+}
