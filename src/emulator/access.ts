@@ -31,55 +31,80 @@ export function credentialsOf(req: FastifyRequest): { key?: string; secret?: str
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The authenticated key, or undefined when a failure reply has been sent. */
-export async function admit(
+/** Why a keyed request was refused: an HTTP status and a service error code, or a dropped connection. */
+export type Refusal =
+  | { kind: 'error'; status: number; code: string; message: string; retryAfterSeconds?: number }
+  | { kind: 'drop' };
+
+export type Admission = { ok: true; key: ApiKeyRecord } | { ok: false; refusal: Refusal };
+
+const refuse = (
+  status: number,
+  code: string,
+  message: string,
+  retryAfterSeconds?: number,
+): Admission => ({
+  ok: false,
+  refusal: {
+    kind: 'error',
+    status,
+    code,
+    message,
+    ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+  },
+});
+
+/** The key behind the X-API-Key / X-API-Secret pair (or its parameter fallback). */
+export function authenticateKeyPair(
   ctx: EmulatorContext,
   req: FastifyRequest,
-  reply: FastifyReply,
-  rule: AccessRule,
-): Promise<ApiKeyRecord | undefined> {
-  const usage = rule.usageCodes === true;
+  usage = false,
+): Admission {
   const { key: k, secret } = credentialsOf(req);
   if (!k || !secret) {
     if (usage) {
-      return void sendError(
-        reply,
-        401,
-        k ? 'missing_api_secret' : 'missing_api_key',
-        k ? 'Send the key secret in X-API-Secret.' : 'Send the API key in X-API-Key.',
-      );
+      return k
+        ? refuse(401, 'missing_api_secret', 'Send the key secret in X-API-Secret.')
+        : refuse(401, 'missing_api_key', 'Send the API key in X-API-Key.');
     }
-    return void sendError(
-      reply,
-      401,
-      'missing_credentials',
-      'Send both X-API-Key and X-API-Secret headers.',
-    );
+    return refuse(401, 'missing_credentials', 'Send both X-API-Key and X-API-Secret headers.');
   }
   const key = ctx.keys.findByKey(k);
   if (!key) {
-    return void sendError(
-      reply,
+    return refuse(
       401,
       usage ? 'invalid_api_key' : 'invalid_credentials',
       'The API key or secret is not valid.',
     );
   }
   if (!ctx.keys.secretMatches(key, secret)) {
-    return void sendError(
-      reply,
+    return refuse(
       401,
       usage ? 'invalid_api_secret' : 'invalid_credentials',
       'The API key or secret is not valid.',
     );
   }
+  return { ok: true, key };
+}
+
+/**
+ * The checks on an authenticated key, in order: disabled, expired, the rate limit (counted at
+ * arrival), injected faults, the IP allow-list, the subscription and the product.
+ */
+export async function checkKey(
+  ctx: EmulatorContext,
+  req: FastifyRequest,
+  key: ApiKeyRecord,
+  rule: AccessRule,
+): Promise<Admission> {
+  const usage = rule.usageCodes === true;
   if (key.disabled) {
-    if (usage) return void sendError(reply, 403, 'api_key_disabled', 'This API key is disabled.');
-    return void sendError(reply, 401, 'invalid_credentials', 'The API key or secret is not valid.');
+    if (usage) return refuse(403, 'api_key_disabled', 'This API key is disabled.');
+    return refuse(401, 'invalid_credentials', 'The API key or secret is not valid.');
   }
   const now = Date.now();
   if (key.expiresAt !== null && now >= key.expiresAt) {
-    return void sendError(reply, 401, 'api_key_expired', 'This API key has expired.');
+    return refuse(401, 'api_key_expired', 'This API key has expired.');
   }
 
   ctx.stats.request(key.id, req.method, rule.path);
@@ -93,14 +118,11 @@ export async function admit(
     );
     if (!d.allowed) {
       ctx.stats.of(key.id).rateLimited++;
-      return void sendError(
-        reply,
+      return refuse(
         429,
         'rate_limit_exceeded',
         'Too many requests for this key; retry after the time in Retry-After.',
-        {
-          'retry-after': String(d.retryAfterSeconds),
-        },
+        d.retryAfterSeconds,
       );
     }
   }
@@ -109,14 +131,9 @@ export async function admit(
     const slow = ctx.faults.slowReplyMs(rule.path);
     if (slow > 0) await sleep(slow);
     const f = ctx.faults.forRequest(rule.path, now);
-    if (f.kind === 'drop') {
-      reply.hijack();
-      req.raw.socket.destroy();
-      return undefined;
-    }
+    if (f.kind === 'drop') return { ok: false, refusal: { kind: 'drop' } };
     if (f.kind === 'unavailable') {
-      return void sendError(
-        reply,
+      return refuse(
         503,
         'service_unavailable',
         'The service is temporarily unavailable; retry with back-off.',
@@ -124,41 +141,59 @@ export async function admit(
     }
     if (f.kind === 'rate_limited') {
       ctx.stats.of(key.id).rateLimited++;
-      return void sendError(
-        reply,
+      return refuse(
         429,
         'rate_limit_exceeded',
         'Too many requests; retry after the time in Retry-After.',
-        {
-          'retry-after': String(f.retryAfterSeconds),
-        },
+        f.retryAfterSeconds,
       );
     }
   }
 
   if (key.ipLock && !isAllowed(key.allowRules, req.ip)) {
-    return void sendError(
-      reply,
-      403,
-      'ip_not_allowed',
-      "The request's address is not in this key's allow-list.",
-    );
+    return refuse(403, 'ip_not_allowed', "The request's address is not in this key's allow-list.");
   }
   if (!key.subscriptionActive) {
-    return void sendError(
-      reply,
-      403,
-      'subscription_inactive',
-      'The subscription behind this key is inactive.',
-    );
+    return refuse(403, 'subscription_inactive', 'The subscription behind this key is inactive.');
   }
   if (rule.product !== 'none' && !key.products.has(rule.product)) {
-    return void sendError(
-      reply,
+    return refuse(
       403,
       'subscription_required',
       `This key lacks the ${rule.product} product needed by this endpoint.`,
     );
   }
-  return key;
+  return { ok: true, key };
+}
+
+/** Send a refusal as the HTTP API does: the error envelope, or a closed connection. */
+export function sendRefusal(req: FastifyRequest, reply: FastifyReply, refusal: Refusal): void {
+  if (refusal.kind === 'drop') {
+    reply.hijack();
+    req.raw.socket.destroy();
+    return;
+  }
+  sendError(
+    reply,
+    refusal.status,
+    refusal.code,
+    refusal.message,
+    refusal.retryAfterSeconds !== undefined
+      ? { 'retry-after': String(refusal.retryAfterSeconds) }
+      : undefined,
+  );
+}
+
+/** The authenticated key, or undefined when a failure reply has been sent. */
+export async function admit(
+  ctx: EmulatorContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  rule: AccessRule,
+): Promise<ApiKeyRecord | undefined> {
+  const auth = authenticateKeyPair(ctx, req, rule.usageCodes === true);
+  const a = auth.ok ? await checkKey(ctx, req, auth.key, rule) : auth;
+  if (a.ok) return a.key;
+  sendRefusal(req, reply, a.refusal);
+  return undefined;
 }

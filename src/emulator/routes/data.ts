@@ -17,8 +17,9 @@ import { admit } from '../access';
 import type { EmulatorContext } from '../context';
 import { submitFingerprint } from '../fingerprint';
 import { decodeCursor, type Job } from '../jobs';
+import type { ApiKeyRecord } from '../keys';
 import { bucketOf } from '../prices';
-import { sendData, sendError, sendRendered } from '../replies';
+import { sendData, sendError, sendRendered, type Rendered } from '../replies';
 
 const CREDENTIAL_PARAMS = ['api_key', 'api_secret'];
 
@@ -50,98 +51,118 @@ const notFound = (reply: FastifyReply) =>
     'No request with this request_id belongs to this key.',
   );
 
+/** The outcome of a submit: a refusal (sent as the HTTP API's error), or the job and its reply. */
+export type SubmitOutcome =
+  | { ok: false; status: number; code: string; message: string }
+  | { ok: true; job: Job; rendered: Rendered; page?: { offset: number; limit: number } };
+
+const refused = (status: number, code: string, message: string): SubmitOutcome => ({
+  ok: false,
+  status,
+  code,
+  message,
+});
+
+/**
+ * Everything a submit does after access is granted: callback rules, validation, restricted
+ * endpoints, the credit check, then a new job or a person-search page POST. The HTTP route and
+ * the MCP tools share it, so both accept, price and count a job the same way.
+ */
+export function submitJob(
+  ctx: EmulatorContext,
+  key: ApiKeyRecord,
+  endpoint: EndpointDef,
+  body: Record<string, unknown>,
+): SubmitOutcome {
+  // A string callback_url that breaks the delivery rules (its length included) is
+  // invalid_callback_url, not a generic validation failure.
+  if (typeof body.callback_url === 'string') {
+    const check = checkCallbackUrl(body.callback_url, {
+      allowLoopback: ctx.opts.allowLoopbackCallbacks,
+    });
+    if (!check.ok) return refused(400, 'invalid_callback_url', check.reason);
+  }
+  const v = validateInput(endpoint, body);
+  if (!v.ok) return refused(400, 'invalid_request', formatProblems(v.problems));
+  const input = canonicalInput(v.value, inputAliases(endpoint));
+  if (endpoint.restricted && !key.restrictedAccess.includes(endpoint.name)) {
+    return refused(
+      403,
+      'access_denied',
+      'This endpoint is disabled unless access is granted to the key.',
+    );
+  }
+  const callbackUrl = typeof input.callback_url === 'string' ? input.callback_url : undefined;
+  ctx.jobs.settleDue();
+  if (!ctx.ledger.hasCredit(key)) {
+    return refused(
+      402,
+      'insufficient_credits',
+      'The credit balance is not positive; top up to continue.',
+    );
+  }
+
+  if (
+    endpoint.polling === 'person_search' &&
+    (typeof input.request_id === 'string' || typeof input.cursor === 'string')
+  ) {
+    let requestId = input.request_id as string | undefined;
+    let paging = resolveSearchPaging(input);
+    if (typeof input.cursor === 'string') {
+      const c = decodeCursor(input.cursor);
+      if (!c)
+        return refused(400, 'invalid_request', 'cursor is not a cursor returned by this service');
+      requestId = c.requestId;
+      // Explicit offset/limit/page in the same POST win over the cursor's.
+      paging = {
+        limit: typeof input.limit === 'number' ? input.limit : c.limit,
+        offset:
+          typeof input.offset === 'number' || typeof input.page === 'number'
+            ? paging.offset
+            : c.offset,
+      };
+      if (paging.offset > 999)
+        return refused(400, 'invalid_request', 'cursor points past the last page (offset 999)');
+    }
+    const job = ownedJob(ctx, key.id, endpoint, requestId as string);
+    if (!job)
+      return refused(
+        404,
+        'request_not_found',
+        'No request with this request_id belongs to this key.',
+      );
+    ctx.ledger.countRequest(key, 'search');
+    ctx.stats.submitted(
+      key.id,
+      submitFingerprint(endpoint.name, { request_id: job.requestId, ...paging }),
+    );
+    return {
+      ok: true,
+      job,
+      rendered: ctx.jobs.pagePost(job, paging.offset, paging.limit),
+      page: paging,
+    };
+  }
+
+  const fingerprint = submitFingerprint(endpoint.name, input);
+  const page = endpoint.polling === 'person_search' ? resolveSearchPaging(input) : undefined;
+  const job = page
+    ? ctx.jobs.submit(key.id, endpoint, applySearchTierRules(input), callbackUrl, page)
+    : ctx.jobs.submit(key.id, endpoint, input, callbackUrl);
+  ctx.ledger.countRequest(key, bucketOf(endpoint));
+  ctx.stats.submitted(key.id, fingerprint);
+  return { ok: true, job, rendered: ctx.jobs.ack(job), ...(page ? { page } : {}) };
+}
+
 function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const key = await admit(ctx, req, reply, { path: endpoint.path, product: endpoint.product });
     if (!key) return reply;
     const body = bodyObject(req);
     if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
-    // A string callback_url that breaks the delivery rules (its length included) is
-    // invalid_callback_url, not a generic validation failure.
-    if (typeof body.callback_url === 'string') {
-      const check = checkCallbackUrl(body.callback_url, {
-        allowLoopback: ctx.opts.allowLoopbackCallbacks,
-      });
-      if (!check.ok) return sendError(reply, 400, 'invalid_callback_url', check.reason);
-    }
-    const v = validateInput(endpoint, body);
-    if (!v.ok) return sendError(reply, 400, 'invalid_request', formatProblems(v.problems));
-    const input = canonicalInput(v.value, inputAliases(endpoint));
-    if (endpoint.restricted && !key.restrictedAccess.includes(endpoint.name)) {
-      return sendError(
-        reply,
-        403,
-        'access_denied',
-        'This endpoint is disabled unless access is granted to the key.',
-      );
-    }
-    const callbackUrl = typeof input.callback_url === 'string' ? input.callback_url : undefined;
-    ctx.jobs.settleDue();
-    if (!ctx.ledger.hasCredit(key)) {
-      return sendError(
-        reply,
-        402,
-        'insufficient_credits',
-        'The credit balance is not positive; top up to continue.',
-      );
-    }
-
-    if (
-      endpoint.polling === 'person_search' &&
-      (typeof input.request_id === 'string' || typeof input.cursor === 'string')
-    ) {
-      let requestId = input.request_id as string | undefined;
-      let paging = resolveSearchPaging(input);
-      if (typeof input.cursor === 'string') {
-        const c = decodeCursor(input.cursor);
-        if (!c)
-          return sendError(
-            reply,
-            400,
-            'invalid_request',
-            'cursor is not a cursor returned by this service',
-          );
-        requestId = c.requestId;
-        // Explicit offset/limit/page in the same POST win over the cursor's.
-        paging = {
-          limit: typeof input.limit === 'number' ? input.limit : c.limit,
-          offset:
-            typeof input.offset === 'number' || typeof input.page === 'number'
-              ? paging.offset
-              : c.offset,
-        };
-        if (paging.offset > 999)
-          return sendError(
-            reply,
-            400,
-            'invalid_request',
-            'cursor points past the last page (offset 999)',
-          );
-      }
-      const job = ownedJob(ctx, key.id, endpoint, requestId as string);
-      if (!job) return notFound(reply);
-      ctx.ledger.countRequest(key, 'search');
-      ctx.stats.submitted(
-        key.id,
-        submitFingerprint(endpoint.name, { request_id: job.requestId, ...paging }),
-      );
-      return sendRendered(reply, ctx.jobs.pagePost(job, paging.offset, paging.limit));
-    }
-
-    const fingerprint = submitFingerprint(endpoint.name, input);
-    const job =
-      endpoint.polling === 'person_search'
-        ? ctx.jobs.submit(
-            key.id,
-            endpoint,
-            applySearchTierRules(input),
-            callbackUrl,
-            resolveSearchPaging(input),
-          )
-        : ctx.jobs.submit(key.id, endpoint, input, callbackUrl);
-    ctx.ledger.countRequest(key, bucketOf(endpoint));
-    ctx.stats.submitted(key.id, fingerprint);
-    return sendRendered(reply, ctx.jobs.ack(job));
+    const outcome = submitJob(ctx, key, endpoint, body);
+    if (!outcome.ok) return sendError(reply, outcome.status, outcome.code, outcome.message);
+    return sendRendered(reply, outcome.rendered);
   };
 }
 
