@@ -1,5 +1,6 @@
 // Activities that read a batch's input file: a first pass that counts rows and checks the
 // columns, then chunks from a byte offset. A bad file fails for good with a clear message.
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { ColumnError } from '../batch/columns';
 import { inspectInput, InputError, readRows } from '../batch/row-reader';
@@ -38,7 +39,9 @@ export function createRowActivities() {
       endpoint: string;
     }): Promise<InputInspection> {
       try {
-        return await inspectInput(input.source, input.endpoint);
+        return await inspectInput(input.source, input.endpoint, (rows) =>
+          Context.current().heartbeat(rows),
+        );
       } catch (err) {
         throw inputFailure(err, input.source.path);
       }

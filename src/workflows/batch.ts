@@ -58,8 +58,16 @@ import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex, PcdsState } from '../temporal/
 import { endpointCall } from './endpoint-call';
 import type { CallInput, CallOutcome } from './types';
 
+// Short timeouts: a worker killed during a read or an append is noticed within seconds, and the
+// retry (idempotent) runs on another worker.
 const files = proxyActivities<BatchActivities>({
-  startToCloseTimeout: '5 minutes',
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+/** The first pass over the whole input heartbeats, so a large file may take its time. */
+const firstPass = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 const accounts = proxyActivities<BatchActivities>({
@@ -119,7 +127,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     s = input.carried;
   } else {
     const [inspection, keys] = await Promise.all([
-      files.inspectBatchInput({ source: input.source, endpoint: endpoint.name }),
+      firstPass.inspectBatchInput({ source: input.source, endpoint: endpoint.name }),
       accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) }),
     ]);
     if (keys.length === 0) {

@@ -1,0 +1,138 @@
+// Operating a running batch: pause and resume; a 402 mid-batch pauses it with its reason, and
+// after a top-up and a resume it finishes with one line per row.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  pauseBatchSignal,
+  resumeBatchSignal,
+  setBatchWindowSignal,
+} from '../../src/batch/messages';
+import { sampleRows, type RunningEmulator } from '../../src/emulator';
+import { withWorker } from '../harness/temporal';
+import {
+  activitiesFor,
+  configFor,
+  fastEmulator,
+  readOutput,
+  startBatch,
+  tempDir,
+  uniqueBatchId,
+  waitForProgress,
+  writeCsv,
+} from './fixtures';
+
+const LOW = { id: 'low', key: 'pcds_low_credit_key', secret: 'pcds_low_credit_secret' };
+let emu: RunningEmulator;
+const dir = tempDir('control');
+const rows = sampleRows({ rows: 16, withName: true });
+const input = writeCsv(dir, 'known.csv', rows as unknown as Record<string, string>[], [
+  'email',
+  'name',
+]);
+
+beforeAll(async () => {
+  emu = await fastEmulator({ keys: [{ ...LOW, credits: 5 }] });
+});
+afterAll(async () => {
+  await emu?.stop();
+});
+
+const expectAllFound = (path: string) => {
+  const lines = readOutput(path);
+  expect(lines.map((l) => l.row).sort((a, b) => a - b)).toEqual(rows.map((_, i) => i + 1));
+  expect(lines.every((l) => l.outcome === 'found')).toBe(true);
+};
+
+describe('batch control', () => {
+  it('pauses (rows in flight finish, no new ones start), takes a new window, and resumes', async () => {
+    const worker = activitiesFor(configFor(emu));
+    try {
+      await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+        const batchId = uniqueBatchId('pause');
+        const output = join(dir, 'pause.jsonl');
+        const handle = await startBatch(client, taskQueue, {
+          batchId,
+          endpoint: 'person_enrichment',
+          source: { path: input, format: 'csv' },
+          output,
+          window: 2,
+          pollIntervalMs: 50,
+        });
+        await waitForProgress(client, batchId, (p) => p.done >= 2);
+        await handle.signal(pauseBatchSignal, { reason: 'maintenance' });
+        const paused = await waitForProgress(
+          client,
+          batchId,
+          (p) => p.state === 'paused' && p.inFlight === 0,
+        );
+        expect(paused.paused).toEqual({ code: 'paused_by_operator', message: 'maintenance' });
+        await new Promise((r) => setTimeout(r, 1500));
+        const still = await waitForProgress(client, batchId, () => true);
+        expect(still.done).toBe(paused.done);
+        expect(still.done).toBeLessThan(rows.length);
+        await handle.signal(setBatchWindowSignal, 6);
+        await handle.signal(resumeBatchSignal);
+        const summary = await handle.result();
+        expect(summary).toMatchObject({ state: 'done', done: rows.length, found: rows.length });
+        const after = await waitForProgress(client, batchId, () => true);
+        expect(after.window).toBe(6);
+        expectAllFound(output);
+      });
+    } finally {
+      await worker.close();
+    }
+  });
+
+  it('pauses on 402 with the reason, and finishes after a top-up and a resume', async () => {
+    const worker = activitiesFor(
+      configFor(emu, {
+        PCDS_API_KEY: '',
+        PCDS_API_SECRET: '',
+        PCDS_API_KEYS: JSON.stringify([LOW]),
+      }),
+    );
+    try {
+      await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+        const batchId = uniqueBatchId('credits');
+        const output = join(dir, 'credits.jsonl');
+        const handle = await startBatch(client, taskQueue, {
+          batchId,
+          endpoint: 'person_enrichment',
+          source: { path: input, format: 'csv' },
+          output,
+          window: 3,
+          pollIntervalMs: 50,
+        });
+        const paused = await waitForProgress(
+          client,
+          batchId,
+          (p) => p.state === 'paused' && p.inFlight === 0,
+        );
+        expect(paused.paused).toMatchObject({ code: 'insufficient_credits', keyId: 'low' });
+        expect(paused.failed).toBe(0);
+        expect(paused.done).toBeLessThan(rows.length);
+        // Nothing moves while the account has no credits.
+        await new Promise((r) => setTimeout(r, 1000));
+        expect((await waitForProgress(client, batchId, () => true)).done).toBe(paused.done);
+
+        const topUp = await fetch(`${emu.url}/v1/api-keys/${LOW.id}`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json', 'x-admin-token': emu.adminToken },
+          body: JSON.stringify({ add_credits: 100 }),
+        });
+        expect(topUp.status).toBe(200);
+        await handle.signal(resumeBatchSignal);
+        const summary = await handle.result();
+        expect(summary).toMatchObject({
+          state: 'done',
+          done: rows.length,
+          found: rows.length,
+          failed: 0,
+        });
+        expectAllFound(output);
+      });
+    } finally {
+      await worker.close();
+    }
+  });
+});

@@ -1,0 +1,125 @@
+// A worker killed with SIGKILL mid-batch and a new one started: the output has exactly one line
+// per row, each with the right outcome, and no row was submitted twice.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sampleRows, type RunningEmulator } from '../../src/emulator';
+import { projectRoot } from '../../src/temporal/cli-binary';
+import {
+  connectClient,
+  temporalAddress,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal';
+import {
+  fastEmulator,
+  readOutput,
+  startBatch,
+  tempDir,
+  uniqueBatchId,
+  waitForProgress,
+  writeCsv,
+} from './fixtures';
+
+let emu: RunningEmulator;
+const dir = tempDir('killed');
+const rows = sampleRows({ rows: 40, unknownShare: 0.25, badShare: 0.05, withName: true });
+const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, string>[], [
+  'email',
+  'name',
+]);
+
+beforeAll(async () => {
+  // Jobs take about a second, so the kill lands with rows in flight.
+  emu = await fastEmulator({ latency: { queuedMs: 100, processingMs: 800 } });
+});
+afterAll(async () => {
+  await emu?.stop();
+});
+
+async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: projectRoot(),
+    env: {
+      ...process.env,
+      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+      PCDS_TASK_QUEUE: taskQueue,
+      PCDS_BASE_URL: emu.url,
+      PCDS_API_KEY: emu.devKey.key,
+      PCDS_API_SECRET: emu.devKey.secret,
+      PCDS_THROTTLE: 'off',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.on('data', (d: Buffer) => {
+      log += d.toString();
+      if (log.includes('worker polling task queue')) resolve();
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`worker exited (${code}) before polling:\n${log}`)),
+    );
+  });
+  return child;
+}
+
+// The new worker takes over once the server times out the killed one's tasks (up to 30 s).
+it(
+  'writes exactly one line per row after a worker is killed mid-batch',
+  { timeout: 180_000 },
+  async () => {
+    const taskQueue = uniqueTaskQueue('batch-kill');
+    const { client, connection } = await connectClient();
+    let second: ChildProcess | undefined;
+    try {
+      const first = await spawnWorker(taskQueue);
+      const batchId = uniqueBatchId('killed');
+      const output = join(dir, 'out.jsonl');
+      const handle = await startBatch(client, taskQueue, {
+        batchId,
+        endpoint: 'person_enrichment',
+        source: { path: input, format: 'csv' },
+        output,
+        window: 6,
+        chunkSize: 10,
+        pollIntervalMs: 200,
+      });
+      const atKill = await waitForProgress(
+        client,
+        batchId,
+        (p) => p.done >= 8 && p.inFlight > 0,
+        60_000,
+      );
+      first.kill('SIGKILL');
+      await once(first, 'exit');
+      expect(atKill.done).toBeLessThan(rows.length);
+      second = await spawnWorker(taskQueue);
+      const summary = await handle.result();
+      expect(summary).toMatchObject({ state: 'done', total: rows.length, done: rows.length });
+
+      const lines = readOutput(output);
+      expect(lines).toHaveLength(rows.length);
+      expect(new Set(lines.map((l) => l.row)).size).toBe(rows.length);
+      for (const line of lines) {
+        const src = rows[line.row - 1]!;
+        const expected =
+          !src.email || src.email.startsWith('not-an-email')
+            ? 'failed'
+            : src.email.endsWith('@unknown.pcds.dev')
+              ? 'empty'
+              : 'found';
+        expect(line.outcome).toBe(expected);
+      }
+      // Each valid row was submitted once: the killed worker's rows were not sent again.
+      const valid = lines.filter((l) => l.outcome !== 'failed');
+      expect(new Set(valid.map((l) => l.requestId)).size).toBe(valid.length);
+    } finally {
+      second?.kill('SIGTERM');
+      if (second && second.exitCode === null) await once(second, 'exit');
+      await connection.close();
+    }
+  },
+);
