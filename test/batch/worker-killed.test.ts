@@ -55,7 +55,7 @@ async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
   });
   let log = '';
   await new Promise<void>((resolve, reject) => {
-    child.stderr!.on('data', (d: Buffer) => {
+    child.stderr.on('data', (d: Buffer) => {
       log += d.toString();
       if (log.includes('worker polling task queue')) resolve();
     });
@@ -104,7 +104,7 @@ it(
       expect(lines).toHaveLength(rows.length);
       expect(new Set(lines.map((l) => l.row)).size).toBe(rows.length);
       for (const line of lines) {
-        const src = rows[line.row - 1]!;
+        const src = rows[line.row - 1];
         const expected =
           !src.email || src.email.startsWith('not-an-email')
             ? 'failed'
