@@ -3,7 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config';
-import { startReceiverFromConfig } from '../webhooks/from-config';
+import { receiverSettingsFromConfig, startReceiverFromConfig } from '../webhooks/from-config';
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -15,6 +15,8 @@ function parsePort(value: string): number {
 
 export async function runWebhooksReceiver(opts: { port?: number; host?: string }): Promise<void> {
   const config = loadConfig();
+  // Configuration problems are reported before any connection is tried.
+  receiverSettingsFromConfig(config);
   const connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
   try {
     const client = new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE });

@@ -3,7 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Config } from '../config';
 import { callbackUrlsFor } from './callback-urls';
 import { startWebhookReceiver, type ReceiverLog, type WebhookReceiver } from './receiver';
-import { webhookSettings } from './settings';
+import { webhookSettings, type WebhookSettings } from './settings';
 
 export interface ConfiguredReceiverOptions {
   config: Config;
@@ -15,12 +15,20 @@ export interface ConfiguredReceiverOptions {
   log?: ReceiverLog;
 }
 
+/**
+ * The receiver's settings, refused (with the reason) when incomplete or when the service would
+ * refuse the public URL: no delivery could ever arrive. Check this before connecting anywhere.
+ */
+export function receiverSettingsFromConfig(config: Config): WebhookSettings {
+  const settings = webhookSettings(config);
+  callbackUrlsFor(settings);
+  return settings;
+}
+
 export async function startReceiverFromConfig(
   opts: ConfiguredReceiverOptions,
 ): Promise<WebhookReceiver & { publicUrl: string }> {
-  const settings = webhookSettings(opts.config);
-  // Refuse to start behind a public URL the service would refuse: no delivery could ever arrive.
-  callbackUrlsFor(settings);
+  const settings = receiverSettingsFromConfig(opts.config);
   const receiver = await startWebhookReceiver({
     settings,
     client: opts.client,
