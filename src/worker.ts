@@ -3,6 +3,7 @@
 // Run directly (`node --import tsx src/worker.ts`, or `pcds worker`) it registers the search
 // attributes, polls until SIGINT/SIGTERM and shuts down cleanly.
 import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { loadConfig, type Config } from './config';
@@ -10,8 +11,9 @@ import { createServiceClients } from './http/service-clients';
 import type { PermitGate } from './http/permits';
 import { permitGateFromConfig } from './throttle/gate';
 import { registerSearchAttributes } from './temporal/search-attributes';
-import { callbackUrlFor } from './webhooks/token';
-import { webhookSettings, webhooksConfigured } from './webhooks/settings';
+import { callbackUrlsFromConfig } from './webhooks/callback-urls';
+import { startReceiverFromConfig } from './webhooks/from-config';
+import { webhooksConfigured } from './webhooks/settings';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
 
@@ -40,14 +42,12 @@ export interface PcdsWorker {
 export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorker> {
   const { config } = opts;
   const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
+  // Checked at start: a public URL the service would refuse stops the worker with the reason.
+  const urlFor = opts.callbackUrlFor ?? callbackUrlsFromConfig(config);
   const clients = createServiceClients(config);
   const ownsConnection = !opts.connection;
   const connection =
     opts.connection ?? (await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }));
-  const settings = webhooksConfigured(config) ? webhookSettings(config) : undefined;
-  const urlFor =
-    opts.callbackUrlFor ??
-    (settings ? (workflowId: string) => callbackUrlFor(workflowId, settings) : undefined);
   const activities = createActivities({
     config,
     clients,
@@ -91,6 +91,20 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
   const connection = await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
   const pcds = await createWorker({ config, connection });
+  const receiverClient =
+    webhooksConfigured(config) && config.PCDS_WEBHOOK_RECEIVER === 'in-worker'
+      ? new Client({
+          connection: await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }),
+          namespace: config.PCDS_TEMPORAL_NAMESPACE,
+        })
+      : undefined;
+  const receiver = receiverClient
+    ? await startReceiverFromConfig({ config, client: receiverClient })
+    : undefined;
+  if (receiver)
+    process.stderr.write(
+      `webhook receiver listening on ${receiver.url} for ${receiver.publicUrl}/hooks/…\n`,
+    );
   const stop = () => pcds.shutdown();
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
@@ -100,6 +114,8 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
   try {
     await pcds.run();
   } finally {
+    await receiver?.stop();
+    await receiverClient?.connection.close();
     await connection.close();
   }
 }
