@@ -94,3 +94,27 @@ export const MCP_RESULT_PATHS: Readonly<Record<McpTool, ResultPath>> = {
   person_newsfeed: 'data',
   person_lookup_fields: 'data.result',
 };
+
+/** OAuth scopes of the MCP endpoint. */
+export const MCP_SCOPES = ['svc.read', 'svc.search', 'svc.answer'] as const;
+export type McpScope = (typeof MCP_SCOPES)[number];
+
+/**
+ * The scope each tool needs under OAuth: searches need svc.search, questions svc.answer, and
+ * every profile or record read (company enrichment and the newsfeed included) svc.read.
+ */
+export const MCP_TOOL_SCOPES: Readonly<Record<McpTool, McpScope>> = {
+  person_search: 'svc.search',
+  company_search: 'svc.search',
+  person_enrichment: 'svc.read',
+  person_lookup_fields: 'svc.read',
+  person_newsfeed: 'svc.read',
+  company_enrichment: 'svc.read',
+  person_ask: 'svc.answer',
+};
+
+/**
+ * The date-shaped version of the tool manifest (GET /mcp). The interface shows only its shape;
+ * the protocol version's date is used.
+ */
+export const MCP_MANIFEST_VERSION = '2025-06-18';

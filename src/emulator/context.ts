@@ -12,6 +12,8 @@ import type { WebhookDispatcher } from './webhooks';
 export interface EmulatorContext {
   opts: EmulatorOptions;
   adminToken: string;
+  /** The development key, for which the MCP endpoint's OAuth flow issues tokens. */
+  devKeyId: string;
   dataset: Dataset;
   keys: KeyStore;
   ledger: Ledger;

@@ -94,6 +94,7 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   const ctx: EmulatorContext = {
     opts,
     adminToken,
+    devKeyId: devKey.id,
     dataset,
     keys,
     ledger,

@@ -125,6 +125,15 @@ export const emulatorOptionsSchema = z
       })
       .strict()
       .prefault({}),
+    /** OAuth on the MCP endpoint: lifetimes before the time scale (access tokens are short-lived). */
+    mcpOAuth: z
+      .object({
+        accessTokenTtlMs: ms.min(1).default(900_000),
+        refreshTokenTtlMs: ms.min(1).default(30 * 24 * 3_600_000),
+        authorizationCodeTtlMs: ms.min(1).default(600_000),
+      })
+      .strict()
+      .prefault({}),
     /** Guards /v1/api-keys and /admin; derived from the seed when omitted. */
     adminToken: z.string().min(8).optional(),
     /** The development key; derived from the seed when omitted. */

@@ -2,6 +2,7 @@
 // route groups. Logging is off: replies must stay fast and PII must stay out of logs.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { EmulatorContext } from './context';
+import { registerMcpRoutes } from './mcp/routes';
 import { openApiDocument } from './openapi';
 import { sendError } from './replies';
 import { registerAdminRoutes } from './routes/admin';
@@ -57,5 +58,6 @@ export function buildServer(ctx: EmulatorContext): FastifyInstance {
   registerUsageRoute(app, ctx);
   registerKeyRoutes(app, ctx);
   registerAdminRoutes(app, ctx);
+  registerMcpRoutes(app, ctx);
   return app;
 }

@@ -1,0 +1,60 @@
+// Who is calling the MCP endpoint: an OAuth access token (Authorization: Bearer) or the HTTP API's
+// X-API-Key / X-API-Secret pair. A request with an Authorization header is judged by its token
+// alone; a bearer made of the key pair is not a token, so it is refused like any unknown one.
+import type { FastifyRequest } from 'fastify';
+import { MCP_SCOPES, type McpScope } from '../../contract';
+import { authenticateKeyPair, type Refusal } from '../access';
+import type { EmulatorContext } from '../context';
+import type { ApiKeyRecord } from '../keys';
+import type { OAuthStore } from './oauth-store';
+
+export interface McpCaller {
+  key: ApiKeyRecord;
+  /** The key pair grants every scope; a token grants what was authorized. */
+  scopes: readonly McpScope[];
+  via: 'key_pair' | 'oauth';
+}
+
+export type CallerResult = { ok: true; caller: McpCaller } | { ok: false; refusal: Refusal };
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+const refused = (code: string, message: string): CallerResult => ({
+  ok: false,
+  refusal: { kind: 'error', status: 401, code, message },
+});
+
+export function identifyCaller(
+  ctx: EmulatorContext,
+  oauth: OAuthStore,
+  req: FastifyRequest,
+): CallerResult {
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined) {
+    const m = BEARER.exec(authorization);
+    if (!m) {
+      return refused(
+        'invalid_credentials',
+        'Authorization must be "Bearer <access token>" from /mcp/oauth/token.',
+      );
+    }
+    const grant = oauth.grantOf(m[1]);
+    const key = grant ? ctx.keys.get(grant.keyId) : undefined;
+    if (!grant || !key) {
+      return refused(
+        'invalid_credentials',
+        'The bearer token is not a live access token (expired, revoked or unknown). A bearer ' +
+          'made of the API key and secret is not accepted: send X-API-Key and X-API-Secret instead.',
+      );
+    }
+    return { ok: true, caller: { key, scopes: grant.scopes, via: 'oauth' } };
+  }
+  const pair = authenticateKeyPair(ctx, req);
+  if (!pair.ok) return pair;
+  return { ok: true, caller: { key: pair.key, scopes: MCP_SCOPES, via: 'key_pair' } };
+}
+
+/** The header an OAuth client reads to find the authorization server after a refusal. */
+export function wwwAuthenticate(baseUrl: string): string {
+  return `Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`;
+}
