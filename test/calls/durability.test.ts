@@ -62,6 +62,7 @@ async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
   return child;
 }
 
+// Each child worker bundles the workflows at start (15-25 s apiece on a busy two-core machine).
 it('completes a call once a new worker starts after the first was killed mid-poll', async () => {
   const taskQueue = uniqueTaskQueue('restart');
   const { connection } = await connectClient();
@@ -96,7 +97,7 @@ it('completes a call once a new worker starts after the first was killed mid-pol
     await client.close();
     await connection.close();
   }
-});
+}, 180_000);
 
 it('keeps keys and secrets out of a finished workflow history', async () => {
   await withCallWorker(env, async (client) => {
