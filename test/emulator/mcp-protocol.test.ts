@@ -1,0 +1,163 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MCP_DATA_TOOLS } from '../../src/contract';
+import type { RunningEmulator } from '../../src/emulator';
+import { start } from './helpers';
+import { knownSubjects, mcp } from './mcp-helpers';
+
+let em: RunningEmulator;
+beforeAll(async () => {
+  em = await start();
+});
+afterAll(() => em.stop());
+
+describe('MCP endpoint: JSON-RPC and discovery', () => {
+  it('rule: initialize reports protocol version 2025-06-18, server version 0.1.0 and listChanged false for prompts, resources and tools', async () => {
+    for (const path of ['/mcp', '/mcp/message']) {
+      const r = await mcp(em, em.devKey, path).request('initialize', {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'test', version: '1' },
+      });
+      expect(r.status, path).toBe(200);
+      expect(r.body.jsonrpc).toBe('2.0');
+      expect(r.body.id).toBe(1);
+      expect(r.body.result.protocolVersion).toBe('2025-06-18');
+      expect(r.body.result.serverInfo.version).toBe('0.1.0');
+      expect(r.body.result.capabilities).toEqual({
+        prompts: { listChanged: false },
+        resources: { listChanged: false },
+        tools: { listChanged: false },
+      });
+    }
+    const lists = mcp(em);
+    expect((await lists.request('resources/list')).body.result).toEqual({ resources: [] });
+    expect((await lists.request('prompts/list')).body.result).toEqual({ prompts: [] });
+  });
+
+  it('rule: tools/list names the seven tools and check_status, with exactly the arguments the interface allows', async () => {
+    const r = await mcp(em).request('tools/list');
+    const tools = r.body.result.tools as any[];
+    expect(tools.map((t) => t.name)).toEqual([...MCP_DATA_TOOLS, 'check_status']);
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    for (const t of tools) {
+      expect(t.inputSchema.type, t.name).toBe('object');
+      expect(t.inputSchema.additionalProperties, t.name).toBe(false);
+      expect(t.annotations).toEqual({ readOnlyHint: true, idempotentHint: true });
+    }
+    const search = Object.keys(byName.person_search.inputSchema.properties);
+    expect(search).toContain('query');
+    expect(search).toContain('show_emails');
+    expect(search).not.toContain('type');
+    expect(search).not.toContain('high_freshness');
+    const enrichment = Object.keys(byName.person_enrichment.inputSchema.properties);
+    expect(enrichment).toContain('email');
+    expect(enrichment).not.toContain('lookup_mode');
+    expect(byName.check_status.inputSchema.required).toEqual(['request_id']);
+    expect(byName.check_status.inputSchema.properties.endpoint.enum).toEqual([...MCP_DATA_TOOLS]);
+  });
+
+  it('rule: no tool accepts an argument outside its list (unknown ones, and type, high_freshness or lookup_mode), and nothing is submitted', async () => {
+    const { email, linkedin, company } = knownSubjects(em);
+    const valid: Record<string, Record<string, unknown>> = {
+      person_search: { query: 'engineer' },
+      person_enrichment: { email },
+      person_lookup_fields: { email },
+      person_newsfeed: { social_media_url: linkedin },
+      person_ask: { question: 'Where does this person work?', email },
+      company_search: { industry: company.industry },
+      company_enrichment: { domain: company.domain },
+      check_status: { request_id: 'abc_1_1' },
+    };
+    const before = em.stats().jobsSubmitted;
+    const client = mcp(em);
+    for (const [tool, args] of Object.entries(valid)) {
+      const r = await client.call(tool, { ...args, verbose: true });
+      expect(r.body.error?.code, tool).toBe(-32602);
+      expect(r.body.error.message, tool).toContain('verbose');
+    }
+    for (const [tool, extra] of [
+      ['person_search', { type: 'light' }],
+      ['person_search', { high_freshness: true }],
+      ['person_enrichment', { lookup_mode: 'fast' }],
+    ] as const) {
+      const r = await client.call(tool, { ...valid[tool], ...extra });
+      expect(r.body.error?.code, `${tool} ${Object.keys(extra)[0]}`).toBe(-32602);
+      expect(r.body.error.message).toContain(Object.keys(extra)[0]);
+    }
+    expect(em.stats().jobsSubmitted).toBe(before);
+  });
+
+  it('rule: discovery (GET /mcp with a date-shaped version, /.well-known/*) works without credentials; tools/call, check_status and GET /mcp/status do not', async () => {
+    const manifest = await fetch(`${em.url}/mcp`);
+    expect(manifest.status).toBe(200);
+    const m = (await manifest.json()) as any;
+    expect(m.version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    expect(m.tools.map((t: any) => t.name)).toEqual([...MCP_DATA_TOOLS, 'check_status']);
+
+    const wk = (await (await fetch(`${em.url}/.well-known/mcp`)).json()) as any;
+    expect(wk.endpoints.message).toBe(`${em.url}/mcp`);
+    const as = (await (
+      await fetch(`${em.url}/.well-known/oauth-authorization-server`)
+    ).json()) as any;
+    expect(as.authorization_endpoint).toBe(`${em.url}/mcp/oauth/authorize`);
+    expect(as.token_endpoint).toBe(`${em.url}/mcp/oauth/token`);
+    expect(as.scopes_supported).toEqual(['svc.read', 'svc.search', 'svc.answer']);
+    expect(as.code_challenge_methods_supported).toEqual(['S256']);
+    const pr = (await (
+      await fetch(`${em.url}/.well-known/oauth-protected-resource`)
+    ).json()) as any;
+    expect(pr.resource).toBe(`${em.url}/mcp`);
+    expect(pr.authorization_servers).toEqual([em.url]);
+
+    const anonymous = mcp(em, null);
+    expect((await anonymous.request('initialize', {})).body.result.protocolVersion).toBe(
+      '2025-06-18',
+    );
+    expect((await anonymous.request('tools/list')).body.result.tools).toHaveLength(8);
+    const call = await anonymous.call('person_search', { query: 'engineer' });
+    expect(call.status).toBe(200);
+    expect(call.body.error.code).toBe(-32001);
+    expect(call.body.error.data.code).toBe('missing_credentials');
+    expect(call.headers.get('www-authenticate')).toContain('/.well-known/oauth-protected-resource');
+    const status = await anonymous.call('check_status', { request_id: 'abc_1_1' });
+    expect(status.body.error.data.code).toBe('missing_credentials');
+    const legacy = await fetch(`${em.url}/mcp/status?request_id=abc_1_1`);
+    expect(legacy.status).toBe(401);
+    expect(em.stats().jobsSubmitted).toBe(0);
+  });
+
+  it('rule: JSON-RPC errors, in a 200: -32600 for a wrong jsonrpc version, a missing id or a batch, -32601 for an unknown method, -32700 for malformed JSON', async () => {
+    const c = mcp(em);
+    const version = await c.raw(JSON.stringify({ jsonrpc: '1.0', id: 7, method: 'tools/list' }));
+    expect(version.status).toBe(200);
+    expect(version.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } });
+    expect(typeof version.body.error.message).toBe('string');
+
+    const noId = await c.raw(JSON.stringify({ jsonrpc: '2.0', method: 'tools/list' }));
+    expect(noId.body).toMatchObject({ id: null, error: { code: -32600 } });
+    const batch = await c.raw(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]));
+    expect(batch.body.error.code).toBe(-32600);
+
+    const unknown = await c.raw(JSON.stringify({ jsonrpc: '2.0', id: 'a', method: 'tools/run' }));
+    expect(unknown.status).toBe(200);
+    expect(unknown.body).toMatchObject({ id: 'a', error: { code: -32601 } });
+
+    const malformed = await c.raw('{"jsonrpc": "2.0", "id": 1,');
+    expect(malformed.status).toBe(200);
+    expect(malformed.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
+
+    const badParams = await c.raw(
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: [1] }),
+    );
+    expect(badParams.body.error.code).toBe(-32602);
+    const unknownTool = await c.call('person_osint', { email: 'a@b.co' });
+    expect(unknownTool.body.error.code).toBe(-32602);
+
+    // A notification (no id) gets no JSON-RPC reply.
+    const note = await c.raw(
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    );
+    expect(note.status).toBe(202);
+    expect(note.body).toBeUndefined();
+  });
+});
