@@ -1,0 +1,66 @@
+// Shared setup of the batch benchmarks: a fresh dev server, the emulator with latency and limits
+// off, and a production worker (throttle off) in this process.
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { Client, Connection } from '@temporalio/client';
+import { loadConfig, type Config } from '../src/config';
+import { startEmulator, type RunningEmulator } from '../src/emulator';
+import { startDevServer, type DevServer } from '../src/temporal';
+import { createWorker, type PcdsWorker } from '../src/worker';
+
+export interface BenchEnv {
+  server: DevServer;
+  emulator: RunningEmulator;
+  config: Config;
+  client: Client;
+  nativeConnection: NativeConnection;
+  worker: PcdsWorker;
+  stop(): Promise<void>;
+}
+
+export async function startBenchEnv(): Promise<BenchEnv> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const server = await startDevServer({ headless: true, logLevel: 'error' });
+  const emulator = await startEmulator({
+    port: 0,
+    latency: { queuedMs: 0, processingMs: 0 },
+    limits: { enabled: false },
+    devKey: { key: 'pcds_bench_key', secret: 'pcds_bench_secret', credits: null },
+  });
+  const config = loadConfig({
+    PCDS_BASE_URL: emulator.url,
+    PCDS_API_KEY: emulator.devKey.key,
+    PCDS_API_SECRET: emulator.devKey.secret,
+    PCDS_THROTTLE: 'off',
+    PCDS_TEMPORAL_ADDRESS: server.address,
+    PCDS_TASK_QUEUE: 'bench-batch',
+    PCDS_HTTP_CONNECTIONS: '64',
+  });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const worker = await createWorker({
+    config,
+    connection: nativeConnection,
+    workerOptions: {
+      maxConcurrentWorkflowTaskExecutions: 100,
+      maxConcurrentActivityTaskExecutions: 200,
+    },
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+  return {
+    server,
+    emulator,
+    config,
+    client,
+    nativeConnection,
+    worker,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await nativeConnection.close();
+      await emulator.stop();
+      await server.stop();
+    },
+  };
+}

@@ -1,0 +1,147 @@
+// Batch throughput, printed (never asserted): rows/s of a durable batch of 2,000 enrichments
+// beside a plain non-durable concurrent loop against the same emulator, and beside the dev
+// server's own ceiling (one-activity workflows started as fast as possible), in the same run;
+// plus history events per row. Run: npx tsx bench/batch.ts [rows] [window]
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from '@temporalio/worker';
+import { Pool } from 'undici';
+import { prepareBatch, startBatchWorkflow } from '../src/batch/launch';
+import { childWorkflowId } from '../src/batch/types';
+import { sampleRows } from '../src/emulator';
+import { startBenchEnv, type BenchEnv } from './batch-env';
+
+const ROWS = Number(process.argv[2] ?? 2000);
+const WINDOW = Number(process.argv[3] ?? 100);
+const CEILING_WORKFLOWS = Math.min(ROWS, 1000);
+
+async function devServerCeiling(env: BenchEnv): Promise<number> {
+  const taskQueue = 'bench-ceiling';
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowsPath: fileURLToPath(new URL('./batch-ceiling-workflow.ts', import.meta.url)),
+    activities: { noop: async () => undefined },
+    maxConcurrentWorkflowTaskExecutions: 100,
+  });
+  return worker.runUntil(async () => {
+    const started = Date.now();
+    const handles = [];
+    for (let i = 0; i < CEILING_WORKFLOWS; i += 100) {
+      const n = Math.min(100, CEILING_WORKFLOWS - i);
+      handles.push(
+        ...(await Promise.all(
+          Array.from({ length: n }, (_, j) =>
+            env.client.workflow.start('oneActivity', { taskQueue, workflowId: `ceiling-${i + j}` }),
+          ),
+        )),
+      );
+    }
+    await Promise.all(handles.map((h) => h.result()));
+    return CEILING_WORKFLOWS / ((Date.now() - started) / 1000);
+  });
+}
+
+async function plainLoop(env: BenchEnv, emails: string[]): Promise<number> {
+  const pool = new Pool(env.emulator.url, { connections: 64 });
+  const headers = {
+    'content-type': 'application/json',
+    'x-api-key': env.emulator.devKey.key,
+    'x-api-secret': env.emulator.devKey.secret,
+  };
+  let next = 0;
+  const one = async (email: string) => {
+    const res = await pool.request({
+      method: 'POST',
+      path: '/person/enrichment',
+      headers,
+      body: JSON.stringify({ email }),
+    });
+    const body = (await res.body.json()) as { data: { request_id: string } };
+    for (;;) {
+      const r = await pool.request({
+        method: 'GET',
+        path: `/person/enrichment?request_id=${body.data.request_id}`,
+        headers,
+      });
+      const b = (await r.body.json()) as { data?: { completed?: boolean; status?: string } };
+      if (
+        b.data?.completed !== false &&
+        !['queued', 'processing', 'pending'].includes(b.data?.status ?? '')
+      )
+        return;
+      await new Promise((res2) => setTimeout(res2, 50));
+    }
+  };
+  const started = Date.now();
+  await Promise.all(
+    Array.from({ length: WINDOW }, async () => {
+      while (next < emails.length) await one(emails[next++]);
+    }),
+  );
+  await pool.close();
+  return emails.length / ((Date.now() - started) / 1000);
+}
+
+async function durableBatch(env: BenchEnv, emails: string[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-batch-'));
+  const input = join(dir, 'rows.csv');
+  writeFileSync(input, ['email', ...emails].join('\n') + '\n');
+  const prepared = await prepareBatch({
+    input,
+    output: join(dir, 'out.jsonl'),
+    window: WINDOW,
+    batchId: `bench-${Date.now()}`,
+    pollIntervalMs: 50,
+  });
+  const started = Date.now();
+  const handle = await startBatchWorkflow(env.client, env.worker.taskQueue, prepared);
+  const summary = await handle.result();
+  const seconds = (Date.now() - started) / 1000;
+  // Children's histories are alike: a sample gives the per-row figure.
+  const sample = Array.from({ length: 20 }, (_, i) => 1 + Math.floor((i * emails.length) / 20));
+  let childEvents = 0;
+  for (const row of sample) {
+    const d = await env.client.workflow
+      .getHandle(childWorkflowId(prepared.input.batchId, row))
+      .describe();
+    childEvents += d.historyLength;
+  }
+  return {
+    rowsPerSecond: summary.done / seconds,
+    parentEventsPerRow: summary.historyEvents / summary.done,
+    childEventsPerRow: childEvents / sample.length,
+    runs: summary.runs,
+    summary,
+  };
+}
+
+const env = await startBenchEnv();
+try {
+  const emails = sampleRows({ rows: ROWS, unknownShare: 0.2 }).map((r) => r.email);
+  process.stderr.write(`rows ${ROWS}, window ${WINDOW}; measuring the dev-server ceiling...\n`);
+  const ceiling = await devServerCeiling(env);
+  process.stderr.write('plain loop...\n');
+  const plain = await plainLoop(env, emails);
+  process.stderr.write('durable batch...\n');
+  const batch = await durableBatch(env, emails);
+  const rows = [
+    ['dev server ceiling (1-activity workflows/s)', ceiling.toFixed(1)],
+    ['plain concurrent loop (rows/s, not durable)', plain.toFixed(1)],
+    ['durable batch (rows/s)', batch.rowsPerSecond.toFixed(1)],
+    ['batch / ceiling', (batch.rowsPerSecond / ceiling).toFixed(2)],
+    ['batch / plain loop', (batch.rowsPerSecond / plain).toFixed(3)],
+    ['history events per row: batch workflow', batch.parentEventsPerRow.toFixed(2)],
+    ['history events per row: child call', batch.childEventsPerRow.toFixed(1)],
+    ['batch runs (continue-as-new)', String(batch.runs)],
+  ];
+  const width = Math.max(...rows.map((r) => r[0].length));
+  process.stdout.write(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n');
+  process.stdout.write(
+    `found ${batch.summary.found}, empty ${batch.summary.empty}, failed ${batch.summary.failed}\n`,
+  );
+} finally {
+  await env.stop();
+}
