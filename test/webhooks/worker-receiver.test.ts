@@ -1,0 +1,125 @@
+// The worker process runs the receiver when PCDS_WEBHOOK_* is set: a webhook call completes by
+// delivery with no poll; a public URL the service would refuse stops the worker with the reason.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createPcdsClient } from '../../src/client';
+import { sampleRows } from '../../src/emulator';
+import { projectRoot } from '../../src/temporal/cli-binary';
+import {
+  connectClient,
+  temporalAddress,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal';
+import { startWebhookEnv, type WebhookEnv } from './webhook-env';
+
+let env: WebhookEnv;
+
+beforeAll(async () => {
+  env = await startWebhookEnv({ latency: { queuedMs: 0, processingMs: 10_000 } });
+});
+afterAll(async () => {
+  await env?.stop();
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function workerEnv(taskQueue: string, webhook: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+    PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+    PCDS_TASK_QUEUE: taskQueue,
+    PCDS_BASE_URL: env.config.PCDS_BASE_URL,
+    PCDS_API_KEYS: JSON.stringify(env.config.keys),
+    PCDS_THROTTLE: 'off',
+    PCDS_WEBHOOK_SECRET: 'worker-receiver-test-secret',
+    PCDS_WEBHOOK_HOST: '127.0.0.1',
+    ...webhook,
+  };
+}
+
+/** `node --import tsx src/worker.ts`; resolves with its stderr once `ready` appears in it. */
+async function spawnWorker(
+  vars: NodeJS.ProcessEnv,
+  ready: string,
+): Promise<{ child: ChildProcess; log: () => string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: projectRoot(),
+    env: vars,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      log += d.toString();
+      if (log.includes(ready)) resolve();
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`worker exited (${code}) before "${ready}":\n${log}`)),
+    );
+  });
+  return { child, log: () => log };
+}
+
+it('runs the receiver in the worker: a webhook call completes with no poll', async () => {
+  const taskQueue = uniqueTaskQueue('worker-webhooks');
+  const port = await freePort();
+  const { child } = await spawnWorker(
+    workerEnv(taskQueue, {
+      PCDS_WEBHOOK_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      PCDS_WEBHOOK_PORT: String(port),
+      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+    }),
+    'worker polling task queue',
+  );
+  const { connection } = await connectClient();
+  const client = await createPcdsClient({
+    connection,
+    namespace: testNamespace(),
+    taskQueue,
+    defaults: { maxWaitMs: 60_000, webhookFallbackPollMs: 30_000 },
+  });
+  try {
+    const from = Date.now();
+    const out = await client.call(
+      'person_enrichment',
+      { email: sampleRows({ rows: 1 })[0].email },
+      { webhook: true },
+    );
+    expect(out.outcome).toBe('found');
+    expect(env.proxy.seen('POST /person/enrichment').filter((s) => s.at >= from)).toHaveLength(1);
+    expect(env.proxy.seen('GET /person/enrichment').filter((s) => s.at >= from)).toHaveLength(0);
+  } finally {
+    await client.close();
+    await connection.close();
+    child.kill('SIGTERM');
+    if (child.exitCode === null) await once(child, 'exit');
+  }
+});
+
+it('refuses to start behind a public URL the service would refuse, saying why', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: projectRoot(),
+    env: workerEnv(uniqueTaskQueue('worker-webhooks'), {
+      PCDS_WEBHOOK_PUBLIC_URL: 'http://127.0.0.1:8788',
+    }),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr.on('data', (d: Buffer) => (log += d.toString()));
+  const [code] = (await once(child, 'exit')) as [number];
+  expect(code).toBe(1);
+  expect(log).toContain('PCDS_WEBHOOK_PUBLIC_URL');
+  expect(log).toContain('loopback');
+  expect(log).toContain('PCDS_WEBHOOK_ALLOW_LOOPBACK=true');
+  expect(log).not.toContain('worker-receiver-test-secret');
+});
