@@ -44,6 +44,7 @@ export interface BatchRequest {
   window?: number;
   keyIds?: string[];
   webhooks?: boolean;
+  webhookFallbackPollMs?: number;
   /** Replace an existing non-empty output file. */
   overwrite?: boolean;
   historyThreshold?: number;
@@ -118,6 +119,9 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.window ? { window: req.window } : {}),
       ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
       ...(req.webhooks ? { webhooks: true } : {}),
+      ...(req.webhooks && req.webhookFallbackPollMs
+        ? { webhookFallbackPollMs: req.webhookFallbackPollMs }
+        : {}),
       ...(req.historyThreshold ? { historyThreshold: req.historyThreshold } : {}),
       ...(req.chunkSize ? { chunkSize: req.chunkSize } : {}),
       ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),

@@ -127,6 +127,8 @@ export interface BatchInput {
   keyIds?: string[];
   /** Children wait for webhook deliveries instead of polling. */
   webhooks?: boolean;
+  /** With webhooks: each child polls this often while no delivery arrives. */
+  webhookFallbackPollMs?: number;
   /** Passed to each child. */
   pollIntervalMs?: number;
   maxWaitMs?: number;

@@ -299,7 +299,9 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.id ? { batchId: o.id } : {}),
           ...(o.window ? { window: o.window } : {}),
           ...(o.keys ? { keyIds: o.keys } : {}),
-          ...(o.webhooks ? { webhooks: true } : {}),
+          ...(o.webhooks
+            ? { webhooks: true, webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS }
+            : {}),
           ...(o.overwrite ? { overwrite: true } : {}),
         };
         let prepared: PreparedBatch;

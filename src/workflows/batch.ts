@@ -277,6 +277,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       batchId: input.batchId,
       rowIndex: row.row,
       ...(input.webhooks ? { webhook: true } : {}),
+      ...(input.webhooks && input.webhookFallbackPollMs
+        ? { webhookFallbackPollMs: input.webhookFallbackPollMs }
+        : {}),
       ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
       ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
     };

@@ -12,6 +12,8 @@ export interface CallInput {
   keyId?: string;
   /** Wait for a webhook delivery, polling only as a slow fallback. */
   webhook?: boolean;
+  /** Webhook mode: poll this often while no delivery arrives (PCDS_WEBHOOK_FALLBACK_POLL_MS). */
+  webhookFallbackPollMs?: number;
   pollIntervalMs?: number;
   /** Give up (poll_timeout) after this long without a terminal status. */
   maxWaitMs?: number;
