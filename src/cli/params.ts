@@ -38,7 +38,11 @@ function kindOf(t: z.ZodType | undefined): Kind {
     const kinds = new Set((u.options as z.ZodType[]).map(kindOf));
     return kinds.has('array') ? 'array' : 'any';
   }
-  return u instanceof z.ZodString || u instanceof z.ZodEnum || u instanceof z.ZodLiteral
+  // String formats (z.email(), z.url()) are their own classes in zod 4, not ZodString.
+  return u instanceof z.ZodString ||
+    u instanceof z.ZodStringFormat ||
+    u instanceof z.ZodEnum ||
+    u instanceof z.ZodLiteral
     ? 'string'
     : 'any';
 }
@@ -163,9 +167,11 @@ export function parameterHelp(endpoint: EndpointDef): string[] {
     let type: string =
       kind === 'array' ? 'a,b,...' : kind === 'object' ? 'json' : kind === 'boolean' ? '' : kind;
     if (u instanceof z.ZodEnum) type = (u.options as string[]).join('|');
+    else if (u instanceof z.ZodEmail) type = 'email';
+    else if (u instanceof z.ZodURL || field === 'callback_url') type = 'uri';
     return `  --${field.replace(/_/g, '-')}${type ? ` <${type}>` : ''}`;
   });
-  lines.push('  --callback-url <uri>');
+  if (!('callback_url' in shape)) lines.push('  --callback-url <uri>');
   if (isLoose(endpoint)) lines.push('  (further fields are passed as given)');
   return lines;
 }
