@@ -6,8 +6,8 @@ import { knownSubjects, mcp } from './mcp-helpers';
 
 let em: RunningEmulator;
 beforeAll(async () => {
-  // Jobs take about 0.4 s, long enough to see them pending.
-  em = await start({ latency: { queuedMs: 10_000, processingMs: 30_000 } });
+  // Jobs take about 1 s: long enough to see them pending on a busy machine.
+  em = await start({ latency: { queuedMs: 30_000, processingMs: 70_000 } });
 });
 afterAll(() => em.stop());
 
@@ -78,7 +78,7 @@ describe('MCP tools', () => {
         const page = tool === 'person_search' ? '&offset=0&limit=5' : '';
         const polled = await http.get(`${path}?request_id=${started.doc.request_id}${page}`);
         expect(polled.status, tool).toBe(200);
-        expect(done.doc.data, tool).toEqual(expectedData[tool]!(polled.body.data));
+        expect(done.doc.data, tool).toEqual(expectedData[tool](polled.body.data));
         expect(JSON.stringify(done.doc.data), tool).not.toBe('{}');
       }),
     );
