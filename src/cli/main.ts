@@ -16,6 +16,13 @@ const program = new Command('pcds')
   .showHelpAfterError()
   .configureOutput({ outputError: (str, write) => write(str) });
 
+// Commander's own usage errors exit 1 by default; bad usage is 2 here. Set before the
+// subcommands are added: they copy the setting when created, not when parsed.
+program.exitOverride((err) => {
+  // Help and version asked for exit 0; help shown because a subcommand is missing is bad usage.
+  process.exit(err.exitCode === 0 ? 0 : 2);
+});
+
 registerDevCommand(program);
 registerCallCommand(program);
 registerWorkerCommand(program);
@@ -25,17 +32,6 @@ registerWebhooksCommand(program);
 registerBatchCommand(program);
 registerSearchCommand(program);
 registerDemoCommand(program);
-
-// Commander's own usage errors exit 1 by default; bad usage is 2 here.
-program.exitOverride((err) => {
-  if (
-    err.code === 'commander.helpDisplayed' ||
-    err.code === 'commander.version' ||
-    err.code === 'commander.help'
-  )
-    process.exit(0);
-  process.exit(2);
-});
 
 try {
   await program.parseAsync(process.argv);
