@@ -55,10 +55,14 @@ function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
   const flags: CallFlags = { wait: true, webhook: false };
   const rest: string[] = [];
   for (let i = 0; i < args.length; i++) {
-    const a = args[i];
+    // `--id=key` as well as `--id key`, like the endpoint's parameters.
+    const eq = args[i].indexOf('=');
+    const inline = eq > 0 && /^--(id|key-id)=/.test(args[i]) ? args[i].slice(eq + 1) : undefined;
+    const a = inline === undefined ? args[i] : args[i].slice(0, eq);
     const value = () => {
-      const v = args[++i];
-      if (v === undefined || v.startsWith('--')) throw new UsageError(`${a} needs a value`);
+      const v = inline ?? args[++i];
+      if (v === undefined || v === '' || v.startsWith('--'))
+        throw new UsageError(`${a} needs a value`);
       return v;
     };
     if (a === '--wait') flags.wait = true;
@@ -92,7 +96,7 @@ export function registerCallCommand(program: Command): Command {
         if (!endpoint || endpoint.polling === 'sync') {
           throw new UsageError(
             endpoint
-              ? `${endpoint.name} is synchronous; use \`pcds usage\` for usage`
+              ? `${endpoint.name} is synchronous and has no durable call${endpoint.name === 'usage' ? '; use `pcds usage`' : ''}`
               : `unknown endpoint "${endpointName}"; \`pcds call --help\` lists the endpoints`,
           );
         }
