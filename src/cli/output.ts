@@ -15,9 +15,23 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n');
 }
 
+/** A Node system error (ENOENT, EACCES, ...): a file or network problem the user can fix. */
+const isSystemError = (err: Error) =>
+  typeof (err as { syscall?: unknown }).syscall === 'string' &&
+  typeof (err as { code?: unknown }).code === 'string';
+
+/** Commander's argument errors, also when an action throws one. */
+const isCommanderUsageError = (err: unknown) =>
+  err instanceof Error && (err.name === 'InvalidArgumentError' || err.name === 'CommanderError');
+
 /** Errors with a known shape are expected: print their message only. Anything else keeps its stack. */
 export function reportError(err: unknown): number {
+  if (isCommanderUsageError(err)) {
+    process.stderr.write(`error: ${(err as Error).message}\n`);
+    return 2;
+  }
   const known =
+    (err instanceof Error && isSystemError(err)) ||
     err instanceof UsageError ||
     err instanceof ConfigError ||
     err instanceof CliError ||
