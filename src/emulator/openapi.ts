@@ -2,6 +2,7 @@
 // zod schemas, so the document, the validation and the client can never disagree.
 import { z } from 'zod';
 import { ENDPOINTS, ERRORS, type EndpointDef } from '../contract';
+import { mcpOAuthScheme, mcpOpenApiPaths } from './mcp/openapi-paths';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
@@ -131,6 +132,7 @@ function operations(e: EndpointDef): Record<string, unknown> {
 export function openApiDocument(serverUrl?: string): Record<string, unknown> {
   const paths: Record<string, unknown> = {};
   for (const e of ENDPOINTS) paths[e.path] = operations(e);
+  Object.assign(paths, mcpOpenApiPaths());
   const errorCodes = ERRORS.filter(
     (x) => !x.local || x.code === 'invalid_request' || x.code === 'not_found',
   ).map((x) => x.code);
@@ -140,7 +142,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       title: 'Person and Company Data Service (emulated)',
       version: '0.1.0',
       description:
-        'The HTTP API as emulated locally: asynchronous submit-then-poll endpoints, GET /usage.',
+        'The HTTP API as emulated locally: asynchronous submit-then-poll endpoints, GET /usage, and the MCP endpoint (JSON-RPC 2.0).',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     security: [{ apiKey: [], apiSecret: [] }],
@@ -149,6 +151,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
       securitySchemes: {
         apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
         apiSecret: { type: 'apiKey', in: 'header', name: 'X-API-Secret' },
+        mcpOAuth: mcpOAuthScheme(),
       },
       schemas: {
         Timestamp: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}$' },

@@ -126,6 +126,28 @@ describe('MCP endpoint: JSON-RPC and discovery', () => {
     expect(em.stats().jobsSubmitted).toBe(0);
   });
 
+  it('rule: the OpenAPI document describes the MCP message endpoint at version 0.1.0, with the key pair and OAuth as alternatives', async () => {
+    const doc = (await (await fetch(`${em.url}/openapi.json`)).json()) as any;
+    expect(doc.info.version).toBe('0.1.0');
+    for (const path of ['/mcp', '/mcp/message']) {
+      const post = doc.paths[path].post;
+      expect(post.requestBody.content['application/json'].schema.properties.method.enum).toEqual([
+        'initialize',
+        'tools/list',
+        'tools/call',
+        'resources/list',
+        'prompts/list',
+      ]);
+      expect(post.security).toEqual([
+        { apiKey: [], apiSecret: [] },
+        { mcpOAuth: ['svc.read', 'svc.search', 'svc.answer'] },
+      ]);
+    }
+    expect(doc.components.securitySchemes.mcpOAuth.flows.authorizationCode.tokenUrl).toBe(
+      '/mcp/oauth/token',
+    );
+  });
+
   it('rule: JSON-RPC errors, in a 200: -32600 for a wrong jsonrpc version, a missing id or a batch, -32601 for an unknown method, -32700 for malformed JSON', async () => {
     const c = mcp(em);
     const version = await c.raw(JSON.stringify({ jsonrpc: '1.0', id: 7, method: 'tools/list' }));
