@@ -28,7 +28,8 @@ function answer(req: FastifyRequest, reply: FastifyReply, r: ToolReply): Fastify
     req.raw.socket.destroy();
     return reply;
   }
-  if ('error' in r && (r.error.code === -32001 || r.error.code === -32003))
+  // Missing or refused credentials: tell an OAuth client where to sign in (RFC 9728).
+  if ('error' in r && r.error.code === -32001)
     reply.header('www-authenticate', wwwAuthenticate(baseUrlOf(req)));
   return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(r);
 }
