@@ -1,9 +1,12 @@
 // The local stack in one process: Temporal dev server (state in <PCDS_DATA_DIR>/temporal.db, Web
 // UI on), the emulator with its development key, and a worker. `pcds dev` and the demo use it.
+import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { loadConfig, type Config } from '../config';
 import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../emulator';
 import { startDevServer, type DevServer } from '../temporal';
+import { startReceiverFromConfig } from '../webhooks/from-config';
 import { createWorker, type PcdsWorker } from '../worker';
 
 export interface DevStackOptions {
@@ -12,6 +15,8 @@ export interface DevStackOptions {
   temporalPort?: number;
   uiPort?: number;
   emulatorPort?: number;
+  /** Port of the webhook receiver; default PCDS_WEBHOOK_PORT (8788). */
+  webhookPort?: number;
   emulator?: EmulatorOptionsInput;
   /** Base environment; default process.env. The stack's own addresses and dev key override it. */
   env?: NodeJS.ProcessEnv;
@@ -46,6 +51,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     stops.push(() => temporal.stop());
     const emulator = await startEmulator({
       port: options.emulatorPort ?? 8787,
+      // Webhook mode works locally: the emulator delivers to the receiver on loopback.
+      allowLoopbackCallbacks: true,
       ...options.emulator,
     });
     stops.push(() => emulator.stop());
@@ -57,13 +64,33 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       PCDS_TEMPORAL_NAMESPACE: temporal.namespace,
       ...(temporal.uiUrl ? { PCDS_TEMPORAL_UI_URL: temporal.uiUrl } : {}),
     };
-    // A key pool from the shell would point at the real service: the stack uses the dev key.
-    const config = loadConfig({
+    // The receiver listens on loopback; its secret lives only in this process.
+    const webhookEnv = {
+      PCDS_WEBHOOK_HOST: '127.0.0.1',
+      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+      PCDS_WEBHOOK_RECEIVER: 'in-worker',
+      PCDS_WEBHOOK_SECRET: randomBytes(24).toString('base64url'),
+      PCDS_WEBHOOK_PUBLIC_URL: 'http://127.0.0.1',
+      ...(options.webhookPort !== undefined
+        ? { PCDS_WEBHOOK_PORT: String(options.webhookPort) }
+        : {}),
+    };
+    const stackEnv = {
       ...baseEnv,
       PCDS_API_KEYS: undefined,
       PCDS_DATA_DIR: dataDir,
       ...env,
+      ...webhookEnv,
+    };
+    const receiverConnection = await Connection.connect({ address: temporal.address });
+    stops.push(() => receiverConnection.close());
+    const receiver = await startReceiverFromConfig({
+      config: loadConfig(stackEnv),
+      client: new Client({ connection: receiverConnection, namespace: temporal.namespace }),
     });
+    stops.push(() => receiver.stop());
+    // A key pool from the shell would point at the real service: the stack uses the dev key.
+    const config = loadConfig({ ...stackEnv, PCDS_WEBHOOK_PUBLIC_URL: receiver.url });
     const worker = await createWorker({ config });
     const running = worker.run();
     stops.push(async () => {
