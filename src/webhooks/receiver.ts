@@ -28,7 +28,7 @@ export interface WebhookReceiverOptions {
   /** 0 picks a free port. */
   port: number;
   host?: string;
-  /** Default: Fastify's pino logger at info level, to stderr. */
+  /** Default: Fastify's pino logger to stderr, warnings only (routine acknowledgements stay quiet). */
   log?: ReceiverLog;
   /** Largest body accepted, in bytes; a signal carries at most 2 MB. Default 1.5 MB. */
   bodyLimit?: number;
@@ -79,7 +79,7 @@ export async function startWebhookReceiver(
 ): Promise<WebhookReceiver> {
   const { settings, client } = options;
   const app = Fastify({
-    logger: options.log ? false : { level: 'info', serializers: { req: redactedRequest } },
+    logger: options.log ? false : { level: 'warn', serializers: { req: redactedRequest } },
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: options.bodyLimit ?? 1_500_000,
     // Workflow ids can be long; the default limit of 100 characters would turn them into 404s.
