@@ -1,0 +1,128 @@
+// `pcds batch start|status` run as child processes against the emulator and a worker: bad
+// launches are refused before anything runs, and a detached batch ends with one line per row.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { sampleRows } from '../../src/emulator';
+import { runCli, STACK_FRAME, startCliEnv, tempDir, type CliEnv, type CliResult } from './cli-env';
+
+let cli: CliEnv;
+let dir: string;
+const outputs: CliResult[] = [];
+const pcds = (...args: string[]) => runCli(args, cli.env, outputs);
+const runId = `${process.pid}-${Date.now().toString(36)}`;
+
+beforeAll(async () => {
+  cli = await startCliEnv();
+  dir = tempDir('batch');
+});
+afterAll(async () => {
+  await cli?.stop();
+});
+
+it('refuses a missing input file, an unknown column and an unknown endpoint, starting nothing', async () => {
+  const good = join(dir, 'good.csv');
+  writeFileSync(good, 'email\nsomeone@example.com\n');
+  const extraColumn = join(dir, 'extra-column.csv');
+  writeFileSync(extraColumn, 'email,favourite_colour\nsomeone@example.com,blue\n');
+  const missing = join(dir, 'missing.csv');
+  const out = (n: string) => join(dir, `${n}.jsonl`);
+  const ids = ['missing', 'column', 'endpoint'].map((n) => `refused-${n}-${runId}`);
+  const [noFile, badColumn, badEndpoint] = await Promise.all([
+    pcds('batch', 'start', '--id', ids[0], '-i', missing, '-o', out('a'), '--detach'),
+    pcds('batch', 'start', '--id', ids[1], '-i', extraColumn, '-o', out('b'), '--detach'),
+    pcds('batch', 'start', '--id', ids[2], '-e', 'no_such_endpoint', '-i', good, '-o', out('c')),
+  ]);
+  expect(noFile.code).toBe(2);
+  expect(noFile.stderr).toMatch(`error: cannot read the input file ${missing}: no such file`);
+  expect(badColumn.code).toBe(2);
+  expect(badColumn.stderr).toMatch(
+    /^error: column "favourite_colour" is not a parameter of person_enrichment/,
+  );
+  expect(badEndpoint.code).toBe(2);
+  expect(badEndpoint.stderr).toMatch(/^error: unknown endpoint "no_such_endpoint"/);
+  for (const r of [noFile, badColumn, badEndpoint]) {
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  }
+  for (const id of ids) {
+    await expect(cli.client.workflow.getHandle(`batch-${id}`).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
+  }
+  for (const n of ['a', 'b', 'c']) expect(existsSync(out(n))).toBe(false);
+  expect(cli.emulator.stats().jobsSubmitted).toBe(0);
+});
+
+it(
+  'a detached batch of 10 rows, one malformed, ends with exactly one line per row',
+  { timeout: 150_000 },
+  async () => {
+    const emails = sampleRows({ rows: 9 }).map((r) => r.email);
+    const badRow = 5;
+    emails.splice(badRow - 1, 0, 'not-an-email');
+    const input = join(dir, 'ten.csv');
+    writeFileSync(input, ['email', ...emails].join('\n') + '\n');
+    const output = join(dir, 'ten.jsonl');
+    const id = `cli-ten-${runId}`;
+
+    const started = await pcds('batch', 'start', '--id', id, '-i', input, '-o', output, '--detach');
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stdout).toBe(`batch ${id}\n`);
+    expect(started.stderr).toMatch(/^10 rows of .*ten\.csv -> .*ten\.jsonl$/m);
+
+    type Status = { state: string; total: number; done: number; found: number; failed: number };
+    let status: Status | undefined;
+    for (let attempt = 0; attempt < 15; attempt++) {
+      const r = await pcds('batch', 'status', id, '--json');
+      expect(r.code, r.stderr).toBe(0);
+      status = JSON.parse(r.stdout) as Status;
+      if (status.state === 'done') break;
+    }
+    expect(status).toMatchObject({ state: 'done', total: 10, done: 10, found: 9, failed: 1 });
+
+    const lines = readFileSync(output, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    expect(lines).toHaveLength(10);
+    const rows = lines.map(
+      (l) =>
+        JSON.parse(l) as {
+          row: number;
+          key: { email: string };
+          outcome: string;
+          code?: string;
+          message?: string;
+        },
+    );
+    expect(rows.map((r) => r.row).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    for (const r of rows) {
+      expect(r.key.email).toBe(emails[r.row - 1]);
+      if (r.row === badRow) {
+        expect(r).toMatchObject({ outcome: 'failed', code: 'invalid_row' });
+        expect(r.message).toMatch(/email/);
+        expect(r.message).not.toContain('not-an-email');
+      } else expect(r.outcome).toBe('found');
+    }
+    expect(existsSync(`${output}.summary.json`)).toBe(true);
+    expect(cli.emulator.stats().jobsSubmitted).toBe(9);
+  },
+);
+
+it('pcds batch status of an unknown id is a clear error', async () => {
+  const r = await pcds('batch', 'status', `no-such-batch-${runId}`, '--json');
+  expect(r.code).toBe(2);
+  expect(r.stdout).toBe('');
+  expect(r.stderr).toBe(
+    `error: no batch with id no-such-batch-${runId} (workflow batch-no-such-batch-${runId})\n`,
+  );
+});
+
+it('no output of this file shows the API key or secret', () => {
+  expect(outputs.length).toBeGreaterThanOrEqual(6);
+  for (const r of outputs) {
+    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_SECRET);
+    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_KEY);
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  }
+});

@@ -1,0 +1,250 @@
+// `pcds --help`, `pcds call` and `pcds usage` run as child processes against the emulator and a
+// worker: help from the catalogue, bad input refused before anything starts, found and empty
+// outcomes, and no secret or stack trace in what the command prints.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { ASYNC_ENDPOINTS, ENDPOINTS, getEndpoint } from '../../src/contract';
+import { sampleRows } from '../../src/emulator';
+import { runCli, STACK_FRAME, startCliEnv, type CliEnv, type CliResult } from './cli-env';
+
+let cli: CliEnv;
+const outputs: CliResult[] = [];
+const pcds = (...args: string[]) => runCli(args, cli.env, outputs);
+const runId = `${process.pid}-${Date.now().toString(36)}`;
+
+beforeAll(async () => {
+  cli = await startCliEnv();
+});
+afterAll(async () => {
+  await cli?.stop();
+});
+
+/** Lines of a help text under `heading`, up to the next blank line. */
+function section(text: string, heading: string): string[] {
+  const lines = text.split('\n');
+  const start = lines.indexOf(heading);
+  expect(start, `"${heading}" in:\n${text}`).toBeGreaterThanOrEqual(0);
+  const end = lines.indexOf('', start);
+  return lines.slice(start + 1, end < 0 ? undefined : end);
+}
+
+describe('help', () => {
+  it('pcds --help lists the commands', async () => {
+    const r = await pcds('--help');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    const commands = section(r.stdout, 'Commands:')
+      .map((l) => /^ {2}(\S+)/.exec(l)?.[1])
+      .filter(Boolean);
+    expect(commands).toEqual(
+      expect.arrayContaining([
+        'dev',
+        'call',
+        'worker',
+        'usage',
+        'emulator',
+        'webhooks',
+        'batch',
+        'search',
+        'demo',
+      ]),
+    );
+  });
+
+  it('pcds call --help lists every asynchronous endpoint of the catalogue, once', async () => {
+    const r = await pcds('call', '--help');
+    expect(r.code).toBe(0);
+    const listed = section(r.stdout, 'Endpoints:').map((l) => l.trim().split(/\s+/)[0]);
+    expect(listed).toEqual(ASYNC_ENDPOINTS.map((e) => e.name));
+    // The synchronous ones (feedback, usage) have no durable call; nothing else is left out.
+    expect(ENDPOINTS.filter((e) => !listed.includes(e.name)).map((e) => e.name)).toEqual([
+      'person_enrichment_feedback',
+      'usage',
+    ]);
+  });
+
+  it('pcds call <endpoint> --help lists each parameter of the endpoint once, with a type', async () => {
+    const names = ['person_enrichment', 'person_search', 'person_newsfeed'];
+    const results = await Promise.all(names.map((name) => pcds('call', name, '--help')));
+    for (const [i, r] of results.entries()) {
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+      const flags = section(r.stdout, 'Parameters:').map((l) => l.trim().split(' ')[0]);
+      const shape = (getEndpoint(names[i]).input as z.ZodObject).shape;
+      const expected = Object.keys(shape).map((f) => `--${f.replace(/_/g, '-')}`);
+      expect(new Set(flags)).toEqual(new Set(expected));
+      expect(flags).toHaveLength(expected.length);
+      expect(r.stdout).not.toContain('<any>');
+    }
+    const enrichment = results[0].stdout;
+    expect(enrichment).toMatch(/^ {2}--email <email>$/m);
+    expect(enrichment).toMatch(/^ {2}--social-media-url <uri>$/m);
+    expect(enrichment).toMatch(/^ {2}--lookup-mode <fast\|balanced\|deep>$/m);
+  });
+});
+
+describe('bad input starts nothing', () => {
+  const cases: { args: string[]; id?: string; message: RegExp }[] = [
+    { args: ['no_such_endpoint'], message: /unknown endpoint "no_such_endpoint"/ },
+    {
+      args: ['person_enrichment', '--email', 'not-an-email'],
+      id: 'person_enrichment',
+      message: /\bemail must be an email address/,
+    },
+    {
+      args: ['person_search', '--query', 'engineers', '--limit', '101'],
+      id: 'person_search',
+      message: /\blimit must be at most 100/,
+    },
+    {
+      args: ['person_enrichment', '--email', 'a@b.example', '--no-such-flag', 'x'],
+      id: 'person_enrichment',
+      message: /--no-such-flag is not a parameter of person_enrichment/,
+    },
+    { args: ['person_enrichment'], id: 'person_enrichment', message: /needs at least one of/ },
+  ];
+
+  it('each is refused with exit 2 and a message naming the problem', async () => {
+    const before = cli.emulator.stats();
+    const results = await Promise.all(
+      cases.map((c, i) =>
+        // An idempotency key names the workflow that would have started.
+        pcds('call', ...c.args, '--id', `refused-${runId}-${i}`),
+      ),
+    );
+    for (const [i, r] of results.entries()) {
+      const c = cases[i];
+      expect(r.code, `${c.args.join(' ')}: ${r.stderr}`).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(c.message);
+      expect(r.stderr).toMatch(/^error: /);
+      expect(r.stderr).not.toMatch(STACK_FRAME);
+    }
+    for (const [i, c] of cases.entries()) {
+      if (!c.id) continue;
+      await expect(
+        cli.client.workflow.getHandle(`call-${c.id}-refused-${runId}-${i}`).describe(),
+      ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    }
+    const count = await cli.client.workflow.count(`TaskQueue = "${cli.taskQueue}"`);
+    expect(count.count).toBe(0);
+    expect(cli.emulator.stats()).toEqual(before);
+    expect(before.requests).toEqual({});
+  });
+});
+
+describe('calls', () => {
+  const [known] = sampleRows({ rows: 1 });
+
+  it('prints the profile of a known email with outcome found', async () => {
+    const r = await pcds('call', 'person_enrichment', '--email', known.email);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as {
+      outcome: string;
+      status: string;
+      result: { best_business_email?: string; altemails?: string[]; displayname?: string };
+    };
+    expect(out.outcome).toBe('found');
+    expect(out.status).toBe('completed');
+    expect([out.result.best_business_email, ...(out.result.altemails ?? [])]).toContain(
+      known.email,
+    );
+    expect(out.result.displayname).toEqual(expect.any(String));
+    // stderr holds the workflow id (no personal data in it) and the Web UI link, nothing else.
+    expect(r.stderr).toMatch(/^call-person_enrichment-[0-9a-f-]{36} \(http:\/\/.+\)\n$/);
+    expect(r.stderr).not.toContain(known.email);
+  });
+
+  it('prints outcome empty for an unknown email', async () => {
+    const r = await pcds('call', 'person_enrichment', '--email', 'nobody.cli@unknown.pcds.dev');
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      outcome: 'empty',
+      requestId: expect.any(String),
+      status: 'completed',
+    });
+  });
+
+  it('--no-wait --id=<key> prints the workflow id and returns', async () => {
+    const key = `cli-no-wait-${runId}`;
+    const r = await pcds(
+      'call',
+      'person_enrichment',
+      '--email',
+      known.email,
+      `--id=${key}`,
+      '--no-wait',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { workflowId: string };
+    expect(out.workflowId).toBe(`call-person_enrichment-${key}`);
+    const result = (await cli.client.workflow.getHandle(out.workflowId).result()) as {
+      outcome: string;
+    };
+    expect(result.outcome).toBe('found');
+  });
+
+  it('a failed call exits 1 with the failure code and no stack', async () => {
+    const r = await pcds('call', 'person_enrichment', '--email', known.email, '--key-id', 'nokey');
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^error: unknown_key: /m);
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  });
+});
+
+describe('usage', () => {
+  it('pcds usage prints the usage fields of GET /usage', async () => {
+    const r = await pcds('usage');
+    expect(r.code, r.stderr).toBe(0);
+    const u = JSON.parse(r.stdout) as Record<string, unknown>;
+    expect(u).toEqual(
+      expect.objectContaining({
+        month: expect.any(Number),
+        year: expect.any(Number),
+        period: expect.stringMatching(/^\d{4}-\d{2}$/),
+        credits_used: {
+          total: expect.any(Number),
+          search: expect.any(Number),
+          enrichment: expect.any(Number),
+        },
+        requests_count: expect.objectContaining({ total: expect.any(Number) }),
+        limits: expect.objectContaining({
+          monthly_allocation: expect.any(Number),
+          available_credits: expect.any(Number),
+          is_unlimited: expect.any(Boolean),
+        }),
+        breakdown: expect.objectContaining({ total_credits_consumed: expect.any(Number) }),
+      }),
+    );
+    // The found enrichments of this file were charged to the dev key.
+    expect((u.credits_used as { enrichment: number }).enrichment).toBeGreaterThanOrEqual(1);
+  });
+
+  it('refuses a month out of range with exit 2', async () => {
+    const r = await pcds('usage', '--month', '13');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/month must be an integer from 1 to 12/);
+  });
+
+  it('a wrong secret is a clear error that does not echo the secret', async () => {
+    const wrong = 'wrong-secret-for-cli-test-0123456789';
+    const r = await runCli(['usage'], { ...cli.env, PCDS_API_SECRET: wrong });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: invalid_api_secret/m);
+    expect(r.stdout + r.stderr).not.toContain(wrong);
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  });
+});
+
+describe('output hygiene', () => {
+  it('no output of this file shows the API secret, and expected errors show no stack', () => {
+    expect(outputs.length).toBeGreaterThan(10);
+    for (const r of outputs) {
+      expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_SECRET);
+      expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_KEY);
+      expect(r.stderr).not.toMatch(STACK_FRAME);
+    }
+  });
+});

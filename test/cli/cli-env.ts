@@ -1,0 +1,153 @@
+// What the CLI tests share: the real `pcds` command run as a child process with a controlled
+// environment, and an emulator plus an in-process worker for it to talk to.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { loadConfig } from '../../src/config';
+import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
+import { projectRoot } from '../../src/temporal/cli-binary';
+import { createWorker } from '../../src/worker';
+import {
+  DEFAULT_WORKFLOWS_PATH,
+  connectClient,
+  temporalAddress,
+  testNamespace,
+  uniqueTaskQueue,
+  workflowBundle,
+} from '../harness/temporal';
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+const PCDS_BIN = join(projectRoot(), 'bin', 'pcds.mjs');
+
+/**
+ * The environment of a child: PATH and HOME from ours, nothing else of ours (a developer's own
+ * PCDS_ variables must not leak in), then `env`.
+ */
+export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NO_COLOR: '1',
+    ...env,
+  };
+}
+
+/** Starts `pcds <args>` without waiting for it. */
+export function spawnCli(args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [PCDS_BIN, ...args], {
+    cwd: projectRoot(),
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** Runs `pcds <args>` to its end; every result is also kept in `log` for hygiene checks. */
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  log?: CliResult[],
+): Promise<CliResult> {
+  const child = spawnCli(args, env);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const result = await new Promise<CliResult>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+  log?.push(result);
+  return result;
+}
+
+/** A stack frame line, which an expected error must never print. */
+export const STACK_FRAME = /^\s+at .+[:(]/m;
+
+export const tempDir = (prefix: string) => mkdtempSync(join(tmpdir(), `pcds-cli-${prefix}-`));
+
+export interface CliEnv {
+  emulator: RunningEmulator;
+  taskQueue: string;
+  /** PCDS_ variables for the child: the emulator, its dev key, the test server, the task queue. */
+  env: Record<string, string>;
+  client: Client;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // Another part of this test process installed one first: keep it.
+  }
+}
+
+/**
+ * An emulator with short latencies and no rate limits, and a worker (the project's own
+ * createWorker, shared throttle off) polling a fresh task queue on the test server.
+ */
+export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): Promise<CliEnv> {
+  quietRuntime();
+  const emulator = await startEmulator({
+    port: 0,
+    latency: { queuedMs: 20, processingMs: 60 },
+    limits: { enabled: false },
+    ...emulatorOptions,
+  });
+  const taskQueue = uniqueTaskQueue('cli');
+  const env: Record<string, string> = {
+    PCDS_BASE_URL: emulator.url,
+    PCDS_API_KEY: emulator.devKey.key,
+    PCDS_API_SECRET: emulator.devKey.secret,
+    PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+    PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+    PCDS_TASK_QUEUE: taskQueue,
+    PCDS_THROTTLE: 'off',
+    PCDS_POLL_INTERVAL_MS: '100',
+    PCDS_HTTP_TIMEOUT_MS: '5000',
+  };
+  let connection: Connection | undefined;
+  try {
+    const connected = await connectClient();
+    connection = connected.connection;
+    const worker = await createWorker({
+      config: loadConfig(env),
+      taskQueue,
+      workerOptions: {
+        workflowBundle: await workflowBundle(DEFAULT_WORKFLOWS_PATH),
+        // Worker.create in 0.2 s instead of 2-3 s on two cores; see test/harness.
+        debugMode: true,
+        shutdownGraceTime: '1s',
+      },
+    });
+    const running = worker.run();
+    return {
+      emulator,
+      taskQueue,
+      env,
+      client: connected.client,
+      async stop() {
+        worker.shutdown();
+        await running;
+        await connected.connection.close();
+        await emulator.stop();
+      },
+    };
+  } catch (err) {
+    await connection?.close();
+    await emulator.stop();
+    throw err;
+  }
+}

@@ -1,0 +1,84 @@
+// `pcds emulator` and `pcds emulator sample` run as child processes: the banner's address and dev
+// key work, SIGINT stops the server, and the sample file is the seeded dataset's rows.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { sampleRows } from '../../src/emulator';
+import { runCli, spawnCli, STACK_FRAME, tempDir } from './cli-env';
+
+it('pcds emulator --port 0 prints its address and a dev key that works, and stops on SIGINT', async () => {
+  const child = spawnCli(['emulator', '--port', '0', '--no-limits'], {});
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  try {
+    await new Promise<void>((resolve, reject) => {
+      child.stdout?.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        if (/export PCDS_BASE_URL=.*\n/.test(stdout)) resolve();
+      });
+      void exited.then((code) => reject(new Error(`exited ${code} before its banner:\n${stderr}`)));
+    });
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\n/.exec(stdout)?.[1];
+    const key = /API key: +(\S+)/.exec(stdout)?.[1];
+    const secret = /API secret: +(\S+)/.exec(stdout)?.[1];
+    expect(url, stdout).toBeDefined();
+    expect(key).toMatch(/^pcds_dev_/);
+    expect(secret).toBeDefined();
+    expect(url).not.toMatch(/:0$/);
+
+    const usage = await fetch(`${url}/usage`, {
+      headers: { 'X-API-Key': key!, 'X-API-Secret': secret! },
+    });
+    expect(usage.status).toBe(200);
+    expect(((await usage.json()) as { success: boolean }).success).toBe(true);
+
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    await expect(fetch(`${url}/usage`)).rejects.toThrow();
+    expect(stderr).toBe('');
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+it('pcds emulator sample --rows 10 writes a header and the 10 seeded rows', async () => {
+  const file = join(tempDir('sample'), 'leads.csv');
+  const r = await runCli(['emulator', 'sample', '--rows', '10', '-o', file], {});
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toBe(`wrote 10 rows to ${file}\n`);
+  const lines = readFileSync(file, 'utf8').split('\n');
+  expect(lines.pop()).toBe('');
+  expect(lines).toEqual(['email', ...sampleRows({ rows: 10, seed: 42 }).map((row) => row.email)]);
+  for (const email of lines.slice(1)) expect(email).toMatch(/^[^@\s]+@[^@\s]+\.[a-z]+$/);
+});
+
+it('pcds emulator sample reports bad shares and unwritable files without a stack', async () => {
+  const dir = tempDir('sample-bad');
+  const [shares, unwritable] = await Promise.all([
+    runCli(
+      [
+        'emulator',
+        'sample',
+        '--rows',
+        '10',
+        '-o',
+        join(dir, 'x.csv'),
+        '--unknown-share',
+        '0.8',
+        '--bad-share',
+        '0.5',
+      ],
+      {},
+    ),
+    runCli(['emulator', 'sample', '--rows', '10', '-o', join(dir, 'no', 'such', 'dir.csv')], {}),
+  ]);
+  expect(shares.code).toBe(2);
+  expect(shares.stderr).toBe('error: --unknown-share plus --bad-share must be at most 1\n');
+  expect(unwritable.code).toBe(1);
+  expect(unwritable.stderr).toMatch(/^error: ENOENT: no such file or directory/);
+  expect(unwritable.stderr).not.toMatch(STACK_FRAME);
+});
