@@ -42,6 +42,8 @@ export function reportError(err: unknown): number {
         'ServiceError',
         'TransportError',
         'UnknownKeyError',
+        'EmulatorOptionsError',
+        'WebhookConfigError',
       ].includes(err.name));
   if (err instanceof Error && known) {
     const code = (err as { code?: unknown }).code;
