@@ -1,6 +1,7 @@
 // `pcds emulator` and `pcds emulator sample` run as child processes: the banner's address and dev
-// key work, SIGINT stops the server, and the sample file is the seeded dataset's rows.
-import { readFileSync } from 'node:fs';
+// key work, SIGINT stops the server, and the sample file is the seeded dataset's rows. Also the
+// commands' answers to bad configuration, which need no running stack.
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator';
@@ -81,4 +82,25 @@ it('pcds emulator sample reports bad shares and unwritable files without a stack
   expect(unwritable.code).toBe(1);
   expect(unwritable.stderr).toMatch(/^error: ENOENT: no such file or directory/);
   expect(unwritable.stderr).not.toMatch(STACK_FRAME);
+});
+
+it('configuration problems and an unreachable Temporal are one line naming them, without a stack', async () => {
+  const config = join(tempDir('emulator-config'), 'emulator.json');
+  writeFileSync(config, '{"timeScale": "fast"}');
+  const nowhere = { PCDS_TEMPORAL_ADDRESS: '127.0.0.1:1' };
+  const [emulator, webhooks, worker, call] = await Promise.all([
+    runCli(['emulator', '--config', config], {}),
+    runCli(['webhooks'], {}),
+    runCli(['worker'], nowhere),
+    runCli(['call', 'person_enrichment', '--email', 'someone@example.com'], nowhere),
+  ]);
+  expect(emulator.stderr).toMatch(/^error: invalid emulator options: timeScale .*\n$/);
+  expect(webhooks.stderr).toMatch(/^error: webhooks need PCDS_WEBHOOK_PUBLIC_URL.*\n$/);
+  for (const r of [worker, call])
+    expect(r.stderr).toMatch(/^error: cannot reach Temporal at 127\.0\.0\.1:1 .*\n$/m);
+  for (const r of [emulator, webhooks, worker, call]) {
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  }
 });
