@@ -68,6 +68,7 @@ interface Pending {
 }
 
 const UPDATE_ATTEMPTS = 6;
+const MAX_MOVES = 5;
 
 export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): WorkflowPermitGate {
   const { client, taskQueue } = options;
@@ -98,25 +99,43 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
     settingsFor,
     async acquire(keyId: string, kind: RequestKind, signal?: AbortSignal): Promise<void> {
       const keyChannel = channel(keyId);
-      let request: PermitRequest = { kind };
-      let lateConfirmed = false;
+      const halfMargin = keyChannel.settings.marginMs / 2;
+      let answer = await keyChannel.ask({ kind, leadMs: keyChannel.leadMs() });
+      let moves = 0;
       for (;;) {
         signal?.throwIfAborted();
-        const answer = await keyChannel.ask(request);
         if (answer.kind === 'refused') throw new PermitRefusedError(keyId, answer.since);
         if (answer.kind === 'retry') {
           // A little spread, so the callers told the same time do not all come back at once.
           await sleepUntil(answer.retryAt + Math.random() * 100, signal);
-          request = { kind };
+          answer = await keyChannel.ask({ kind, leadMs: keyChannel.leadMs() });
           continue;
         }
+        if (answer.confirm) {
+          // Confirm one round trip ahead, so the answer is back by the reserved time.
+          await sleepUntil(answer.at - keyChannel.leadMs(), signal);
+          answer = await keyChannel.ask({
+            kind,
+            confirmAt: answer.at,
+            leadMs: keyChannel.leadMs(),
+          });
+          continue;
+        }
+        // An answer that came back after its time, or a wake-up delayed by a busy process, would be
+        // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
+        // a process slower than that still sends, and a 429 would teach the throttle).
         await sleepUntil(answer.at, signal);
-        // An answer that arrived late (a slow round trip) is re-checked once, at its real send time.
-        const late: boolean =
-          !lateConfirmed && Date.now() - answer.at > keyChannel.settings.marginMs / 2;
-        if (!answer.confirm && !late) return;
-        lateConfirmed ||= late;
-        request = { kind, confirmAt: answer.at };
+        if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
+          moves += 1;
+          answer = await keyChannel.ask({
+            kind,
+            confirmAt: answer.at,
+            leadMs: keyChannel.leadMs(),
+            move: true,
+          });
+          continue;
+        }
+        return;
       }
     },
     async rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void> {
@@ -142,6 +161,8 @@ class KeyChannel {
   /** Until the first update succeeds, updates go with a start (the workflow may not exist yet). */
   private mayNeedStart = true;
   private readonly workflowId: string;
+  /** Smoothed round trip of a permit update, the lead asked for grants. */
+  private roundTripMs = 150;
 
   constructor(
     private readonly client: Client,
@@ -150,6 +171,11 @@ class KeyChannel {
     readonly settings: ThrottleSettings,
   ) {
     this.workflowId = throttleWorkflowId(keyId);
+  }
+
+  /** Twice the smoothed round trip: grants start that far ahead, so they arrive before their time. */
+  leadMs(): number {
+    return Math.min(5_000, Math.max(50, Math.round(2 * this.roundTripMs)));
   }
 
   ask(request: PermitRequest): Promise<PermitAnswer> {
@@ -167,8 +193,10 @@ class KeyChannel {
       requests: taken.map((p) => p.request),
       limits: this.settings.limits,
     };
+    const sentAt = Date.now();
     this.update(permitsUpdate, [batch])
       .then((answers) => {
+        this.roundTripMs = 0.8 * this.roundTripMs + 0.2 * (Date.now() - sentAt);
         if (answers.length !== taken.length)
           throw new Error(`throttle answered ${answers.length} of ${taken.length} requests`);
         taken.forEach((p, i) => p.resolve(answers[i]));

@@ -34,6 +34,10 @@ export interface ThrottleInput {
 export interface PermitRequest {
   kind: PermitKind;
   confirmAt?: number;
+  /** How long the answer takes to reach the caller (its measured round trip): grants start that late. */
+  leadMs?: number;
+  /** With confirmAt: the caller is past the reserved time; move the reservation to a fresh slot. */
+  move?: boolean;
 }
 
 /** The requests one worker process gathered for a key; answered in order. */

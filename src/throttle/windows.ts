@@ -23,7 +23,13 @@ export interface ThrottleSettings {
   marginMs: number;
   /** Reservations farther ahead than this are not made: the caller asks again later. */
   horizonMs: number;
-  /** A reservation later than now + this must be confirmed by the caller before it sends. */
+  /**
+   * Time between a grant and its send that a caller asks for when it does not say: the answer's
+   * trip back to the caller. A grant is for now + lead, so every request is sent at the time the
+   * log records, whether it waited or not (late answers are moved, see `confirm`).
+   */
+  leadMs: number;
+  /** A reservation later than now + lead + this must be confirmed by the caller before it sends. */
   confirmAfterMs: number;
   /** Share of the minute window that polls leave to other kinds (submits, page reads, usage). */
   submitShare: number;
@@ -51,6 +57,8 @@ export interface ThrottleState {
   adjustedAt: { minute: number; hour: number };
   closedUntil: number;
   closedReason?: string;
+  /** Latest time of a grant its caller sends without confirming: a 429 cannot stop those. */
+  lastUnconfirmedAt: number;
   /** After a closure, until this time the minute window allows half its limit. */
   easeUntil: number;
   breaker: { open: boolean; since?: number; reason?: string; resetAt?: number; resetBy?: string };
@@ -77,6 +85,7 @@ export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSe
     // Arrival jitter does not shrink with the time scale: keep an absolute floor.
     marginMs: Math.max(200, Math.round(minuteMs * 0.01)),
     horizonMs: minuteMs / 2,
+    leadMs: 250,
     confirmAfterMs: 50,
     submitShare: 0.1,
     submitShareLeadMs: Math.round(minuteMs * 0.05),
@@ -93,6 +102,7 @@ export function createThrottleState(settings: ThrottleSettings, now: number): Th
     effective: { ...settings.limits },
     adjustedAt: { minute: now, hour: now },
     closedUntil: 0,
+    lastUnconfirmedAt: 0,
     easeUntil: 0,
     breaker: { open: false },
     recent429s: [],
@@ -137,13 +147,18 @@ export function configureLimits(state: ThrottleState, limits: WindowLimits): voi
 }
 
 /** Hands out the earliest time one more request of `kind` fits, and records it. */
-export function reserve(state: ThrottleState, now: number, kind: PermitKind): PermitAnswer {
+export function reserve(
+  state: ThrottleState,
+  now: number,
+  kind: PermitKind,
+  leadMs: number = state.settings.leadMs,
+): PermitAnswer {
   prepare(state, now);
   if (state.breaker.open && kind === 'submit') {
     state.counts.refused += 1;
     return { kind: 'refused', code: 'insufficient_credits', since: state.breaker.since ?? now };
   }
-  const { at, boundBy } = earliestFit(state, now, kind);
+  const { at, boundBy } = earliestFit(state, now, kind, now + leadMs);
   const s = state.settings;
   if (at > now + s.horizonMs) {
     state.counts.retryLater += 1;
@@ -151,7 +166,9 @@ export function reserve(state: ThrottleState, now: number, kind: PermitKind): Pe
   }
   insertSorted(state.log, at);
   state.counts[kind] += 1;
-  return { kind: 'granted', at, confirm: at > now + s.confirmAfterMs };
+  const mustConfirm = at > now + leadMs + s.confirmAfterMs;
+  if (!mustConfirm) state.lastUnconfirmedAt = Math.max(state.lastUnconfirmedAt, at);
+  return { kind: 'granted', at, confirm: mustConfirm };
 }
 
 /**
@@ -165,6 +182,9 @@ export function confirm(
   now: number,
   at: number,
   kind: PermitKind,
+  leadMs: number = state.settings.leadMs,
+  /** The caller knows it is late (its clock says so): move the reservation whatever ours says. */
+  move = false,
 ): PermitAnswer {
   prepare(state, now);
   const index = indexOf(state.log, at);
@@ -186,10 +206,12 @@ export function confirm(
   }
   // A grant that reached its caller late (a slow answer) would be sent later than the log says,
   // beyond what the margin absorbs: move it to now, where the windows are checked again.
-  if (index >= 0 && now - at <= state.settings.marginMs / 2)
+  if (index >= 0 && !move && now - at <= state.settings.marginMs / 2) {
+    state.lastUnconfirmedAt = Math.max(state.lastUnconfirmedAt, at);
     return { kind: 'granted', at, confirm: false };
+  }
   drop();
-  return reserve(state, now, kind);
+  return reserve(state, now, kind, leadMs);
 }
 
 /**
@@ -215,7 +237,7 @@ export function rateLimited(
   const window: 'minute' | 'hour' = wait > s.minuteMs + s.marginMs ? 'hour' : 'minute';
   const span = (window === 'minute' ? s.minuteMs : s.hourMs) + s.marginMs;
   // Requests already on their way (granted without confirmation) stay counted.
-  const sentBy = now + s.confirmAfterMs;
+  const sentBy = Math.max(now + s.confirmAfterMs, state.lastUnconfirmedAt ?? 0);
   const inWindow = countIn(state.log, now - span, now);
   const limit = window === 'minute' ? state.effective.perMinute : state.effective.perHour;
   // The refused request is in the log: the service allowed at most the others. One 429 at most
@@ -370,12 +392,13 @@ function earliestFit(
   state: ThrottleState,
   now: number,
   kind: PermitKind,
+  from: number,
 ): { at: number; boundBy: 'closed' | 'minute_window' | 'hour_window' } {
   const s = state.settings;
   const log = state.log;
   const minuteSpan = s.minuteMs + s.marginMs;
   const hourSpan = s.hourMs + s.marginMs;
-  const start = Math.max(now, state.closedUntil);
+  const start = Math.max(from, state.closedUntil);
   const fitsAt = (t: number): 'minute_window' | 'hour_window' | null => {
     const eff = effectiveAt(state, t);
     if (!fits(log, t, minuteSpan, limitFor(state, eff.minute, kind, t, now)))

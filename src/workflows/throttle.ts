@@ -68,8 +68,8 @@ export async function throttle(input: ThrottleInput): Promise<void> {
       const now = Date.now();
       const answers = batch.requests.map((r) =>
         r.confirmAt !== undefined
-          ? confirm(state, now, r.confirmAt, r.kind)
-          : reserve(state, now, r.kind),
+          ? confirm(state, now, r.confirmAt, r.kind, r.leadMs, r.move === true)
+          : reserve(state, now, r.kind, r.leadMs),
       );
       publish();
       return answers;
@@ -131,6 +131,12 @@ function validatePermitBatch(batch: PermitBatch): void {
   }
   for (const r of batch.requests) {
     if (!KINDS.has(r?.kind)) throw new TypeError(`unknown permit kind ${JSON.stringify(r?.kind)}`);
+    if (
+      r.leadMs !== undefined &&
+      !(Number.isFinite(r.leadMs) && r.leadMs >= 0 && r.leadMs <= 10_000)
+    ) {
+      throw new TypeError('leadMs must be between 0 and 10000 milliseconds');
+    }
     if (r.confirmAt !== undefined && !Number.isFinite(r.confirmAt))
       throw new TypeError('confirmAt must be epoch milliseconds');
   }

@@ -43,9 +43,9 @@ describe('workflow permit gate', () => {
         const times: number[] = [];
         await Promise.all(
           Array.from({ length: 15 }, (_, i) =>
-            gates[i % 2].gate.acquire(keyId, i % 3 === 0 ? 'submit' : 'poll').then(() =>
-              times.push(Date.now()),
-            ),
+            gates[i % 2].gate
+              .acquire(keyId, i % 3 === 0 ? 'submit' : 'poll')
+              .then(() => times.push(Date.now())),
           ),
         );
         times.sort((a, b) => a - b);

@@ -27,6 +27,7 @@ function settings(over: Partial<ThrottleSettings> = {}): ThrottleSettings {
     hourMs: 10_000,
     marginMs: 50,
     horizonMs: 100_000,
+    leadMs: 0,
     confirmAfterMs: 5,
     submitShare: 0,
     submitShareLeadMs: 0,
@@ -55,6 +56,21 @@ describe('reserve', () => {
     expect(ats).toEqual(Array(10).fill(T0));
     const eleventh = reserve(state, T0, 'submit');
     expect(eleventh).toEqual({ kind: 'granted', at: T0 + 1_050, confirm: true });
+  });
+
+  it('grants for now plus the lead the caller asks for, so a slow answer is still in time', () => {
+    const state = createThrottleState(settings(), T0);
+    expect(reserve(state, T0, 'poll', 120)).toEqual({
+      kind: 'granted',
+      at: T0 + 120,
+      confirm: false,
+    });
+    for (let i = 0; i < 9; i++) reserve(state, T0, 'poll', 120);
+    expect(reserve(state, T0, 'poll', 120)).toEqual({
+      kind: 'granted',
+      at: T0 + 1_170,
+      confirm: true,
+    });
   });
 
   it('does not ask to confirm a reservation for now', () => {
@@ -170,6 +186,21 @@ describe('after a 429', () => {
       reason: 'closed',
     });
     expect(state.log.filter((t) => t > T0 + 1_000)).toEqual([]);
+  });
+
+  it('keeps counting grants already on their way when a 429 comes, and drops the ones still to confirm', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 3, perHour: 100 } }), T0);
+    const onTheirWay = [
+      granted(reserve(state, T0, 'poll', 200)),
+      granted(reserve(state, T0, 'poll', 200)),
+    ];
+    const waiting = reserve(state, T0, 'poll', 200);
+    const laterStill = reserve(state, T0, 'poll', 200);
+    expect(laterStill).toMatchObject({ kind: 'granted', confirm: true });
+    expect(waiting).toMatchObject({ kind: 'granted', confirm: false });
+    rateLimited(state, T0 + 100, 1_000);
+    // The three sent without confirmation stay in the log; the one that must confirm is gone.
+    expect(state.log).toEqual([...onTheirWay, T0 + 200]);
   });
 
   it('eases back in: half the minute limit for one window after reopening, then the full limit', () => {

@@ -1,0 +1,78 @@
+// What the throttle's integration tests share: the emulator with small, time-scaled limits, the
+// matching worker configuration, and counters read from the emulator.
+import { createPcdsClient, type PcdsClient } from '../../src/client';
+import { loadConfig, type Config } from '../../src/config';
+import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator';
+import { connectClient, testNamespace } from '../harness/temporal';
+
+/** A "minute" of 3 s and an "hour" of 180 s. */
+export const TIME_SCALE = 0.05;
+export const MINUTE_MS = 60_000 * TIME_SCALE;
+
+export async function startLimitedEmulator(limits: {
+  perMinute: number;
+  perHour: number;
+}): Promise<RunningEmulator> {
+  return startEmulator({
+    port: 0,
+    timeScale: TIME_SCALE,
+    // Jobs of about 1 s (scaled): a few polls each.
+    latency: { queuedMs: 2_000, processingMs: 18_000 },
+    limits: { enabled: true, ...limits },
+  });
+}
+
+/**
+ * Worker settings (as environment variables) for the emulator's dev key with the shared throttle
+ * on. The key gets a label of its own (`keyId`), so each test has its own throttle workflow on
+ * the shared dev server.
+ */
+export function throttledEnv(
+  emulator: RunningEmulator,
+  limits: { perMinute: number; perHour: number },
+  keyId: string,
+): Record<string, string> {
+  return {
+    PCDS_BASE_URL: emulator.url,
+    PCDS_API_KEYS: JSON.stringify([{ ...emulator.devKey, id: keyId }]),
+    PCDS_HTTP_TIMEOUT_MS: '5000',
+    PCDS_THROTTLE: 'on',
+    PCDS_THROTTLE_TIME_SCALE: String(TIME_SCALE),
+    PCDS_RATE_PER_MINUTE: String(limits.perMinute),
+    PCDS_RATE_PER_HOUR: String(limits.perHour),
+  };
+}
+
+export function throttledConfig(
+  emulator: RunningEmulator,
+  limits: { perMinute: number; perHour: number },
+  keyId: string,
+): Config {
+  return loadConfig(throttledEnv(emulator, limits, keyId));
+}
+
+/** Every request the emulator counted for the key, 429s included. */
+export function requestsSeen(emulator: RunningEmulator, keyId: string): number {
+  return Object.values(emulator.stats(keyId).requests).reduce((a, b) => a + b, 0);
+}
+
+export async function pcdsClient(
+  taskQueue: string,
+): Promise<{ client: PcdsClient; close(): Promise<void> }> {
+  const { connection } = await connectClient();
+  const client = await createPcdsClient({
+    connection,
+    taskQueue,
+    namespace: testNamespace(),
+    defaults: { pollIntervalMs: 400, maxWaitMs: 120_000 },
+  });
+  return {
+    client,
+    async close() {
+      await client.close();
+      await connection.close();
+    },
+  };
+}
+
+export const emails = (n: number): string[] => sampleRows({ rows: n }).map((r) => r.email);

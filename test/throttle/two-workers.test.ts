@@ -1,0 +1,94 @@
+// Two worker processes on one key share its throttle: together they complete many calls and the
+// emulator, enforcing the same (time-scaled) limits, answers no 429.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { RunningEmulator } from '../../src/emulator';
+import { projectRoot } from '../../src/temporal/cli-binary';
+import { readThrottleStatus } from '../../src/throttle/operator';
+import {
+  connectClient,
+  temporalAddress,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal';
+import {
+  emails,
+  MINUTE_MS,
+  pcdsClient,
+  requestsSeen,
+  startLimitedEmulator,
+  throttledEnv,
+} from './env';
+
+const LIMITS = { perMinute: 12, perHour: 120 };
+let emulator: RunningEmulator;
+
+beforeAll(async () => {
+  emulator = await startLimitedEmulator(LIMITS);
+});
+afterAll(async () => {
+  await emulator?.stop();
+});
+
+/** `node --import tsx src/worker.ts` on a task queue, throttle on; resolves when it polls. */
+async function spawnWorker(taskQueue: string, keyId: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: projectRoot(),
+    env: {
+      ...process.env,
+      ...throttledEnv(emulator, LIMITS, keyId),
+      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+      PCDS_TASK_QUEUE: taskQueue,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      log += d.toString();
+      if (log.includes('worker polling task queue')) resolve();
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`worker exited (${code}) before polling:\n${log}`)),
+    );
+  });
+  return child;
+}
+
+it('two worker processes on one key complete many calls without a single 429', async () => {
+  const taskQueue = uniqueTaskQueue('throttle-2w');
+  const keyId = `key-${taskQueue}`;
+  const workers = await Promise.all([spawnWorker(taskQueue, keyId), spawnWorker(taskQueue, keyId)]);
+  const { client, close } = await pcdsClient(taskQueue);
+  try {
+    const started = Date.now();
+    const handles = await Promise.all(
+      emails(24).map((email) => client.startCall('person_enrichment', { email }, { keyId })),
+    );
+    const outcomes = await Promise.all(handles.map((h) => h.result()));
+    const elapsed = Date.now() - started;
+    expect(outcomes.map((o) => o.outcome).every((o) => o === 'found' || o === 'empty')).toBe(true);
+    const seen = requestsSeen(emulator, emulator.devKey.id);
+    // Far more requests than one window allows: the limits were binding, not idle.
+    expect(seen).toBeGreaterThan(3 * LIMITS.perMinute);
+    expect(emulator.stats(emulator.devKey.id).rateLimited).toBe(0);
+    // Bursting to the limit, the work took about as many windows as the requests need, not more.
+    expect(elapsed).toBeLessThan((seen / LIMITS.perMinute + 3) * MINUTE_MS);
+    const { client: temporal, connection } = await connectClient();
+    try {
+      const [status] = await readThrottleStatus(temporal, [keyId]);
+      expect(status.snapshot.recent429s).toEqual([]);
+      expect(status.snapshot.hour.used).toBeGreaterThanOrEqual(seen);
+    } finally {
+      await connection.close();
+    }
+  } finally {
+    await close();
+    for (const w of workers) {
+      w.kill('SIGTERM');
+      await once(w, 'exit');
+    }
+  }
+}, 150_000);
