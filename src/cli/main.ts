@@ -7,6 +7,7 @@ import { registerDevCommand } from './dev';
 import { registerEmulatorCommand } from './emulator';
 import { reportError } from './output';
 import { registerSearchCommand } from './search';
+import { registerThrottleCommand } from './throttle';
 import { registerUsageCommand } from './usage';
 import { registerWebhooksCommand } from './webhooks';
 import { registerWorkerCommand } from './worker';
@@ -32,6 +33,7 @@ registerWebhooksCommand(program);
 registerBatchCommand(program);
 registerSearchCommand(program);
 registerDemoCommand(program);
+registerThrottleCommand(program);
 
 try {
   await program.parseAsync(process.argv);

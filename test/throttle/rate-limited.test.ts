@@ -93,4 +93,4 @@ it('closes the key for every caller until Retry-After has passed, then the calls
     await clients.close();
     await connection.close();
   }
-});
+}, 150_000);

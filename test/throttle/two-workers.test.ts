@@ -12,14 +12,7 @@ import {
   testNamespace,
   uniqueTaskQueue,
 } from '../harness/temporal';
-import {
-  emails,
-  MINUTE_MS,
-  pcdsClient,
-  requestsSeen,
-  startLimitedEmulator,
-  throttledEnv,
-} from './env';
+import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledEnv } from './env';
 
 const LIMITS = { perMinute: 12, perHour: 120 };
 let emulator: RunningEmulator;
@@ -63,19 +56,15 @@ it('two worker processes on one key complete many calls without a single 429', a
   const workers = await Promise.all([spawnWorker(taskQueue, keyId), spawnWorker(taskQueue, keyId)]);
   const { client, close } = await pcdsClient(taskQueue);
   try {
-    const started = Date.now();
     const handles = await Promise.all(
       emails(24).map((email) => client.startCall('person_enrichment', { email }, { keyId })),
     );
     const outcomes = await Promise.all(handles.map((h) => h.result()));
-    const elapsed = Date.now() - started;
     expect(outcomes.map((o) => o.outcome).every((o) => o === 'found' || o === 'empty')).toBe(true);
     const seen = requestsSeen(emulator, emulator.devKey.id);
     // Far more requests than one window allows: the limits were binding, not idle.
     expect(seen).toBeGreaterThan(3 * LIMITS.perMinute);
     expect(emulator.stats(emulator.devKey.id).rateLimited).toBe(0);
-    // Bursting to the limit, the work took about as many windows as the requests need, not more.
-    expect(elapsed).toBeLessThan((seen / LIMITS.perMinute + 3) * MINUTE_MS);
     const { client: temporal, connection } = await connectClient();
     try {
       const [status] = await readThrottleStatus(temporal, [keyId]);

@@ -1,0 +1,68 @@
+// `pcds throttle status [--key id] [--json]` and `pcds throttle resume <keyId>`: the shared
+// throttle's state per key, and closing a key's credit breaker once credits were added.
+import { Client, Connection } from '@temporalio/client';
+import type { Command } from 'commander';
+import { loadConfig } from '../config';
+import { readThrottleStatus, resumeCredits, UnknownThrottleError } from '../throttle/operator';
+import { formatThrottleStatus } from '../throttle/status-text';
+import { action, CliError, printJson } from './output';
+
+async function withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
+  try {
+    return await fn(new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE }));
+  } catch (err) {
+    if (err instanceof UnknownThrottleError) throw new CliError(err.message);
+    throw err;
+  } finally {
+    await connection.close();
+  }
+}
+
+export function registerThrottleCommand(program: Command): Command {
+  const throttle = program
+    .command('throttle')
+    .description('the shared rate throttle of each key: state, credit breaker');
+  throttle
+    .command('status')
+    .description(
+      'permits used per window, callers waiting, closures, learned limits, credit breaker, recent 429s',
+    )
+    .option('--key <id>', 'only this key id (default: every key with a running throttle)')
+    .option('--json', 'print the state as JSON')
+    .action(
+      action(async (opts: { key?: string; json?: boolean }) => {
+        await withTemporal(async (client) => {
+          const statuses = await readThrottleStatus(client, opts.key ? [opts.key] : undefined);
+          if (opts.json) return printJson(statuses);
+          if (statuses.length === 0) {
+            process.stdout.write(
+              'no throttle is running yet (each key starts its own with its first request)\n',
+            );
+            return;
+          }
+          process.stdout.write(statuses.map(formatThrottleStatus).join('\n\n') + '\n');
+        });
+      }),
+    );
+  throttle
+    .command('resume')
+    .description(
+      "close a key's credit breaker after a 402 (once credits were added): submits go again",
+    )
+    .argument('<keyId>', 'the key id (as configured; never the key itself)')
+    .action(
+      action(async (keyId: string) => {
+        await withTemporal(async (client) => {
+          const { wasOpen } = await resumeCredits(client, keyId, 'pcds throttle resume');
+          process.stdout.write(
+            wasOpen
+              ? `credit breaker of key ${keyId} closed: submits resume\n`
+              : `credit breaker of key ${keyId} was not open\n`,
+          );
+        });
+      }),
+    );
+  return throttle;
+}
