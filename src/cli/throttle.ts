@@ -3,7 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
-import { readThrottleStatus, resumeCredits, UnknownThrottleError } from '../throttle/operator';
+import { readEachThrottleStatus, resumeCredits, UnknownThrottleError } from '../throttle/operator';
 import { formatThrottleStatus } from '../throttle/status-text';
 import { action, CliError, printJson } from './output';
 
@@ -34,15 +34,19 @@ export function registerThrottleCommand(program: Command): Command {
     .action(
       action(async (opts: { key?: string; json?: boolean }) => {
         await withTemporal(async (client) => {
-          const statuses = await readThrottleStatus(client, opts.key ? [opts.key] : undefined);
-          if (opts.json) return printJson(statuses);
-          if (statuses.length === 0) {
+          const readings = await readEachThrottleStatus(client, opts.key ? [opts.key] : undefined);
+          if (opts.json) return printJson(readings);
+          if (readings.length === 0) {
             process.stdout.write(
               'no throttle is running yet (each key starts its own with its first request)\n',
             );
             return;
           }
-          process.stdout.write(statuses.map(formatThrottleStatus).join('\n\n') + '\n');
+          if (opts.key && readings[0]?.error) throw new CliError(readings[0].error);
+          const blocks = readings.map((r) =>
+            r.status ? formatThrottleStatus(r.status) : `key ${r.keyId}\n  ${r.error}`,
+          );
+          process.stdout.write(blocks.join('\n\n') + '\n');
         });
       }),
     );

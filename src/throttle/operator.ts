@@ -66,3 +66,37 @@ export async function resumeCredits(
     throw err;
   }
 }
+
+export interface ThrottleStatusReading {
+  keyId: string;
+  status?: ThrottleStatus;
+  /** Why the state could not be read (e.g. no worker polls the throttle's task queue). */
+  error?: string;
+}
+
+/** Like readThrottleStatus, but one unreadable key does not hide the others. */
+export async function readEachThrottleStatus(
+  client: Client,
+  keyIds?: string[],
+  timeoutMs = 5_000,
+): Promise<ThrottleStatusReading[]> {
+  const ids = keyIds ?? (await listThrottledKeys(client));
+  const now = Date.now();
+  return Promise.all(
+    ids.map(async (keyId): Promise<ThrottleStatusReading> => {
+      try {
+        const status = await client.connection.withDeadline(Date.now() + timeoutMs, () =>
+          client.workflow.getHandle(throttleWorkflowId(keyId)).query(throttleStateQuery, now),
+        );
+        return { keyId, status };
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError)
+          return { keyId, error: new UnknownThrottleError(keyId).message };
+        return {
+          keyId,
+          error: `state unavailable (is a worker polling the throttle's task queue?): ${err instanceof Error ? err.message : String(err)}`,
+        };
+      }
+    }),
+  );
+}
