@@ -7,7 +7,10 @@ const intFrom = (def: number) => z.coerce.number().int().positive().default(def)
 
 /** One service credential. `id` is a non-secret label shown to operators instead of the key. */
 export const apiKeySchema = z.object({
-  id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'key id: letters, digits, _ . - only').optional(),
+  id: z
+    .string()
+    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'key id: letters, digits, _ . - only')
+    .optional(),
   key: z.string().min(1),
   secret: z.string().min(1),
   perMinute: z.number().int().positive().optional(),
@@ -37,8 +40,14 @@ const envSchema = z.object({
   PCDS_POLL_INTERVAL_MS: intFrom(1_000),
   PCDS_MAX_WAIT_MS: intFrom(30 * 60_000),
   PCDS_WEBHOOK_PUBLIC_URL: z.url().optional(),
-  PCDS_WEBHOOK_SECRET: z.string().min(16, 'PCDS_WEBHOOK_SECRET must be at least 16 characters').optional(),
-  PCDS_WEBHOOK_SECRET_ID: z.string().regex(/^[A-Za-z0-9]{1,16}$/).default('k1'),
+  PCDS_WEBHOOK_SECRET: z
+    .string()
+    .min(16, 'PCDS_WEBHOOK_SECRET must be at least 16 characters')
+    .optional(),
+  PCDS_WEBHOOK_SECRET_ID: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,16}$/)
+    .default('k1'),
   /** Older secrets still accepted while deliveries signed with them drain: "id:secret,id:secret". */
   PCDS_WEBHOOK_PREVIOUS_SECRETS: z.string().optional(),
   PCDS_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8788),

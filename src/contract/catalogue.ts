@@ -413,7 +413,7 @@ export const ENDPOINTS: readonly EndpointDef[] = [
     path: '/usage',
     method: 'GET',
     product: 'none',
-    input: usageQuery as unknown as z.ZodType<Record<string, unknown>>,
+    input: usageQuery,
     resultPath: 'data',
     polling: 'sync',
     price: 'free',
