@@ -148,7 +148,7 @@ async function baseline(emulator: RunningEmulator, emails: string[]): Promise<Ru
   await Promise.all(
     Array.from({ length: WINDOW }, async () => {
       while (next < emails.length) {
-        const email = emails[next++]!;
+        const email = emails[next++];
         const submitted = await send('POST', '/person/enrichment', { email });
         const requestId = submitted.json?.data?.request_id as string | undefined;
         let outcome = submitted.status < 300 && requestId ? 'running' : 'failed';
