@@ -39,11 +39,7 @@ export function createBatchActivities(deps: ActivityDeps) {
 
     /** An operator resumed the batch after topping up credits: submits may go again on these keys. */
     async resetCreditBreakers(input: { keyIds: string[] }): Promise<void> {
-      const gate = deps.permits as {
-        resetCredits?: (keyId: string, by?: string) => Promise<unknown>;
-      };
-      if (typeof gate.resetCredits !== 'function') return;
-      for (const id of input.keyIds) await gate.resetCredits(id, 'batch resume');
+      for (const id of input.keyIds) await deps.permits.resetCredits(id, 'batch resume');
     },
 
     /**

@@ -10,12 +10,15 @@ export interface PermitGate {
   rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void>;
   /** The service answered 402 insufficient_credits: open the key's credit breaker. */
   creditsExhausted(keyId: string): Promise<void>;
+  /** Credits were added and an operator resumed: close the key's credit breaker. */
+  resetCredits(keyId: string, by: string): Promise<void>;
 }
 
 export const unthrottled: PermitGate = {
   acquire: () => Promise.resolve(),
   rateLimited: () => Promise.resolve(),
   creditsExhausted: () => Promise.resolve(),
+  resetCredits: () => Promise.resolve(),
 };
 
 /** The key's credit breaker is open (a 402 was seen): no submit is sent until an operator resumes. */

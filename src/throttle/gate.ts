@@ -24,6 +24,7 @@ import {
   MAX_PERMIT_BATCH,
   permitsUpdate,
   rateLimitedUpdate,
+  resetCreditsUpdate,
   THROTTLE_WORKFLOW_TYPE,
   throttleWorkflowId,
   type PermitBatch,
@@ -145,6 +146,9 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
     },
     async creditsExhausted(keyId: string): Promise<void> {
       await channel(keyId).update(creditsExhaustedUpdate, []);
+    },
+    async resetCredits(keyId: string, by: string): Promise<void> {
+      await channel(keyId).update(resetCreditsUpdate, [{ by }]);
     },
   };
 }

@@ -8,7 +8,9 @@ import {
   setBatchWindowSignal,
 } from '../../src/batch/messages';
 import { sampleRows, type RunningEmulator } from '../../src/emulator';
-import { withWorker } from '../harness/temporal';
+import { unthrottled } from '../../src/http/permits';
+import { createWorkflowPermitGate } from '../../src/throttle/gate';
+import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal';
 import {
   activitiesFor,
   configFor,
@@ -22,6 +24,11 @@ import {
 } from './fixtures';
 
 const LOW = { id: 'low', key: 'pcds_low_credit_key', secret: 'pcds_low_credit_secret' };
+const LOW_THROTTLED = {
+  id: 'low-throttled',
+  key: 'pcds_low_credit_key_2',
+  secret: 'pcds_low_credit_secret_2',
+};
 let emu: RunningEmulator;
 const dir = tempDir('control');
 const rows = sampleRows({ rows: 16, withName: true });
@@ -31,7 +38,12 @@ const input = writeCsv(dir, 'known.csv', rows as unknown as Record<string, strin
 ]);
 
 beforeAll(async () => {
-  emu = await fastEmulator({ keys: [{ ...LOW, credits: 5 }] });
+  emu = await fastEmulator({
+    keys: [
+      { ...LOW, credits: 5 },
+      { ...LOW_THROTTLED, credits: 5 },
+    ],
+  });
 });
 afterAll(async () => {
   await emu?.stop();
@@ -83,56 +95,76 @@ describe('batch control', () => {
     }
   });
 
-  it('pauses on 402 with the reason, and finishes after a top-up and a resume', async () => {
-    const worker = activitiesFor(
-      configFor(emu, {
-        PCDS_API_KEY: '',
-        PCDS_API_SECRET: '',
-        PCDS_API_KEYS: JSON.stringify([LOW]),
-      }),
-    );
-    try {
-      await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-        const batchId = uniqueBatchId('credits');
-        const output = join(dir, 'credits.jsonl');
-        const handle = await startBatch(client, taskQueue, {
-          batchId,
-          endpoint: 'person_enrichment',
-          source: { path: input, format: 'csv' },
-          output,
-          window: 3,
-          pollIntervalMs: 50,
-        });
-        const paused = await waitForProgress(
-          client,
-          batchId,
-          (p) => p.state === 'paused' && p.inFlight === 0,
-        );
-        expect(paused.paused).toMatchObject({ code: 'insufficient_credits', keyId: 'low' });
-        expect(paused.failed).toBe(0);
-        expect(paused.done).toBeLessThan(rows.length);
-        // Nothing moves while the account has no credits.
-        await new Promise((r) => setTimeout(r, 1000));
-        expect((await waitForProgress(client, batchId, () => true)).done).toBe(paused.done);
+  // With the shared throttle the 402 also opens the key's credit breaker, so the batch finishes
+  // only if its resume closes the breaker again.
+  it.each(['without a throttle', 'with the shared throttle'] as const)(
+    'pauses on 402 with the reason, and finishes after a top-up and a resume (%s)',
+    async (mode) => {
+      const throttled = mode === 'with the shared throttle';
+      const key = throttled ? LOW_THROTTLED : LOW;
+      // Throttle workflows are named after the key id: a fresh id per run keeps them apart.
+      const keyId = `${key.id}-${Date.now().toString(36)}`;
+      const taskQueue = uniqueTaskQueue('credits');
+      const temporal = await connectClient();
+      const permits = throttled
+        ? createWorkflowPermitGate({
+            client: temporal.client,
+            taskQueue,
+            keys: [{ id: keyId }],
+            defaultLimits: { perMinute: 10_000, perHour: 100_000 },
+          })
+        : unthrottled;
+      const worker = activitiesFor(
+        configFor(emu, {
+          PCDS_API_KEY: '',
+          PCDS_API_SECRET: '',
+          PCDS_API_KEYS: JSON.stringify([{ ...key, id: keyId }]),
+        }),
+        permits,
+      );
+      try {
+        await withWorker({ activities: worker.activities, taskQueue }, async ({ client }) => {
+          const batchId = uniqueBatchId('credits');
+          const output = join(dir, 'credits.jsonl');
+          const handle = await startBatch(client, taskQueue, {
+            batchId,
+            endpoint: 'person_enrichment',
+            source: { path: input, format: 'csv' },
+            output,
+            window: 3,
+            pollIntervalMs: 50,
+          });
+          const paused = await waitForProgress(
+            client,
+            batchId,
+            (p) => p.state === 'paused' && p.inFlight === 0,
+          );
+          expect(paused.paused).toMatchObject({ code: 'insufficient_credits', keyId });
+          expect(paused.failed).toBe(0);
+          expect(paused.done).toBeLessThan(rows.length);
+          // Nothing moves while the account has no credits.
+          await new Promise((r) => setTimeout(r, 1000));
+          expect((await waitForProgress(client, batchId, () => true)).done).toBe(paused.done);
 
-        const topUp = await fetch(`${emu.url}/v1/api-keys/${LOW.id}`, {
-          method: 'PATCH',
-          headers: { 'content-type': 'application/json', 'x-admin-token': emu.adminToken },
-          body: JSON.stringify({ add_credits: 100 }),
+          const topUp = await fetch(`${emu.url}/v1/api-keys/${key.id}`, {
+            method: 'PATCH',
+            headers: { 'content-type': 'application/json', 'x-admin-token': emu.adminToken },
+            body: JSON.stringify({ add_credits: 100 }),
+          });
+          expect(topUp.status).toBe(200);
+          await handle.signal(resumeBatchSignal);
+          const summary = await handle.result();
+          expect(summary).toMatchObject({
+            state: 'done',
+            done: rows.length,
+            found: rows.length,
+            failed: 0,
+          });
+          expectAllFound(output);
         });
-        expect(topUp.status).toBe(200);
-        await handle.signal(resumeBatchSignal);
-        const summary = await handle.result();
-        expect(summary).toMatchObject({
-          state: 'done',
-          done: rows.length,
-          found: rows.length,
-          failed: 0,
-        });
-        expectAllFound(output);
-      });
-    } finally {
-      await worker.close();
-    }
-  });
+      } finally {
+        await worker.close();
+      }
+    },
+  );
 });
