@@ -1,6 +1,6 @@
 // `pcds batch start|status|watch|pause|resume|window|cancel`: bulk jobs from CSV or JSONL files,
 // with a live progress bar that Ctrl-C leaves without stopping the batch.
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command, InvalidArgumentError } from 'commander';
 import { describeEstimate, estimateCost } from '../batch/cost';
@@ -21,6 +21,7 @@ import { MAX_WINDOW, batchWorkflowId, type BatchProgress, type BatchSummary } fr
 import { loadConfig, type Config } from '../config';
 import { createServiceClients } from '../http/service-clients';
 import { action, printJson, UsageError } from './output';
+import { connectTemporal } from './temporal-connection';
 
 const intArg = (name: string, min: number, max: number) => (v: string) => {
   const n = Number(v);
@@ -33,14 +34,6 @@ const listArg = (v: string) =>
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean);
-
-export async function connectTemporal(
-  config: Config,
-): Promise<{ client: Client; close: () => Promise<void> }> {
-  const connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
-  const client = new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE });
-  return { client, close: () => connection.close() };
-}
 
 const fmtSeconds = (s: number | undefined) => {
   if (s === undefined) return '--';

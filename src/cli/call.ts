@@ -3,8 +3,9 @@ import type { Command } from 'commander';
 import { createPcdsClient, PcdsUsageError, validatedParams, type PcdsClient } from '../client';
 import { ASYNC_ENDPOINTS, findEndpoint } from '../contract';
 import { loadConfig } from '../config';
-import { action, CliError, printJson, UsageError } from './output';
+import { action, printJson, UsageError } from './output';
 import { parameterHelp, paramsFromArgs } from './params';
+import { temporalUnreachable } from './temporal-connection';
 
 const CALL_FLAGS = `Call options:
   --wait / --no-wait   wait for the outcome (default) or print the workflow id and return
@@ -127,9 +128,7 @@ export function registerCallCommand(program: Command): Command {
             },
           });
         } catch {
-          throw new CliError(
-            `cannot reach Temporal at ${config.PCDS_TEMPORAL_ADDRESS} (is \`pcds dev\` running? set PCDS_TEMPORAL_ADDRESS)`,
-          );
+          throw temporalUnreachable(config);
         }
         try {
           const handle = await client.startCall(endpoint.name, params, {

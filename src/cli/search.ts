@@ -10,7 +10,7 @@ import { formatProblems, getEndpoint, validateInput } from '../contract';
 import { loadConfig } from '../config';
 import { PcdsBatchId, PcdsEndpoint } from '../temporal/search-attributes';
 import type { searchExport } from '../workflows/search-export';
-import { connectTemporal } from './batch';
+import { connectTemporal } from './temporal-connection';
 import { action, UsageError } from './output';
 
 const intArg = (name: string, min: number, max: number) => (v: string) => {

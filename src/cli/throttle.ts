@@ -1,22 +1,22 @@
 // `pcds throttle status [--key id] [--json]` and `pcds throttle resume <keyId>`: the shared
 // throttle's state per key, and closing a key's credit breaker once credits were added.
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
 import { readEachThrottleStatus, resumeCredits, UnknownThrottleError } from '../throttle/operator';
 import { formatThrottleStatus } from '../throttle/status-text';
 import { action, CliError, printJson } from './output';
+import { connectTemporal } from './temporal-connection';
 
 async function withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const config = loadConfig();
-  const connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
+  const { client, close } = await connectTemporal(loadConfig());
   try {
-    return await fn(new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE }));
+    return await fn(client);
   } catch (err) {
     if (err instanceof UnknownThrottleError) throw new CliError(err.message);
     throw err;
   } finally {
-    await connection.close();
+    await close();
   }
 }
 

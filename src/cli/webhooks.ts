@@ -1,8 +1,8 @@
 // `pcds webhooks`: runs the webhook receiver on its own (for deployments where workers are not
 // reachable from the internet), until SIGINT or SIGTERM.
-import { Client, Connection } from '@temporalio/client';
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config';
+import { connectTemporal } from './temporal-connection';
 import { receiverSettingsFromConfig, startReceiverFromConfig } from '../webhooks/from-config';
 
 function parsePort(value: string): number {
@@ -17,9 +17,8 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
   const config = loadConfig();
   // Configuration problems are reported before any connection is tried.
   receiverSettingsFromConfig(config);
-  const connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
+  const { client, close } = await connectTemporal(config);
   try {
-    const client = new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE });
     const receiver = await startReceiverFromConfig({ config, client, ...opts });
     process.stderr.write(
       `webhook receiver listening on ${receiver.url}, for deliveries at ${receiver.publicUrl}/hooks/… ` +
@@ -36,7 +35,7 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
         `${s.noWorkflow} for finished calls, ${s.refused} refused, ${s.malformed} malformed\n`,
     );
   } finally {
-    await connection.close();
+    await close();
   }
 }
 

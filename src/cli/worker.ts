@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config';
 import { runWorkerMain } from '../worker';
-import { action, CliError } from './output';
+import { action } from './output';
+import { temporalUnreachable } from './temporal-connection';
 
 export function registerWorkerCommand(program: Command): Command {
   return program
@@ -16,9 +17,7 @@ export function registerWorkerCommand(program: Command): Command {
         } catch (err) {
           // The core's connection error reads "tonic::transport::Error(...)": name the fix instead.
           if (err instanceof Error && err.name === 'TransportError' && /connect/i.test(err.message))
-            throw new CliError(
-              `cannot reach Temporal at ${config.PCDS_TEMPORAL_ADDRESS} (is \`pcds dev\` running? set PCDS_TEMPORAL_ADDRESS)`,
-            );
+            throw temporalUnreachable(config);
           throw err;
         }
       }),

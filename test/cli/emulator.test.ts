@@ -88,17 +88,19 @@ it('configuration problems and an unreachable Temporal are one line naming them,
   const config = join(tempDir('emulator-config'), 'emulator.json');
   writeFileSync(config, '{"timeScale": "fast"}');
   const nowhere = { PCDS_TEMPORAL_ADDRESS: '127.0.0.1:1' };
-  const [emulator, webhooks, worker, call] = await Promise.all([
+  const [emulator, webhooks, worker, call, batch, throttle] = await Promise.all([
     runCli(['emulator', '--config', config], {}),
     runCli(['webhooks'], {}),
     runCli(['worker'], nowhere),
     runCli(['call', 'person_enrichment', '--email', 'someone@example.com'], nowhere),
+    runCli(['batch', 'status', 'some-batch'], nowhere),
+    runCli(['throttle', 'status'], nowhere),
   ]);
   expect(emulator.stderr).toMatch(/^error: invalid emulator options: timeScale .*\n$/);
   expect(webhooks.stderr).toMatch(/^error: webhooks need PCDS_WEBHOOK_PUBLIC_URL.*\n$/);
-  for (const r of [worker, call])
+  for (const r of [worker, call, batch, throttle])
     expect(r.stderr).toMatch(/^error: cannot reach Temporal at 127\.0\.0\.1:1 .*\n$/m);
-  for (const r of [emulator, webhooks, worker, call]) {
+  for (const r of [emulator, webhooks, worker, call, batch, throttle]) {
     expect(r.code, r.stderr).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toMatch(STACK_FRAME);
