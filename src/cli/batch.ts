@@ -248,7 +248,7 @@ async function withBatch(
 export function registerBatchCommand(program: Command): Command {
   const cmd = program
     .command('batch')
-    .description('Bulk jobs: run an endpoint over every row of a CSV or JSONL file');
+    .description('bulk jobs: run an endpoint over every row of a CSV or JSONL file');
 
   cmd
     .command('start')

@@ -80,7 +80,7 @@ export function registerEmulatorCommand(program: Command): Command {
   const cmd = program
     .command('emulator')
     .description(
-      'Run a local emulator of the Person and Company Data Service (no internet, no credits)',
+      'run a local emulator of the Person and Company Data Service (no internet, no credits)',
     )
     .option('-p, --port <n>', 'port to listen on (0: any free port)', intArg('--port', 0, 65535))
     .option('--host <address>', 'address to listen on (default 127.0.0.1)')

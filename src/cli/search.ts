@@ -33,7 +33,7 @@ interface ExportFlags {
 }
 
 export function registerSearchCommand(program: Command): Command {
-  const cmd = program.command('search').description('Person search beyond one page');
+  const cmd = program.command('search').description('person search beyond one page');
   cmd
     .command('export')
     .description('Page through the results of one person search into a JSONL file')

@@ -43,7 +43,7 @@ export function registerWebhooksCommand(program: Command): void {
   program
     .command('webhooks')
     .description(
-      'Run the webhook receiver alone: deliveries at PCDS_WEBHOOK_PUBLIC_URL signal the waiting calls ' +
+      'run the webhook receiver alone: deliveries at PCDS_WEBHOOK_PUBLIC_URL signal the waiting calls ' +
         '(needs PCDS_WEBHOOK_PUBLIC_URL and PCDS_WEBHOOK_SECRET; set PCDS_WEBHOOK_RECEIVER=standalone on the workers)',
     )
     .option('--port <port>', 'port to listen on (default PCDS_WEBHOOK_PORT, 8788)', parsePort)
