@@ -1,6 +1,8 @@
 // Data of a batch shared by the batch workflow, its activities, the client and the CLI. Pure
 // types: workflow code imports this file. Rows are numbered from 1 (the first data row).
 
+import type { RequestCounts } from './job-duration';
+
 export type InputFormat = 'csv' | 'jsonl';
 
 /** Where a file's rows are read from; the CSV header is read once and carried. */
@@ -153,6 +155,10 @@ export interface CarriedState {
   rate: [number, number][];
   /** History events of the finished runs, for the events-per-row figure. */
   historyEvents: number;
+  /** jobMs of the last finished rows, oldest first (see batch/job-duration.ts). */
+  jobMs?: number[];
+  /** Submits and polls of the rows that finished found or empty. */
+  requests?: RequestCounts;
 }
 
 export interface BatchProgress {
@@ -172,6 +178,10 @@ export interface BatchProgress {
   /** Rows per second over the last minute. */
   rowsPerSecond: number;
   etaSeconds?: number;
+  /** Learned job duration (ms): new rows poll first at about 0.9 of it. Absent while learning. */
+  jobMsEstimate?: number;
+  /** Submits + polls per row that finished found or empty. */
+  requestsPerRow?: number;
   startedAt: string;
   runs: number;
   output: string;

@@ -34,6 +34,12 @@ import {
   resumeBatchSignal,
   setBatchWindowSignal,
 } from '../batch/messages';
+import {
+  estimateJobMs,
+  firstPollDelayFor,
+  recordJobMs,
+  requestsPerRow,
+} from '../batch/job-duration';
 import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate';
 import {
   BATCH_ID_PATTERN,
@@ -153,6 +159,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     };
   }
   s.runs += 1;
+  // Absent in a state carried from a run that did not learn job durations yet.
+  const jobMs = (s.jobMs ??= []);
+  const requests = (s.requests ??= { rows: 0, submits: 0, polls: 0 });
   const startedAtMs = Date.parse(s.startedAt);
 
   // Rows of this run: read from the file but not started, in file order.
@@ -170,6 +179,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     const now = Date.now();
     const rate = rowsPerSecond(s.rate, now, startedAtMs);
     const eta = etaSeconds(s.total - s.counters.done, rate);
+    const estimate = estimateJobMs(jobMs);
+    const perRow = requestsPerRow(requests);
     return {
       batchId: input.batchId,
       endpoint: endpoint.name,
@@ -188,6 +199,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       })),
       rowsPerSecond: Math.round(rate * 100) / 100,
       ...(eta !== undefined ? { etaSeconds: eta } : {}),
+      ...(estimate !== undefined ? { jobMsEstimate: estimate } : {}),
+      ...(perRow !== undefined ? { requestsPerRow: perRow } : {}),
       startedAt: s.startedAt,
       runs: s.runs,
       output: input.output,
@@ -270,6 +283,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   };
 
   const startRow = (row: ValidRow, keyId: string) => {
+    // Webhook rows wait for the delivery; polling rows poll first when the job is likely done.
+    const firstPollDelayMs = input.webhooks ? undefined : firstPollDelayFor(jobMs);
     const call: CallInput = {
       endpoint: endpoint.name,
       params: row.params,
@@ -281,6 +296,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         ? { webhookFallbackPollMs: input.webhookFallbackPollMs }
         : {}),
       ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
+      ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
       ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
     };
     inFlight.set(row.row, keyId);
@@ -327,6 +343,12 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       const key = f.row.key;
       if (f.outcome) {
         const o = f.outcome;
+        if (o.outcome !== 'failed' && o.timing) {
+          recordJobMs(jobMs, o.timing.jobMs);
+          requests.rows += 1;
+          requests.submits += 1;
+          requests.polls += o.timing.polls;
+        }
         if (o.outcome === 'found')
           record({
             row: f.row.row,

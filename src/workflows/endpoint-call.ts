@@ -19,7 +19,6 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
   callFailure,
   failureCode,
-  nextPollInterval,
   pollActivities,
   setOutcome,
   setState,
@@ -27,6 +26,7 @@ import {
   submitOnce,
   type CallStateAttr,
 } from './call-steps';
+import { pollDelayMs } from './poll-schedule';
 import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from './signals';
 import type { CallInput, CallOutcome, CallState } from './types';
 
@@ -89,15 +89,18 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   };
   enter('submitting');
 
+  // Set when the submit is accepted: the start of the job's measured duration.
+  let acceptedAt = started;
   const finish = (result: PollResult, requestId: string): CallOutcome => {
     state.lastStatus = result.status;
     enter('done');
+    const timing = { jobMs: Date.now() - acceptedAt, polls: state.polls };
     if (result.kind === 'found') {
       setOutcome('found');
-      return { outcome: 'found', requestId, status: result.status, result: result.result };
+      return { outcome: 'found', requestId, status: result.status, result: result.result, timing };
     }
     setOutcome('empty');
-    return { outcome: 'empty', requestId, status: result.status };
+    return { outcome: 'empty', requestId, status: result.status, timing };
   };
   const fail = (err: unknown, timeoutCode: string): never => {
     const f = failureCode(err, timeoutCode);
@@ -113,6 +116,7 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   } catch (err) {
     return fail(err, 'submit_outcome_unknown');
   }
+  acceptedAt = Date.now();
   state.requestId = submitted.requestId;
   state.lastStatus = submitted.status;
   if (!input.keyId)
@@ -185,20 +189,20 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   }
 
   enter('polling');
-  let interval = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const schedule = {
+    intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+    backoff: input.pollBackoff ?? DEFAULT_POLL_BACKOFF,
+    maxIntervalMs: input.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS,
+    ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
+  };
   for (;;) {
     const left = deadline - Date.now();
     if (left <= 0) return timeout();
-    await sleep(Math.min(interval, left));
+    await sleep(Math.max(1, Math.min(pollDelayMs(state.polls + 1, schedule), left)));
     const r = await poll();
     if (r.kind !== 'running') return finish(r, submitted.requestId);
     setCurrentDetails(
       `${endpoint.name}: polling (request ${submitted.requestId}, status ${r.status}, ${state.polls} polls)`,
-    );
-    interval = nextPollInterval(
-      interval,
-      input.pollBackoff ?? DEFAULT_POLL_BACKOFF,
-      input.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS,
     );
   }
 }

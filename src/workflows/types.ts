@@ -15,6 +15,8 @@ export interface CallInput {
   /** Webhook mode: poll this often while no delivery arrives (PCDS_WEBHOOK_FALLBACK_POLL_MS). */
   webhookFallbackPollMs?: number;
   pollIntervalMs?: number;
+  /** Wait this long before the first poll instead of pollIntervalMs (a batch's learned job duration). */
+  firstPollDelayMs?: number;
   /** Give up (poll_timeout) after this long without a terminal status. */
   maxWaitMs?: number;
   /** Set when the call is a row of a batch. */
@@ -22,9 +24,17 @@ export interface CallInput {
   rowIndex?: number;
 }
 
+/** How long a finished job took and what it cost in polls, measured in workflow time. */
+export interface CallTiming {
+  /** From the accepted submit to the poll (or delivery) that saw the terminal status. */
+  jobMs: number;
+  /** Poll requests made (retries of one poll by Temporal not counted). */
+  polls: number;
+}
+
 export type CallOutcome =
-  | { outcome: 'found'; requestId: string; status: string; result: unknown }
-  | { outcome: 'empty'; requestId: string; status: string }
+  | { outcome: 'found'; requestId: string; status: string; result: unknown; timing?: CallTiming }
+  | { outcome: 'empty'; requestId: string; status: string; timing?: CallTiming }
   | { outcome: 'failed'; requestId?: string; code: string; message: string; httpStatus?: number };
 
 /** Where a call stands, for queries and the Web UI. */

@@ -1,0 +1,95 @@
+// A polling batch learns how long its jobs take: once a few rows finished, new rows poll first
+// when the job is likely done, so later rows need fewer polls than the first ones, with the
+// same results.
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchProgressQuery } from '../../src/batch/messages';
+import { childWorkflowId } from '../../src/batch/types';
+import type { RunningEmulator } from '../../src/emulator';
+import { sampleRows } from '../../src/emulator';
+import type { CallOutcome } from '../../src/workflows/types';
+import { withWorker } from '../harness/temporal';
+import {
+  activitiesFor,
+  configFor,
+  fastEmulator,
+  readOutput,
+  startBatch,
+  tempDir,
+  uniqueBatchId,
+  writeCsv,
+} from './fixtures';
+
+let emu: RunningEmulator;
+let worker: ReturnType<typeof activitiesFor>;
+const dir = tempDir('poll-learning');
+
+beforeAll(async () => {
+  // A fixed job latency of 3 s, long beside the workflow-task round trips of a busy machine
+  // (up to about a second per poll): the default schedule (250, 375, 563 ms...) polls 3-5 times.
+  emu = await fastEmulator({ latency: { queuedMs: 500, processingMs: 2_500 } });
+  worker = activitiesFor(configFor(emu));
+});
+afterAll(async () => {
+  await worker?.close();
+  await emu?.stop();
+});
+
+const rows = sampleRows({ rows: 15, unknownShare: 0.2 });
+const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, string>[], ['email']);
+
+describe('batch poll schedule', () => {
+  it('spaces the first poll to the learned job duration: fewer polls per row, same results', async () => {
+    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+      const batchId = uniqueBatchId('poll-learning');
+      const output = join(dir, 'out.jsonl');
+      const handle = await startBatch(client, taskQueue, {
+        batchId,
+        endpoint: 'person_enrichment',
+        source: { path: input, format: 'csv' },
+        output,
+        window: 3,
+        pollIntervalMs: 250,
+      });
+      const summary = await handle.result();
+      expect(summary).toMatchObject({ state: 'done', done: rows.length, failed: 0 });
+
+      const lines = readOutput(output).sort((a, b) => a.row - b.row);
+      expect(lines.map((l) => l.row)).toEqual(rows.map((_, i) => i + 1));
+      for (const line of lines) {
+        const email = rows[line.row - 1].email;
+        expect(line.outcome).toBe(email.endsWith('@unknown.pcds.dev') ? 'empty' : 'found');
+      }
+
+      const polls: number[] = [];
+      const jobs: number[] = [];
+      for (const line of lines) {
+        const outcome = (await client.workflow
+          .getHandle(childWorkflowId(batchId, line.row))
+          .result()) as CallOutcome;
+        if (outcome.outcome === 'failed' || !outcome.timing) throw new Error('no timing');
+        expect(outcome.timing.jobMs).toBeGreaterThanOrEqual(3_000);
+        polls.push(outcome.timing.polls);
+        jobs.push(outcome.timing.jobMs);
+      }
+      const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+      const firstRows = polls.slice(0, 3);
+      const lastHalf = polls.slice(Math.floor(polls.length / 2));
+      console.log('polls per row', polls.join(' '), 'jobMs', jobs.join(' '));
+      expect(mean(firstRows)).toBeGreaterThanOrEqual(2);
+      expect(mean(lastHalf)).toBeLessThanOrEqual(1.5);
+      expect(mean(lastHalf)).toBeLessThan(mean(firstRows));
+
+      // The emulator counted every poll the outcomes report, and progress shows the figures.
+      const gets = Object.entries(emu.stats().requests)
+        .filter(([route]) => route.startsWith('GET '))
+        .reduce((sum, [, n]) => sum + n, 0);
+      expect(gets).toBe(polls.reduce((a, b) => a + b, 0));
+      const progress = await handle.query(batchProgressQuery);
+      expect(progress.jobMsEstimate).toBeGreaterThanOrEqual(3_000);
+      expect(progress.requestsPerRow).toBe(
+        Math.round(((rows.length + gets) / rows.length) * 100) / 100,
+      );
+    });
+  });
+});
