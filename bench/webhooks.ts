@@ -1,11 +1,22 @@
 // Requests per completed row, and rows per hour of a key's rate budget, for the same rows in
-// webhook mode and in polling mode, in one run: a real Temporal dev server, the worker's
-// activities and the emulator over HTTP with realistic, time-scaled job latency.
-//   npx tsx bench/webhooks.ts [rows] [timeScale]
+// webhook mode, in polling mode (independent calls on the default schedule: the baseline) and in
+// a polling batch that learns its jobs' duration, in one run: a real Temporal dev server, the
+// worker's activities and the emulator over HTTP with realistic, time-scaled job latency.
+//   npx tsx bench/webhooks.ts [rows] [timeScale] [batchWindow]
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../src/config';
 import { sampleRows, startEmulator } from '../src/emulator';
+import { batchProgressQuery } from '../src/batch/messages';
+import {
+  batchWorkflowId,
+  childWorkflowId,
+  type BatchInput,
+  type BatchSummary,
+} from '../src/batch/types';
 import { registerSearchAttributes, startDevServer } from '../src/temporal';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls';
 import { startWebhookReceiver } from '../src/webhooks/receiver';
@@ -17,6 +28,8 @@ import type { CallOutcome } from '../src/workflows/types';
 const rows = Number(process.argv[2] ?? 40);
 // Below about 0.5, worker and server overheads rival the scaled job latency and hide polls.
 const timeScale = Number(process.argv[3] ?? 1);
+// Rows in flight in the batch: the batch learns from the rows that finished, so it needs waves.
+const batchWindow = Number(process.argv[4] ?? 8);
 const HOURLY_LIMIT = 1000;
 // Seconds of the service, before the time scale: a deep enrichment takes several seconds;
 // polls start at about one a second (the interface's cadence) and back off to 15 s.
@@ -82,11 +95,65 @@ interface ModeFigures {
   outcomes: Record<string, number>;
 }
 
+const scaled = (ms: number) => Math.max(1, Math.round(ms * timeScale));
+const emulatorCounts = () => {
+  const requests = emulator.stats().requests;
+  const count = (prefix: string) =>
+    Object.entries(requests)
+      .filter(([route]) => route.startsWith(prefix))
+      .reduce((sum, [, n]) => sum + n, 0);
+  return { requests: count(''), submits: count('POST '), polls: count('GET ') };
+};
+const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-webhooks-'));
+
+/** The rows as one polling batch; its first rows poll on the default schedule while it learns. */
+async function runBatch(
+  emails: string[],
+): Promise<ModeFigures & { jobMsEstimate?: number; learnedPerRow?: number }> {
+  emulator.reset();
+  run += 1;
+  const source = join(dir, `rows-${run}.csv`);
+  writeFileSync(source, ['email', ...emails].join('\n') + '\n');
+  const input: BatchInput = {
+    batchId: `bench-${process.pid}-${run}`,
+    endpoint: 'person_enrichment',
+    source: { path: source, format: 'csv' },
+    output: join(dir, `out-${run}.jsonl`),
+    window: batchWindow,
+    pollIntervalMs: scaled(POLL.pollIntervalMs),
+    maxWaitMs: 10 * 60_000,
+  };
+  const started = Date.now();
+  const handle = await client.workflow.start('batchWorkflow', {
+    taskQueue,
+    workflowId: batchWorkflowId(input.batchId),
+    args: [input],
+  });
+  const summary = (await handle.result()) as BatchSummary;
+  const progress = await handle.query(batchProgressQuery);
+  // Rows started after the first two windows: by then the batch has learned (1 submit + polls each).
+  const later = [];
+  for (let row = 2 * batchWindow + 1; row <= emails.length; row++) {
+    const outcome = (await client.workflow
+      .getHandle(childWorkflowId(input.batchId, row))
+      .result()) as CallOutcome;
+    if (outcome.outcome !== 'failed' && outcome.timing) later.push(1 + outcome.timing.polls);
+  }
+  return {
+    mode: 'batch',
+    rows: summary.done,
+    ...emulatorCounts(),
+    seconds: (Date.now() - started) / 1000,
+    outcomes: { found: summary.found, empty: summary.empty, failed: summary.failed },
+    ...(progress.jobMsEstimate !== undefined ? { jobMsEstimate: progress.jobMsEstimate } : {}),
+    ...(later.length > 0 ? { learnedPerRow: later.reduce((a, b) => a + b, 0) / later.length } : {}),
+  };
+}
+
 async function runMode(mode: 'polling' | 'webhook', emails: string[]): Promise<ModeFigures> {
   emulator.reset();
   run += 1;
   const started = Date.now();
-  const scaled = (ms: number) => Math.max(1, Math.round(ms * timeScale));
   const handles = await Promise.all(
     emails.map((email, i) => {
       const input: EndpointCallInput = {
@@ -115,20 +182,7 @@ async function runMode(mode: 'polling' | 'webhook', emails: string[]): Promise<M
   }
   const seconds = (Date.now() - started) / 1000;
   await emulator.drainWebhooks();
-  const requests = emulator.stats().requests;
-  const count = (prefix: string) =>
-    Object.entries(requests)
-      .filter(([route]) => route.startsWith(prefix))
-      .reduce((sum, [, n]) => sum + n, 0);
-  return {
-    mode,
-    rows: handles.length,
-    requests: count(''),
-    submits: count('POST '),
-    polls: count('GET '),
-    seconds,
-    outcomes,
-  };
+  return { mode, rows: handles.length, ...emulatorCounts(), seconds, outcomes };
 }
 
 try {
@@ -137,18 +191,25 @@ try {
   await runMode('polling', sample.slice(rows));
   const polling = await runMode('polling', sample.slice(0, rows));
   const webhook = await runMode('webhook', sample.slice(0, rows));
+  const batch = await runBatch(sample.slice(0, rows));
   const perRow = (f: ModeFigures) => f.requests / f.rows;
   const perHour = (f: ModeFigures) => (f.rows / f.requests) * HOURLY_LIMIT;
   console.log(
     `${rows} person_enrichment rows, jobs of ${(LATENCY.queuedMs + LATENCY.processingMs) / 1000} s (time scale ${timeScale}), ` +
       `polls from ${POLL.pollIntervalMs / 1000} s backing off to ${POLL.maxPollIntervalMs / 1000} s, webhook fallback poll ${POLL.webhookFallbackPollMs / 1000} s`,
   );
-  for (const f of [polling, webhook]) {
+  for (const f of [polling, batch, webhook]) {
     console.log(
       `${f.mode.padEnd(8)} ${perRow(f).toFixed(2).padStart(5)} requests/row   ${Math.round(perHour(f)).toString().padStart(5)} rows/hour of a ${HOURLY_LIMIT}-request budget   ` +
         `(${f.requests} requests: ${f.submits} submits, ${f.polls} polls; ${f.seconds.toFixed(1)} s; outcomes ${JSON.stringify(f.outcomes)})`,
     );
   }
+  console.log(
+    `batch: polling rows ${batchWindow} at a time, first polls learned from the finished rows ` +
+      `(job estimate ${batch.jobMsEstimate ?? '-'} ms); rows after the first ${2 * batchWindow}: ` +
+      `${batch.learnedPerRow?.toFixed(2) ?? '-'} requests/row; batch / polling: ` +
+      `${(perHour(batch) / perHour(polling)).toFixed(2)}x rows per hour of budget`,
+  );
   console.log(
     `webhook / polling: ${(perHour(webhook) / perHour(polling)).toFixed(2)}x rows per hour of budget; ` +
       `receiver forwarded ${receiver.stats().signalled}, refused ${receiver.stats().refused}`,
