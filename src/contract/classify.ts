@@ -155,6 +155,18 @@ export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutco
       },
     };
   }
+  if (!env && reply.httpStatus >= 500) {
+    // A 5xx without the service's envelope comes from a gateway (502, 504): the request may have
+    // reached the service and been accepted, so it is not repeated and not called terminal either.
+    return {
+      kind: 'rejected',
+      failure: {
+        code: 'submit_outcome_unknown',
+        message: `HTTP ${reply.httpStatus} without the service's envelope: the job may exist, so the submit is not repeated`,
+        httpStatus: reply.httpStatus,
+      },
+    };
+  }
   if (!env || !env.success || reply.httpStatus >= 300) {
     const f = failureOf(reply, reply.httpStatus >= 500 ? 'internal_error' : 'invalid_request');
     return retryRuleFor(reply.httpStatus, f.code) === 'never'

@@ -302,14 +302,34 @@ describe('classifySubmit', () => {
       failure: { code, message: 'm', httpStatus },
     });
   });
-  it('a 400 without an error code is an invalid request; a bare 5xx is not repeated', () => {
+  it('a 400 without an error code is an invalid request', () => {
     expect(classifySubmit(enrichment, { httpStatus: 400, body: undefined })).toEqual({
       kind: 'rejected',
       failure: { code: 'invalid_request', message: 'HTTP 400', httpStatus: 400 },
     });
-    expect(classifySubmit(enrichment, { httpStatus: 502, body: undefined })).toEqual({
+  });
+  it.each([500, 502, 504])(
+    'a bare %i (a gateway, no envelope) may have reached the service: outcome unknown, not repeated',
+    (httpStatus) => {
+      expect(classifySubmit(enrichment, { httpStatus, body: '<html>' })).toEqual({
+        kind: 'rejected',
+        failure: {
+          code: 'submit_outcome_unknown',
+          message: `HTTP ${httpStatus} without the service's envelope: the job may exist, so the submit is not repeated`,
+          httpStatus,
+        },
+      });
+    },
+  );
+  it('a 500 with the service envelope is its terminal error', () => {
+    expect(
+      classifySubmit(enrichment, {
+        httpStatus: 500,
+        body: { success: false, error: { code: 'internal_error', message: 'm' } },
+      }),
+    ).toEqual({
       kind: 'rejected',
-      failure: { code: 'internal_error', message: 'HTTP 502', httpStatus: 502 },
+      failure: { code: 'internal_error', message: 'm', httpStatus: 500 },
     });
   });
   it('429 and 503 are retried', () => {
