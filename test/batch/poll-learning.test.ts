@@ -68,7 +68,8 @@ describe('batch poll schedule', () => {
           .getHandle(childWorkflowId(batchId, line.row))
           .result()) as CallOutcome;
         if (outcome.outcome === 'failed' || !outcome.timing) throw new Error('no timing');
-        expect(outcome.timing.jobMs).toBeGreaterThanOrEqual(3_000);
+        // Workflow time is taken at task boundaries and the emulator keeps its own clock: a few ms apart.
+        expect(outcome.timing.jobMs).toBeGreaterThanOrEqual(2_900);
         polls.push(outcome.timing.polls);
         jobs.push(outcome.timing.jobMs);
       }

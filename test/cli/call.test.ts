@@ -163,6 +163,7 @@ describe('calls', () => {
       outcome: 'empty',
       requestId: expect.any(String),
       status: 'completed',
+      timing: { jobMs: expect.any(Number), polls: expect.any(Number) },
     });
   });
 
