@@ -3,6 +3,8 @@
 // service's error code as the failure type.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import {
+  ActivityFailure,
+  ApplicationFailure,
   condition,
   setCurrentDetails,
   setHandler,
@@ -213,13 +215,31 @@ async function submitWithRetries(
   onThrottled: () => void,
 ) {
   return submitOnce(
-    () =>
-      submitActivities.submitCall({
+    async () => {
+      // The permit wait is its own (freely retried) activity, so a worker lost while waiting never
+      // makes the submit ambiguous; only the POST itself can be.
+      let keyId: string;
+      try {
+        ({ keyId } = await pollActivities(deadline - Date.now()).takeSubmitPermit({
+          ...(input.keyId ? { keyId: input.keyId } : {}),
+        }));
+      } catch (err) {
+        if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure)) {
+          throw callFailure(
+            'poll_timeout',
+            'poll_timeout: no permit to submit within the maximum wait',
+          );
+        }
+        throw err;
+      }
+      return submitActivities.submitCall({
         endpoint: input.endpoint,
         params: input.params,
-        ...(input.keyId ? { keyId: input.keyId } : {}),
+        keyId,
+        permitHeld: true,
         ...(input.webhook ? { webhook: true } : {}),
-      }),
+      });
+    },
     deadline,
     onThrottled,
   );
