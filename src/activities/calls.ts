@@ -23,8 +23,14 @@ export interface SubmitCallInput {
   params: Record<string, unknown>;
   /** Ask for a webhook delivery to this workflow's receiver URL. */
   webhook?: boolean;
-  /** The permit was taken by takeSubmitPermit just before: send at once. */
-  permitHeld?: boolean;
+  /**
+   * When takeSubmitPermit's permit came due (epoch ms). Sent at once while still fresh; a permit
+   * gone stale in the hand-over (a busy worker or server) is taken again, so the request is never
+   * later than the throttle's log says.
+   */
+  permitAt?: number;
+  /** Send even with a stale permit (the workflow already took fresh ones a few times). */
+  sendStale?: boolean;
 }
 
 /** What a poll found: still running, or done with a payload or with nothing (no match). */
@@ -82,6 +88,9 @@ function asyncEndpoint(name: string): EndpointDef {
   return endpoint;
 }
 
+/** Below the throttle's smallest safety margin (200 ms): a permit this fresh is still on time. */
+const FRESH_PERMIT_MS = 150;
+
 export function createCallActivities(deps: ActivityDeps) {
   const resolveKey = (keyId?: string): string => {
     try {
@@ -97,10 +106,12 @@ export function createCallActivities(deps: ActivityDeps) {
      * waits (most of a throttled submit's time) leaves nothing ambiguous: nothing was sent, and
      * Temporal simply retries this activity elsewhere. Returns the key it resolved.
      */
-    async takeSubmitPermit(input: { keyId?: string }): Promise<{ keyId: string }> {
+    async takeSubmitPermit(input: {
+      keyId?: string;
+    }): Promise<{ keyId: string; permitAt: number }> {
       const keyId = resolveKey(input.keyId);
       await withHeartbeat((signal) => takePermit(deps, keyId, 'submit', signal));
-      return { keyId };
+      return { keyId, permitAt: Date.now() };
     },
 
     /**
@@ -129,6 +140,14 @@ export function createCallActivities(deps: ActivityDeps) {
         if (!workflowId) throw terminalFailure({ code: 'webhook_not_configured' });
         params.callback_url = deps.callbackUrlFor(workflowId);
       }
+      if (
+        input.permitAt !== undefined &&
+        Date.now() - input.permitAt > FRESH_PERMIT_MS &&
+        !input.sendStale
+      ) {
+        // Nothing was sent: the workflow takes a fresh permit (in its own activity) and comes back.
+        throw retryableFailure({ code: 'permit_stale' }, 1);
+      }
       let reply;
       try {
         reply = await guardedRequest(
@@ -136,7 +155,7 @@ export function createCallActivities(deps: ActivityDeps) {
           keyId,
           'submit',
           (c) => c.submit(endpoint, params),
-          input.permitHeld === true,
+          input.permitAt !== undefined,
         );
       } catch (err) {
         if (err instanceof TransportError) {
