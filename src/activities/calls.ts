@@ -23,14 +23,8 @@ export interface SubmitCallInput {
   params: Record<string, unknown>;
   /** Ask for a webhook delivery to this workflow's receiver URL. */
   webhook?: boolean;
-  /**
-   * When takeSubmitPermit's permit came due (epoch ms). Sent at once while still fresh; a permit
-   * gone stale in the hand-over (a busy worker or server) is taken again, so the request is never
-   * later than the throttle's log says.
-   */
-  permitAt?: number;
-  /** Send even with a stale permit (the workflow already took fresh ones a few times). */
-  sendStale?: boolean;
+  /** The permit was taken by takeSubmitPermit just before: send at once. */
+  permitHeld?: boolean;
 }
 
 /** What a poll found: still running, or done with a payload or with nothing (no match). */
@@ -88,9 +82,6 @@ function asyncEndpoint(name: string): EndpointDef {
   return endpoint;
 }
 
-/** Below the throttle's smallest safety margin (200 ms): a permit this fresh is still on time. */
-const FRESH_PERMIT_MS = 150;
-
 export function createCallActivities(deps: ActivityDeps) {
   const resolveKey = (keyId?: string): string => {
     try {
@@ -106,12 +97,10 @@ export function createCallActivities(deps: ActivityDeps) {
      * waits (most of a throttled submit's time) leaves nothing ambiguous: nothing was sent, and
      * Temporal simply retries this activity elsewhere. Returns the key it resolved.
      */
-    async takeSubmitPermit(input: {
-      keyId?: string;
-    }): Promise<{ keyId: string; permitAt: number }> {
+    async takeSubmitPermit(input: { keyId?: string }): Promise<{ keyId: string }> {
       const keyId = resolveKey(input.keyId);
       await withHeartbeat((signal) => takePermit(deps, keyId, 'submit', signal));
-      return { keyId, permitAt: Date.now() };
+      return { keyId };
     },
 
     /**
@@ -140,14 +129,6 @@ export function createCallActivities(deps: ActivityDeps) {
         if (!workflowId) throw terminalFailure({ code: 'webhook_not_configured' });
         params.callback_url = deps.callbackUrlFor(workflowId);
       }
-      if (
-        input.permitAt !== undefined &&
-        Date.now() - input.permitAt > FRESH_PERMIT_MS &&
-        !input.sendStale
-      ) {
-        // Nothing was sent: the workflow takes a fresh permit (in its own activity) and comes back.
-        throw retryableFailure({ code: 'permit_stale' }, 1);
-      }
       let reply;
       try {
         reply = await guardedRequest(
@@ -155,7 +136,7 @@ export function createCallActivities(deps: ActivityDeps) {
           keyId,
           'submit',
           (c) => c.submit(endpoint, params),
-          input.permitAt !== undefined,
+          input.permitHeld === true,
         );
       } catch (err) {
         if (err instanceof TransportError) {

@@ -38,7 +38,6 @@ const ORCHESTRATOR_CODES: Record<string, string> = {
   not_async_endpoint: 'the endpoint is synchronous: there is no job to submit and poll',
   unknown_key: 'no key with that id is configured on the worker',
   webhook_not_configured: 'webhook mode needs a configured receiver (PCDS_WEBHOOK_PUBLIC_URL)',
-  permit_stale: 'the submit permit came due too long ago; nothing was sent, a fresh one is taken',
 };
 
 export function describeCode(code: string, httpStatus?: number): string {

@@ -214,16 +214,13 @@ async function submitWithRetries(
   deadline: number,
   onThrottled: () => void,
 ) {
-  let permitsTaken = 0;
   return submitOnce(
     async () => {
-      permitsTaken += 1;
       // The permit wait is its own (freely retried) activity, so a worker lost while waiting never
       // makes the submit ambiguous; only the POST itself can be.
       let keyId: string;
-      let permitAt: number;
       try {
-        ({ keyId, permitAt } = await pollActivities(deadline - Date.now()).takeSubmitPermit({
+        ({ keyId } = await pollActivities(deadline - Date.now()).takeSubmitPermit({
           ...(input.keyId ? { keyId: input.keyId } : {}),
         }));
       } catch (err) {
@@ -239,10 +236,7 @@ async function submitWithRetries(
         endpoint: input.endpoint,
         params: input.params,
         keyId,
-        permitAt,
-        // A worker too busy to hand a permit over in time sends the third one anyway: a late
-        // request risks one 429 (which the throttle learns from), never a lost row.
-        ...(permitsTaken >= 3 ? { sendStale: true } : {}),
+        permitHeld: true,
         ...(input.webhook ? { webhook: true } : {}),
       });
     },
