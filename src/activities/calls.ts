@@ -13,8 +13,7 @@ import {
 import { TransportError } from '../http/errors';
 import type { ActivityDeps } from './deps';
 import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
-import { currentAttempt, guardedRequest, takePermit } from './guarded-request';
-import { withHeartbeat } from './heartbeat';
+import { currentAttempt, guardedRequest } from './guarded-request';
 
 export interface SubmitCallInput {
   endpoint: string;
@@ -23,8 +22,6 @@ export interface SubmitCallInput {
   params: Record<string, unknown>;
   /** Ask for a webhook delivery to this workflow's receiver URL. */
   webhook?: boolean;
-  /** The permit was taken by takeSubmitPermit just before: send at once. */
-  permitHeld?: boolean;
 }
 
 /** What a poll found: still running, or done with a payload or with nothing (no match). */
@@ -93,17 +90,6 @@ export function createCallActivities(deps: ActivityDeps) {
 
   return {
     /**
-     * Waits for the key's submit permit. Kept apart from the POST so that a worker dying while it
-     * waits (most of a throttled submit's time) leaves nothing ambiguous: nothing was sent, and
-     * Temporal simply retries this activity elsewhere. Returns the key it resolved.
-     */
-    async takeSubmitPermit(input: { keyId?: string }): Promise<{ keyId: string }> {
-      const keyId = resolveKey(input.keyId);
-      await withHeartbeat((signal) => takePermit(deps, keyId, 'submit', signal));
-      return { keyId };
-    },
-
-    /**
      * POSTs the job. Repeated only when the service cannot have accepted it: a refused
      * connection, or an explicit 429 / 503. A request that may have been sent and got no reply
      * ends as submit_outcome_unknown, since repeating it could pay for a second job.
@@ -131,13 +117,7 @@ export function createCallActivities(deps: ActivityDeps) {
       }
       let reply;
       try {
-        reply = await guardedRequest(
-          deps,
-          keyId,
-          'submit',
-          (c) => c.submit(endpoint, params),
-          input.permitHeld === true,
-        );
+        reply = await guardedRequest(deps, keyId, 'submit', (c) => c.submit(endpoint, params));
       } catch (err) {
         if (err instanceof TransportError) {
           if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });

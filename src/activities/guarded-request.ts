@@ -8,32 +8,21 @@ import type { ActivityDeps } from './deps';
 import { terminalFailure } from './failures';
 import { withHeartbeat } from './heartbeat';
 
-/** Waits for the key's permit. A refusal (credits exhausted) is terminal: retrying will not help. */
-export async function takePermit(
-  deps: ActivityDeps,
-  keyId: string,
-  kind: RequestKind,
-  signal?: AbortSignal,
-): Promise<void> {
-  try {
-    await deps.permits.acquire(keyId, kind, signal);
-  } catch (err) {
-    if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });
-    throw err;
-  }
-}
-
 export async function guardedRequest(
   deps: ActivityDeps,
   keyId: string,
   kind: RequestKind,
   send: (client: ServiceClient) => Promise<Reply>,
-  /** The caller already holds the permit for this request (taken by an earlier activity). */
-  permitHeld = false,
 ): Promise<Reply> {
   const client = deps.clients.get(keyId);
   return withHeartbeat(async (signal) => {
-    if (!permitHeld) await takePermit(deps, keyId, kind, signal);
+    try {
+      await deps.permits.acquire(keyId, kind, signal);
+    } catch (err) {
+      // The key is closed for good (credits exhausted): nothing was sent, and retrying will not help.
+      if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });
+      throw err;
+    }
     const reply = await send(client);
     if (reply.httpStatus === 429) await deps.permits.rateLimited(keyId, reply.retryAfterMs);
     if (reply.httpStatus === 402) await deps.permits.creditsExhausted(keyId);

@@ -3,8 +3,6 @@
 // service's error code as the failure type.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import {
-  ActivityFailure,
-  ApplicationFailure,
   condition,
   setCurrentDetails,
   setHandler,
@@ -215,31 +213,13 @@ async function submitWithRetries(
   onThrottled: () => void,
 ) {
   return submitOnce(
-    async () => {
-      // The permit wait is its own (freely retried) activity, so a worker lost while waiting never
-      // makes the submit ambiguous; only the POST itself can be.
-      let keyId: string;
-      try {
-        ({ keyId } = await pollActivities(deadline - Date.now()).takeSubmitPermit({
-          ...(input.keyId ? { keyId: input.keyId } : {}),
-        }));
-      } catch (err) {
-        if (err instanceof ActivityFailure && !(err.cause instanceof ApplicationFailure)) {
-          throw callFailure(
-            'poll_timeout',
-            'poll_timeout: no permit to submit within the maximum wait',
-          );
-        }
-        throw err;
-      }
-      return submitActivities.submitCall({
+    () =>
+      submitActivities.submitCall({
         endpoint: input.endpoint,
         params: input.params,
-        keyId,
-        permitHeld: true,
+        ...(input.keyId ? { keyId: input.keyId } : {}),
         ...(input.webhook ? { webhook: true } : {}),
-      });
-    },
+      }),
     deadline,
     onThrottled,
   );
