@@ -1,17 +1,12 @@
 // A worker killed with SIGKILL mid-batch and a new one started: the output has exactly one line
 // per row, each with the right outcome, and no row was submitted twice.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleRows, type RunningEmulator } from '../../src/emulator';
-import { projectRoot } from '../../src/temporal/cli-binary';
-import {
-  connectClient,
-  temporalAddress,
-  testNamespace,
-  uniqueTaskQueue,
-} from '../harness/temporal';
+import { connectClient, uniqueTaskQueue } from '../harness/temporal';
+import { spawnWorkerProcess } from '../harness/worker-process';
 import {
   fastEmulator,
   readOutput,
@@ -38,32 +33,13 @@ afterAll(async () => {
   await emu?.stop();
 });
 
-async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-    cwd: projectRoot(),
-    env: {
-      ...process.env,
-      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
-      PCDS_TASK_QUEUE: taskQueue,
-      PCDS_BASE_URL: emu.url,
-      PCDS_API_KEY: emu.devKey.key,
-      PCDS_API_SECRET: emu.devKey.secret,
-      PCDS_THROTTLE: 'off',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+function spawnWorker(taskQueue: string): Promise<ChildProcess> {
+  return spawnWorkerProcess(taskQueue, {
+    PCDS_BASE_URL: emu.url,
+    PCDS_API_KEY: emu.devKey.key,
+    PCDS_API_SECRET: emu.devKey.secret,
+    PCDS_THROTTLE: 'off',
   });
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr.on('data', (d: Buffer) => {
-      log += d.toString();
-      if (log.includes('worker polling task queue')) resolve();
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`worker exited (${code}) before polling:\n${log}`)),
-    );
-  });
-  return child;
 }
 
 // The new worker takes over once the server times out the killed one's tasks (up to 30 s).

@@ -1,17 +1,12 @@
 // A worker killed mid-poll: the call completes once a new worker starts, with one submit.
 // And credentials never reach a finished workflow's history.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPcdsClient } from '../../src/client';
 import { sampleRows } from '../../src/emulator';
-import { projectRoot } from '../../src/temporal/cli-binary';
-import {
-  connectClient,
-  temporalAddress,
-  testNamespace,
-  uniqueTaskQueue,
-} from '../harness/temporal';
+import { connectClient, testNamespace, uniqueTaskQueue } from '../harness/temporal';
+import { spawnWorkerProcess } from '../harness/worker-process';
 import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env';
 
 let env: CallEnv;
@@ -34,32 +29,13 @@ afterAll(async () => {
 });
 
 /** `node --import tsx src/worker.ts` on a task queue; resolves when it polls. */
-async function spawnWorker(taskQueue: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-    cwd: projectRoot(),
-    env: {
-      ...process.env,
-      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
-      PCDS_TASK_QUEUE: taskQueue,
-      PCDS_BASE_URL: env.config.PCDS_BASE_URL,
-      PCDS_API_KEYS: JSON.stringify(env.config.keys),
-      PCDS_HTTP_TIMEOUT_MS: '3000',
-      PCDS_THROTTLE: 'off',
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+function spawnWorker(taskQueue: string): Promise<ChildProcess> {
+  return spawnWorkerProcess(taskQueue, {
+    PCDS_BASE_URL: env.config.PCDS_BASE_URL,
+    PCDS_API_KEYS: JSON.stringify(env.config.keys),
+    PCDS_HTTP_TIMEOUT_MS: '3000',
+    PCDS_THROTTLE: 'off',
   });
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr.on('data', (d: Buffer) => {
-      log += d.toString();
-      if (log.includes('worker polling task queue')) resolve();
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`worker exited (${code}) before polling:\n${log}`)),
-    );
-  });
-  return child;
 }
 
 // Each child worker bundles the workflows at start (15-25 s apiece on a busy two-core machine).

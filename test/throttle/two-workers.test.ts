@@ -1,17 +1,12 @@
 // Two worker processes on one key share its throttle: together they complete many calls and the
 // emulator, enforcing the same (time-scaled) limits, answers no 429.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator';
-import { projectRoot } from '../../src/temporal/cli-binary';
 import { readThrottleStatus } from '../../src/throttle/operator';
-import {
-  connectClient,
-  temporalAddress,
-  testNamespace,
-  uniqueTaskQueue,
-} from '../harness/temporal';
+import { connectClient, uniqueTaskQueue } from '../harness/temporal';
+import { spawnWorkerProcess } from '../harness/worker-process';
 import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledEnv } from './env';
 
 const LIMITS = { perMinute: 12, perHour: 120 };
@@ -25,29 +20,9 @@ afterAll(async () => {
 });
 
 /** `node --import tsx src/worker.ts` on a task queue, throttle on; resolves when it polls. */
-async function spawnWorker(taskQueue: string, keyId: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
-    cwd: projectRoot(),
-    env: {
-      ...process.env,
-      ...throttledEnv(emulator, LIMITS, keyId),
-      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
-      PCDS_TASK_QUEUE: taskQueue,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let log = '';
-  await new Promise<void>((resolve, reject) => {
-    child.stderr.on('data', (d: Buffer) => {
-      log += d.toString();
-      if (log.includes('worker polling task queue')) resolve();
-    });
-    child.once('exit', (code) =>
-      reject(new Error(`worker exited (${code}) before polling:\n${log}`)),
-    );
-  });
-  return child;
+/** A worker process on a task queue, throttle on. */
+function spawnWorker(taskQueue: string, keyId: string): Promise<ChildProcess> {
+  return spawnWorkerProcess(taskQueue, throttledEnv(emulator, LIMITS, keyId));
 }
 
 it('two worker processes on one key complete many calls without a single 429', async () => {

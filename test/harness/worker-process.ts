@@ -1,0 +1,33 @@
+// A real worker in a child process (`node --import tsx src/worker.ts`) on the shared test server,
+// for tests that kill one with SIGKILL. Resolves once it polls its task queue.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { projectRoot } from '../../src/temporal/cli-binary';
+import { temporalAddress, testNamespace } from './temporal';
+
+export async function spawnWorkerProcess(
+  taskQueue: string,
+  env: Record<string, string>,
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+    cwd: projectRoot(),
+    env: {
+      ...process.env,
+      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+      PCDS_TASK_QUEUE: taskQueue,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (d: Buffer) => {
+      log += d.toString();
+      if (log.includes('worker polling task queue')) resolve();
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`worker exited (${code}) before polling:\n${log}`)),
+    );
+  });
+  return child;
+}
