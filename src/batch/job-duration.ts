@@ -1,13 +1,16 @@
 // How long a batch's jobs take, learned from its finished rows, and the first-poll delay it
 // gives new rows. Pure and small (at most JOB_SAMPLES numbers): carried across continue-as-new.
 //
-// The samples are each row's jobMs: submit accepted -> the poll that saw the job done, an upper
-// bound of the job's duration. The estimate is their 80th percentile (nearest rank) over the
-// last 50 rows: a high quantile so the first poll lands after most jobs end, robust to a few
+// The samples come from each row's jobMs: submit accepted -> the poll that saw the job done, an
+// upper bound of the job's duration. The estimate is their 80th percentile (nearest rank) over
+// the last 50 rows: a high quantile so the first poll lands after most jobs end, robust to a few
 // outliers (a job slowed by a retry, one served from a cache), and recent, so it follows drift.
-// The first poll waits FIRST_POLL_FACTOR x the estimate: a row whose first poll finds its job
-// done reports about that delay, so the estimate keeps moving down while jobs get faster; a
-// low quantile or the median would settle where half or more of the first polls come too early.
+// The first poll waits FIRST_POLL_FACTOR x the estimate, so the estimate probes downwards: a row
+// whose learned first poll found its job done reports about that delay, and the estimate moves
+// down while jobs get faster. A row whose learned first poll came too early says the first poll
+// should have waited until its job was seen done: it records jobMs / FIRST_POLL_FACTOR, the
+// estimate whose first poll is that late. Without that, the short polls after an early first poll
+// report a jobMs below the estimate and the estimate sinks until most first polls are early.
 
 export const JOB_SAMPLES = 50;
 /** Rows that must finish before new rows get a learned first poll. */
@@ -20,6 +23,16 @@ export function recordJobMs(samples: number[], jobMs: number): void {
   if (!Number.isFinite(jobMs) || jobMs < 0) return;
   samples.push(Math.round(jobMs));
   if (samples.length > JOB_SAMPLES) samples.splice(0, samples.length - JOB_SAMPLES);
+}
+
+/** The sample a finished row adds: its jobMs, raised when its learned first poll came too early. */
+export function jobSampleOf(timing: {
+  jobMs: number;
+  polls: number;
+  firstPollDelayMs?: number;
+}): number {
+  const early = timing.firstPollDelayMs !== undefined && timing.polls > 1;
+  return early ? timing.jobMs / FIRST_POLL_FACTOR : timing.jobMs;
 }
 
 /** The learned job duration in ms, or undefined before MIN_JOB_SAMPLES rows finished. */

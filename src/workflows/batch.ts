@@ -37,6 +37,7 @@ import {
 import {
   estimateJobMs,
   firstPollDelayFor,
+  jobSampleOf,
   recordJobMs,
   requestsPerRow,
 } from '../batch/job-duration';
@@ -344,7 +345,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       if (f.outcome) {
         const o = f.outcome;
         if (o.outcome !== 'failed' && o.timing) {
-          recordJobMs(jobMs, o.timing.jobMs);
+          recordJobMs(jobMs, jobSampleOf(o.timing));
           requests.rows += 1;
           requests.submits += 1;
           requests.polls += o.timing.polls;

@@ -28,7 +28,7 @@ import {
 } from './call-steps';
 import { pollDelayMs } from './poll-schedule';
 import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from './signals';
-import type { CallInput, CallOutcome, CallState } from './types';
+import type { CallInput, CallOutcome, CallState, CallTiming } from './types';
 
 /** CallInput plus optional tuning of the poll schedule; a plain CallInput is a valid input. */
 export interface EndpointCallInput extends CallInput {
@@ -94,7 +94,11 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   const finish = (result: PollResult, requestId: string): CallOutcome => {
     state.lastStatus = result.status;
     enter('done');
-    const timing = { jobMs: Date.now() - acceptedAt, polls: state.polls };
+    const timing: CallTiming = {
+      jobMs: Date.now() - acceptedAt,
+      polls: state.polls,
+      ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
+    };
     if (result.kind === 'found') {
       setOutcome('found');
       return { outcome: 'found', requestId, status: result.status, result: result.result, timing };

@@ -30,6 +30,8 @@ export interface CallTiming {
   jobMs: number;
   /** Poll requests made (retries of one poll by Temporal not counted). */
   polls: number;
+  /** The learned first-poll delay the call was given, if any. */
+  firstPollDelayMs?: number;
 }
 
 export type CallOutcome =

@@ -5,9 +5,11 @@ import {
   MIN_JOB_SAMPLES,
   estimateJobMs,
   firstPollDelayFor,
+  jobSampleOf,
   recordJobMs,
   requestsPerRow,
 } from '../../../src/batch/job-duration';
+import { pollDelayMs } from '../../../src/workflows/poll-schedule';
 
 const record = (values: number[]) => {
   const samples: number[] = [];
@@ -48,5 +50,40 @@ describe('job duration estimate', () => {
   it('counts requests per finished row', () => {
     expect(requestsPerRow({ rows: 0, submits: 0, polls: 0 })).toBeUndefined();
     expect(requestsPerRow({ rows: 10, submits: 10, polls: 29 })).toBe(3.9);
+  });
+
+  it('raises the sample of a row whose learned first poll came too early', () => {
+    expect(jobSampleOf({ jobMs: 3_000, polls: 1, firstPollDelayMs: 2_900 })).toBe(3_000);
+    expect(jobSampleOf({ jobMs: 3_100, polls: 2, firstPollDelayMs: 2_850 })).toBeCloseTo(
+      3_100 / FIRST_POLL_FACTOR,
+    );
+    // Rows on the default schedule are not corrected: their polls were not aimed at the estimate.
+    expect(jobSampleOf({ jobMs: 3_300, polls: 5 })).toBe(3_300);
+  });
+
+  // Jobs of a fixed duration, rows one after another, each poll late by a small overhead: the
+  // learned first poll must not sink below the job's duration and leave most rows polling twice.
+  it('settles where most first polls find the job done', () => {
+    const JOB_MS = 3_000;
+    const schedule = { intervalMs: 250, backoff: 1.5, maxIntervalMs: 5_000 };
+    const samples: number[] = [];
+    const polls: number[] = [];
+    for (let row = 0; row < 300; row++) {
+      const firstPollDelayMs = firstPollDelayFor(samples);
+      const overhead = 5 + (row % 7) * 3;
+      let at = 0;
+      let n = 0;
+      do {
+        n += 1;
+        at += pollDelayMs(n, { ...schedule, firstPollDelayMs }) + overhead;
+      } while (at < JOB_MS);
+      polls.push(n);
+      recordJobMs(samples, jobSampleOf({ jobMs: at, polls: n, firstPollDelayMs }));
+    }
+    const steady = polls.slice(100);
+    const mean = steady.reduce((a, b) => a + b, 0) / steady.length;
+    expect(mean).toBeLessThanOrEqual(1.3);
+    // ... and does not wait much past the job either: the estimate stays near its duration.
+    expect(estimateJobMs(samples)).toBeLessThan(JOB_MS / FIRST_POLL_FACTOR + 400);
   });
 });
