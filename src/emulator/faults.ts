@@ -17,6 +17,8 @@ export class FaultInjector {
   private faults: Faults;
   private random: () => number;
   private setAt = Date.now();
+  /** When the burst schedule started: the set time, or the first request after it. */
+  private burstFrom: number | null = this.setAt;
   /** Cheap test on the hot path: false when every share is zero. */
   active = false;
 
@@ -38,6 +40,7 @@ export class FaultInjector {
   set(input: unknown): Faults {
     this.faults = faultsSchema.parse(input ?? {});
     this.setAt = Date.now();
+    this.burstFrom = this.faults.rateLimitBurst?.fromFirstRequest ? null : this.setAt;
     this.random = prng(this.seed ^ 0x5eed);
     this.refresh();
     return this.get();
@@ -78,7 +81,8 @@ export class FaultInjector {
     if (f.rateLimitBurst) {
       const duration = f.rateLimitBurst.durationMs * this.timeScale;
       const every = (f.rateLimitBurst.everyMs ?? Infinity) * this.timeScale;
-      const since = now - this.setAt;
+      this.burstFrom ??= now;
+      const since = now - this.burstFrom;
       const intoCycle = Number.isFinite(every) ? since % every : since;
       if (intoCycle < duration) {
         // The burst ends at a known time: Retry-After points just past it.

@@ -14,9 +14,17 @@ export const faultsSchema = z
     unavailableShare: share.default(0),
     /** Share of keyed requests answered with a lone 429 (Retry-After 1 s). */
     rateLimitShare: share.default(0),
-    /** Periodic 429 bursts: every `everyMs` (from when set), all keyed requests get 429 for `durationMs`. */
+    /**
+     * Periodic 429 bursts: every `everyMs`, all keyed requests get 429 for `durationMs`. The
+     * schedule starts when the faults are set, or with `fromFirstRequest` at the first request
+     * that meets it (so a burst is sure to be seen, however bursty the traffic).
+     */
     rateLimitBurst: z
-      .object({ durationMs: ms.min(1), everyMs: ms.min(1).optional() })
+      .object({
+        durationMs: ms.min(1),
+        everyMs: ms.min(1).optional(),
+        fromFirstRequest: z.boolean().optional(),
+      })
       .strict()
       .nullable()
       .default(null),

@@ -218,7 +218,8 @@ export function confirm(
  * The service answered 429 at `now`. The key closes for every caller until Retry-After has
  * passed, reservations not yet sent are dropped (their holders learn it when they confirm), and
  * if our log held fewer requests than the window allows, the service's real limit is lower:
- * the effective limit drops to what the log held before this request (at most halving).
+ * the effective limit drops to what the log held before this request (at most halving). Further
+ * 429s while the key is closed are the same event: they teach nothing more.
  */
 export function rateLimited(
   state: ThrottleState,
@@ -244,7 +245,11 @@ export function rateLimited(
   // halves the limit, so a stray one (another client on the key, an injected fault) cannot
   // collapse the rate; a limit really that low shows itself with the next 429.
   const observed = inWindow - 1;
-  if (observed < limit) {
+  // A 429 while the key is already closed answers a request sent before the throttle heard of the
+  // first one: the same event, seen again. It may lengthen the wait but teaches no new limit, or a
+  // burst of requests in flight together would halve the limit once per request.
+  const sameEvent = now < state.closedUntil;
+  if (!sameEvent && observed < limit) {
     const learned = Math.max(1, observed, Math.ceil(limit / 2));
     if (window === 'minute') state.effective.perMinute = learned;
     else state.effective.perHour = learned;

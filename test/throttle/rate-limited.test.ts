@@ -51,8 +51,13 @@ it('closes the key for every caller until Retry-After has passed, then the calls
           .poll(() => requestsSeen(emulator, devKey), { timeout: 20_000, interval: 50 })
           .toBeGreaterThanOrEqual(10);
 
-        // Every keyed request gets 429 for a while; Retry-After (whole seconds) says 2 s.
-        emulator.setFaults({ rateLimitBurst: { durationMs: 1_200 / TIME_SCALE } });
+        // Every keyed request gets 429 for a while; Retry-After (whole seconds) says 2 s. The
+        // throttle may send a window's allowance at once and then wait for the window to move on,
+        // so the burst starts with the next request rather than now. Requests sent together all
+        // meet it: one event, which must not collapse the key's limits.
+        emulator.setFaults({
+          rateLimitBurst: { durationMs: 1_200 / TIME_SCALE, fromFirstRequest: true },
+        });
         let event: RateLimitEvent | undefined;
         await expect
           .poll(

@@ -287,6 +287,22 @@ describe('after a 429', () => {
     expect(state.effective.perMinute).toBe(3);
   });
 
+  it('learns once from a burst of 429s on requests already in flight together', () => {
+    const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 1_000 } }), T0);
+    for (let i = 0; i < 10; i++) reserve(state, T0, 'submit');
+    expect(rateLimited(state, T0 + 10, 500).learned).toEqual({ window: 'minute', limit: 9 });
+    // The other nine requests of the burst come back 429 too, while the key is closed.
+    for (let i = 0; i < 9; i++)
+      expect(rateLimited(state, T0 + 12 + i, 500).learned).toBeUndefined();
+    expect(state.effective.perMinute).toBe(9);
+    expect(state.counts.rateLimited).toBe(10);
+    // A later one may lengthen the wait.
+    rateLimited(state, T0 + 30, 2_000);
+    expect(snapshot(state, T0 + 40).closedUntil).toBe(T0 + 2_030);
+    // Once the key has reopened, a new 429 is a new event and teaches again.
+    expect(rateLimited(state, T0 + 2_100, 500).learned).toBeDefined();
+  });
+
   it('blames the hour window when Retry-After is longer than a minute', () => {
     const state = createThrottleState(settings({ limits: { perMinute: 10, perHour: 25 } }), T0);
     for (let i = 0; i < 12; i++) reserve(state, T0, 'submit');
