@@ -3,24 +3,26 @@
 // interface's paging rule; billable) and never replayed to re-read rows. Continues only while
 // has_more is true, and stops at the requested maximum, the offset ceiling or a size bound.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { setCurrentDetails, setHandler, sleep, upsertSearchAttributes } from '@temporalio/workflow';
-import { MAX_SEARCH_OFFSET } from '../contract/validate';
-import type { SearchPage } from '../activities/search-pages';
+import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import { PcdsBatchId, PcdsEndpoint, PcdsKeyId } from '../temporal/search-attributes';
 import {
-  DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_MAX_WAIT_MS,
-  DEFAULT_POLL_BACKOFF,
   DEFAULT_POLL_INTERVAL_MS,
   callFailure,
   failureCode,
-  nextPollInterval,
   pollActivities,
   setOutcome,
   setState,
   submitActivities,
   submitOnce,
 } from './call-steps';
+import {
+  nextPage,
+  readPageUntilDone,
+  requestFurtherPage,
+  withoutPaging,
+  type PagingStop,
+} from './search-paging';
 import { callStateQuery } from './signals';
 import type { CallState } from './types';
 
@@ -42,7 +44,7 @@ export interface PersonSearchInput {
   batchId?: string;
 }
 
-export type SearchStop = 'max_results' | 'no_more' | 'offset_limit' | 'size_limit';
+export type SearchStop = PagingStop | 'size_limit';
 
 export interface PersonSearchResult {
   requestId: string;
@@ -53,8 +55,6 @@ export interface PersonSearchResult {
   lastStatus: string;
   stoppedBy: SearchStop;
 }
-
-const PAGING_FIELDS = ['limit', 'offset', 'page', 'cursor'];
 
 export async function personSearch(input: PersonSearchInput): Promise<PersonSearchResult> {
   const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, input.pageSize ?? MAX_PAGE_SIZE));
@@ -78,8 +78,7 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     throw callFailure(f.code, f.message, f.details);
   };
 
-  const params: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(input.params)) if (!PAGING_FIELDS.includes(k)) params[k] = v;
+  const params = withoutPaging(input.params);
   let limit = Math.min(pageSize, maxResults);
   let offset = 0;
 
@@ -103,64 +102,29 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
   if (!input.keyId)
     upsertSearchAttributes([{ key: PcdsKeyId, value: keyId }] as SearchAttributeUpdatePair[]);
 
-  /** Polls one page with GET request_id + offset + limit until it is terminal; returns its rows. */
-  const readPage = async (): Promise<Extract<SearchPage, { kind: 'done' }>> => {
-    state.phase = 'polling';
-    setState('polling');
-    let interval = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
-    for (let first = true; ; first = false) {
-      const left = deadline - Date.now();
-      if (left <= 0)
-        return fail(
-          callFailure(
-            'poll_timeout',
-            'poll_timeout: the search did not finish within the maximum wait',
-          ),
-          'poll_timeout',
-        );
-      // The first read of a page goes at once: a cached page is usually ready.
-      if (!first) {
-        await sleep(Math.min(interval, left));
-        interval = nextPollInterval(interval, DEFAULT_POLL_BACKOFF, DEFAULT_MAX_POLL_INTERVAL_MS);
-      }
-      state.polls += 1;
-      let page: SearchPage;
-      try {
-        page = await pollActivities(deadline - Date.now()).readSearchPage({
-          keyId,
-          requestId,
-          offset,
-          limit,
-        });
-      } catch (err) {
-        return fail(err, 'poll_timeout');
-      }
-      state.lastStatus = page.status;
-      if (page.kind === 'done') return page;
-    }
-  };
-
   const rows: unknown[] = [];
   let bytes = 0;
   let pages = 0;
   let stoppedBy: SearchStop;
   let lastStatus: string;
   for (;;) {
+    const ref = { keyId, requestId, offset, limit };
     if (pages > 0) {
-      // A further page: asked for once by POST, then read by GET like the first.
       state.phase = 'submitting';
       setState('submitting');
-      try {
-        await submitOnce(
-          () => submitActivities.requestSearchPage({ keyId, requestId, offset, limit }),
-          deadline,
-          () => setState('throttled'),
-        );
-      } catch (err) {
-        return fail(err, 'submit_outcome_unknown');
-      }
+      await requestFurtherPage(ref, deadline, () => setState('throttled'), fail);
     }
-    const page = await readPage();
+    state.phase = 'polling';
+    setState('polling');
+    const page = await readPageUntilDone((left) => pollActivities(left).readSearchPage(ref), {
+      deadline,
+      intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
+      fail,
+      onRead: (p) => {
+        state.polls += 1;
+        state.lastStatus = p.status;
+      },
+    });
     pages += 1;
     lastStatus = page.status;
     const pageBytes = JSON.stringify(page.rows).length;
@@ -173,20 +137,20 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     setCurrentDetails(
       `person_search: ${rows.length} rows in ${pages} pages (request ${requestId})`,
     );
-    if (rows.length >= maxResults) {
-      stoppedBy = 'max_results';
+    const next = nextPage({
+      taken: rows.length,
+      maxResults,
+      pageSize,
+      offset,
+      limit,
+      pageRows: page.rows.length,
+      hasMore: page.hasMore,
+    });
+    if ('stop' in next) {
+      stoppedBy = next.stop;
       break;
     }
-    if (!page.hasMore || page.rows.length === 0) {
-      stoppedBy = 'no_more';
-      break;
-    }
-    offset += limit;
-    if (offset > MAX_SEARCH_OFFSET) {
-      stoppedBy = 'offset_limit';
-      break;
-    }
-    limit = Math.min(pageSize, maxResults - rows.length);
+    ({ offset, limit } = next);
   }
 
   state.phase = 'done';

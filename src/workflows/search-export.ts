@@ -2,27 +2,25 @@
 // from stored pages by GET and written by the activity itself, so they never enter history; each
 // further page is asked for once by POST (billable) and never replayed.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import {
-  proxyActivities,
-  setCurrentDetails,
-  sleep,
-  upsertSearchAttributes,
-} from '@temporalio/workflow';
+import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import { MAX_SEARCH_OFFSET } from '../contract/validate';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes';
 import {
-  DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_MAX_WAIT_MS,
-  DEFAULT_POLL_BACKOFF,
   DEFAULT_POLL_INTERVAL_MS,
   callFailure,
   failureCode,
-  nextPollInterval,
   pollActivities,
   submitActivities,
   submitOnce,
 } from './call-steps';
+import {
+  nextPage,
+  readPageUntilDone,
+  requestFurtherPage,
+  withoutPaging,
+  type PagingStop,
+} from './search-paging';
 
 export interface SearchExportInput {
   /** Validated person_search parameters; paging fields are set here. */
@@ -43,7 +41,7 @@ export interface SearchExportSummary {
   requestId: string;
   rows: number;
   pages: number;
-  stoppedBy: 'max_results' | 'no_more' | 'offset_limit';
+  stoppedBy: PagingStop;
   lastStatus: string;
   output: string;
 }
@@ -52,8 +50,6 @@ const files = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
-
-const PAGING_FIELDS = ['limit', 'offset', 'page', 'cursor'];
 
 export async function searchExport(input: SearchExportInput): Promise<SearchExportSummary> {
   const pageSize = Math.min(100, Math.max(1, input.pageSize ?? 100));
@@ -66,8 +62,7 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
   ] as SearchAttributeUpdatePair[]);
   await files.resetBatchOutput({ path: input.output });
 
-  const params: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(input.params)) if (!PAGING_FIELDS.includes(k)) params[k] = v;
+  const params = withoutPaging(input.params);
   let offset = 0;
   let limit = Math.min(pageSize, maxResults);
   const fail = (err: unknown, code: string): never => {
@@ -98,66 +93,39 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
   let lastStatus = submitted.status;
   let stoppedBy: SearchExportSummary['stoppedBy'];
   for (;;) {
-    if (pages > 0) {
-      try {
-        await submitOnce(
-          () => submitActivities.requestSearchPage({ keyId, requestId, offset, limit }),
-          deadline,
-          () => undefined,
-        );
-      } catch (err) {
-        return fail(err, 'submit_outcome_unknown');
-      }
-    }
+    const ref = { keyId, requestId, offset, limit };
+    if (pages > 0) await requestFurtherPage(ref, deadline, () => undefined, fail);
     // Read the page by GET until it is terminal; the activity appends its rows to the file.
-    let interval = input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
-    let page;
-    for (let first = true; ; first = false) {
-      const left = deadline - Date.now();
-      if (left <= 0)
-        return fail(
-          callFailure(
-            'poll_timeout',
-            'poll_timeout: the search did not finish within the maximum wait',
-          ),
-          'poll_timeout',
-        );
-      if (!first) {
-        await sleep(Math.min(interval, left));
-        interval = nextPollInterval(interval, DEFAULT_POLL_BACKOFF, DEFAULT_MAX_POLL_INTERVAL_MS);
-      }
-      try {
-        page = await pollActivities(left).exportSearchPage({
-          ref: { keyId, requestId, offset, limit },
+    const page = await readPageUntilDone(
+      (left) =>
+        pollActivities(left).exportSearchPage({
+          ref,
           path: input.output,
           firstRow: rows + 1,
           take: maxResults - rows,
-        });
-      } catch (err) {
-        return fail(err, 'poll_timeout');
-      }
-      lastStatus = page.status;
-      if (page.kind === 'done') break;
-    }
+        }),
+      { deadline, intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, fail },
+    );
+    lastStatus = page.status;
     pages += 1;
     rows += page.rows;
     setCurrentDetails(
       `person_search export: ${rows} rows in ${pages} pages (request ${requestId})`,
     );
-    if (rows >= maxResults) {
-      stoppedBy = 'max_results';
+    const next = nextPage({
+      taken: rows,
+      maxResults,
+      pageSize,
+      offset,
+      limit,
+      pageRows: page.rows,
+      hasMore: page.hasMore,
+    });
+    if ('stop' in next) {
+      stoppedBy = next.stop;
       break;
     }
-    if (!page.hasMore || page.rows === 0) {
-      stoppedBy = 'no_more';
-      break;
-    }
-    offset += limit;
-    if (offset > MAX_SEARCH_OFFSET) {
-      stoppedBy = 'offset_limit';
-      break;
-    }
-    limit = Math.min(pageSize, maxResults - rows);
+    ({ offset, limit } = next);
   }
   upsertSearchAttributes([{ key: PcdsState, value: 'done' }] as SearchAttributeUpdatePair[]);
   const summary: SearchExportSummary = {

@@ -1,0 +1,92 @@
+// The paging steps person search and search export share: one search, its pages asked for once by
+// POST (billable, never replayed) and read by GET request_id + offset + limit until terminal.
+import { sleep } from '@temporalio/workflow';
+import type { SearchPageRef } from '../activities/search-pages';
+import { MAX_SEARCH_OFFSET } from '../contract/validate';
+import {
+  DEFAULT_MAX_POLL_INTERVAL_MS,
+  DEFAULT_POLL_BACKOFF,
+  callFailure,
+  nextPollInterval,
+  submitActivities,
+  submitOnce,
+} from './call-steps';
+
+/** Set by the workflow for each page; a caller's own values are dropped. */
+const PAGING_FIELDS = new Set(['limit', 'offset', 'page', 'cursor']);
+
+export function withoutPaging(params: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(params).filter(([k]) => !PAGING_FIELDS.has(k)));
+}
+
+/** Ends the workflow with the failure's code (a timeout of the step gets `timeoutCode`). */
+export type Fail = (err: unknown, timeoutCode: string) => never;
+
+/** Asks the service once for a further page of the search (a POST; repeated only when not accepted). */
+export async function requestFurtherPage(
+  ref: SearchPageRef,
+  deadline: number,
+  onThrottled: () => void,
+  fail: Fail,
+): Promise<void> {
+  try {
+    await submitOnce(() => submitActivities.requestSearchPage(ref), deadline, onThrottled);
+  } catch (err) {
+    fail(err, 'submit_outcome_unknown');
+  }
+}
+
+/**
+ * Reads a page until its status is terminal: the first read at once (a stored page is usually
+ * ready), then at growing intervals until the deadline.
+ */
+export async function readPageUntilDone<P extends { kind: string; status: string }>(
+  read: (leftMs: number) => Promise<P>,
+  o: { deadline: number; intervalMs: number; fail: Fail; onRead?: (page: P) => void },
+): Promise<Extract<P, { kind: 'done' }>> {
+  let interval = o.intervalMs;
+  for (let first = true; ; first = false) {
+    let left = o.deadline - Date.now();
+    if (left <= 0)
+      return o.fail(
+        callFailure(
+          'poll_timeout',
+          'poll_timeout: the search did not finish within the maximum wait',
+        ),
+        'poll_timeout',
+      );
+    if (!first) {
+      await sleep(Math.min(interval, left));
+      interval = nextPollInterval(interval, DEFAULT_POLL_BACKOFF, DEFAULT_MAX_POLL_INTERVAL_MS);
+      left = o.deadline - Date.now();
+    }
+    let page: P;
+    try {
+      page = await read(left);
+    } catch (err) {
+      return o.fail(err, 'poll_timeout');
+    }
+    o.onRead?.(page);
+    if (page.kind === 'done') return page as Extract<P, { kind: 'done' }>;
+  }
+}
+
+export type PagingStop = 'max_results' | 'no_more' | 'offset_limit';
+
+/** After a page was read: why paging stops, or where the next page starts and how long it is. */
+export function nextPage(p: {
+  /** Rows taken so far, this page included. */
+  taken: number;
+  maxResults: number;
+  pageSize: number;
+  offset: number;
+  limit: number;
+  pageRows: number;
+  hasMore: boolean;
+}): { stop: PagingStop } | { offset: number; limit: number } {
+  if (p.taken >= p.maxResults) return { stop: 'max_results' };
+  if (!p.hasMore || p.pageRows === 0) return { stop: 'no_more' };
+  const offset = p.offset + p.limit;
+  if (offset > MAX_SEARCH_OFFSET) return { stop: 'offset_limit' };
+  return { offset, limit: Math.min(p.pageSize, p.maxResults - p.taken) };
+}
