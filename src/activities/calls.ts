@@ -14,6 +14,7 @@ import { TransportError } from '../http/errors';
 import type { ActivityDeps } from './deps';
 import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
 import { currentAttempt, guardedRequest } from './guarded-request';
+import { intentRecorder } from './submit-intent';
 
 export interface SubmitCallInput {
   endpoint: string;
@@ -22,6 +23,8 @@ export interface SubmitCallInput {
   params: Record<string, unknown>;
   /** Ask for a webhook delivery to this workflow's receiver URL. */
   webhook?: boolean;
+  /** This attempt's token: recorded by the workflow (submitIntent) just before the POST. */
+  intentToken?: string;
 }
 
 /** What a poll found: still running, or done with a payload or with nothing (no match). */
@@ -117,7 +120,13 @@ export function createCallActivities(deps: ActivityDeps) {
       }
       let reply;
       try {
-        reply = await guardedRequest(deps, keyId, 'submit', (c) => c.submit(endpoint, params));
+        reply = await guardedRequest(
+          deps,
+          keyId,
+          'submit',
+          (c) => c.submit(endpoint, params),
+          intentRecorder(input.intentToken),
+        );
       } catch (err) {
         if (err instanceof TransportError) {
           if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });

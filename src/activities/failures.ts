@@ -38,6 +38,8 @@ const ORCHESTRATOR_CODES: Record<string, string> = {
   not_async_endpoint: 'the endpoint is synchronous: there is no job to submit and poll',
   unknown_key: 'no key with that id is configured on the worker',
   webhook_not_configured: 'webhook mode needs a configured receiver (PCDS_WEBHOOK_PUBLIC_URL)',
+  submit_intent_not_recorded:
+    'the workflow could not record that the submit was about to be sent, so it was not sent',
 };
 
 export function describeCode(code: string, httpStatus?: number): string {

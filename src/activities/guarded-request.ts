@@ -13,11 +13,12 @@ export async function guardedRequest(
   keyId: string,
   kind: RequestKind,
   send: (client: ServiceClient) => Promise<Reply>,
+  beforeSend?: () => Promise<void>,
 ): Promise<Reply> {
   const client = deps.clients.get(keyId);
   return withHeartbeat(async (signal) => {
     try {
-      await deps.permits.acquire(keyId, kind, signal);
+      await deps.permits.acquire(keyId, kind, signal, beforeSend);
     } catch (err) {
       // The key is closed for good (credits exhausted): nothing was sent, and retrying will not help.
       if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });

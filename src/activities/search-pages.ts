@@ -6,6 +6,7 @@ import { TransportError } from '../http/errors';
 import type { ActivityDeps } from './deps';
 import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
 import { currentAttempt, guardedRequest } from './guarded-request';
+import { intentRecorder } from './submit-intent';
 
 export interface SearchPageRef {
   keyId: string;
@@ -39,15 +40,22 @@ export function createSearchPageActivities(deps: ActivityDeps) {
      * POSTs the request for a further page of an existing search. Same no-replay rule as a
      * submit: only a refused connection or an explicit 429 / 503 is repeated.
      */
-    async requestSearchPage(ref: SearchPageRef): Promise<{ status: string }> {
+    async requestSearchPage(
+      ref: SearchPageRef & { intentToken?: string },
+    ): Promise<{ status: string }> {
       let reply;
       try {
-        reply = await guardedRequest(deps, ref.keyId, 'submit', (c) =>
-          c.submit(personSearch, {
-            request_id: ref.requestId,
-            offset: ref.offset,
-            limit: ref.limit,
-          }),
+        reply = await guardedRequest(
+          deps,
+          ref.keyId,
+          'submit',
+          (c) =>
+            c.submit(personSearch, {
+              request_id: ref.requestId,
+              offset: ref.offset,
+              limit: ref.limit,
+            }),
+          intentRecorder(ref.intentToken),
         );
       } catch (err) {
         if (err instanceof TransportError) {

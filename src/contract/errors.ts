@@ -101,6 +101,14 @@ export const ERRORS: readonly ErrorInfo[] = [
     'the service answered a status the interface does not document',
     true,
   ),
+  e(
+    'submit_timeout',
+    0,
+    'never',
+    false,
+    'the submit could not be sent within the maximum wait (nothing was sent)',
+    true,
+  ),
   e('poll_timeout', 0, 'never', false, 'the job did not finish within the maximum wait', true),
   e('invalid_response', 0, 'backoff', false, 'the reply did not match the interface', true),
 ];

@@ -4,8 +4,17 @@
 export type RequestKind = 'submit' | 'poll' | 'page' | 'usage' | 'feedback';
 
 export interface PermitGate {
-  /** Resolves when `keyId` may send one request of `kind` now; rejects when the key is closed for good. */
-  acquire(keyId: string, kind: RequestKind, signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves when `keyId` may send one request of `kind` now; rejects when the key is closed for
+   * good. `beforeSend`, the caller's last step before sending (a submit records its intent), runs
+   * once the permit is near, while the caller waits for its slot; if it fails, nothing is sent.
+   */
+  acquire(
+    keyId: string,
+    kind: RequestKind,
+    signal?: AbortSignal,
+    beforeSend?: () => Promise<void>,
+  ): Promise<void>;
   /** The service answered 429: the key is closed for every caller until the wait has passed. */
   rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void>;
   /** The service answered 402 insufficient_credits: open the key's credit breaker. */
@@ -15,7 +24,7 @@ export interface PermitGate {
 }
 
 export const unthrottled: PermitGate = {
-  acquire: () => Promise.resolve(),
+  acquire: (_keyId, _kind, _signal, beforeSend) => (beforeSend ? beforeSend() : Promise.resolve()),
   rateLimited: () => Promise.resolve(),
   creditsExhausted: () => Promise.resolve(),
   resetCredits: () => Promise.resolve(),

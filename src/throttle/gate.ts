@@ -98,11 +98,17 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
 
   return {
     settingsFor,
-    async acquire(keyId: string, kind: RequestKind, signal?: AbortSignal): Promise<void> {
+    async acquire(
+      keyId: string,
+      kind: RequestKind,
+      signal?: AbortSignal,
+      beforeSend?: () => Promise<void>,
+    ): Promise<void> {
       const keyChannel = channel(keyId);
       const halfMargin = keyChannel.settings.marginMs / 2;
       let answer = await keyChannel.ask({ kind, leadMs: keyChannel.leadMs() });
       let moves = 0;
+      let prepared: Promise<void> | undefined;
       for (;;) {
         signal?.throwIfAborted();
         if (answer.kind === 'refused') throw new PermitRefusedError(keyId, answer.since);
@@ -125,7 +131,13 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
         // An answer that came back after its time, or a wake-up delayed by a busy process, would be
         // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
         // a process slower than that still sends, and a 429 would teach the throttle).
+        // The caller's last step runs while it waits for its slot (once, even if the slot moves).
+        if (beforeSend && !prepared) {
+          prepared = beforeSend();
+          prepared.catch(() => undefined);
+        }
         await sleepUntil(answer.at, signal);
+        if (prepared) await prepared;
         if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
           moves += 1;
           answer = await keyChannel.ask({

@@ -5,14 +5,17 @@ import {
   ApplicationFailure,
   TimeoutFailure,
   proxyActivities,
+  setHandler,
   sleep,
   upsertSearchAttributes,
+  uuid4,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { Activities } from '../activities';
 import { PcdsOutcome, PcdsState } from '../temporal/search-attributes';
+import { submitIntentUpdate } from './signals';
 
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
@@ -100,20 +103,54 @@ function retryDelayOf(err: ActivityFailure, attempt: number): number | undefined
   return Math.min(SUBMIT_BACKOFF_CAP_MS, SUBMIT_BACKOFF_BASE_MS * 2 ** (attempt - 1));
 }
 
+/** How long to wait before making again a submit whose activity was lost before it could send. */
+const LOST_SUBMIT_RETRY_MS = 1_000;
+
 /**
- * Runs one submit-like activity, repeating it only after a failure the activity marked
- * retryable, waiting its nextRetryDelay. A timeout means "maybe sent": submit_outcome_unknown.
+ * Runs one submit-like activity, repeating it only when the service cannot have accepted it: a
+ * failure the activity marked retryable (after its nextRetryDelay), or an attempt lost (timed out,
+ * its worker gone) before it recorded its intent to send. Each attempt gets a token; the activity
+ * records it with the submitIntent update just before its POST, and a lost attempt's token is
+ * refused from then on, so an activity that outlived its timeout cannot send after the retry.
+ * A lost attempt that had recorded its intent may have been sent: submit_outcome_unknown.
  */
 export async function submitOnce<T>(
-  run: () => Promise<T>,
+  run: (intentToken: string) => Promise<T>,
   deadline: number,
   onThrottled: () => void,
 ): Promise<T> {
+  let current: string | undefined;
+  const sending = new Set<string>();
+  setHandler(
+    submitIntentUpdate,
+    ({ token }) => {
+      sending.add(token);
+    },
+    {
+      validator: ({ token }) => {
+        if (token !== current) throw new Error('this submit attempt was given up: do not send it');
+      },
+    },
+  );
   for (let attempt = 1; ; attempt++) {
+    const token = uuid4();
+    current = token;
     try {
-      return await run();
+      return await run(token);
     } catch (err) {
+      current = undefined;
       if (!(err instanceof ActivityFailure)) throw err;
+      if (err.cause instanceof TimeoutFailure && !sending.has(token)) {
+        // Lost before it could send (say, its worker died waiting for a permit): nothing reached
+        // the service, so the submit is simply made again.
+        if (Date.now() + LOST_SUBMIT_RETRY_MS > deadline)
+          throw callFailure(
+            'submit_timeout',
+            'submit_timeout: the submit could not be sent within the maximum wait (nothing was sent)',
+          );
+        await sleep(LOST_SUBMIT_RETRY_MS);
+        continue;
+      }
       const delay = retryDelayOf(err, attempt);
       if (delay === undefined || Date.now() + delay > deadline) {
         const f = failureCode(err, 'submit_outcome_unknown');
@@ -122,6 +159,9 @@ export async function submitOnce<T>(
       if (err.cause instanceof ApplicationFailure && err.cause.type === 'rate_limit_exceeded')
         onThrottled();
       await sleep(delay);
+    } finally {
+      // Settled either way: a late intent for this attempt is refused.
+      current = undefined;
     }
   }
 }

@@ -217,12 +217,13 @@ async function submitWithRetries(
   onThrottled: () => void,
 ) {
   return submitOnce(
-    () =>
+    (intentToken) =>
       submitActivities.submitCall({
         endpoint: input.endpoint,
         params: input.params,
         ...(input.keyId ? { keyId: input.keyId } : {}),
         ...(input.webhook ? { webhook: true } : {}),
+        intentToken,
       }),
     deadline,
     onThrottled,

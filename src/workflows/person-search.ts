@@ -85,11 +85,12 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
   let submitted;
   try {
     submitted = await submitOnce(
-      () =>
+      (intentToken) =>
         submitActivities.submitCall({
           endpoint: 'person_search',
           params: { ...params, limit, offset },
           ...(input.keyId ? { keyId: input.keyId } : {}),
+          intentToken,
         }),
       deadline,
       () => setState('throttled'),

@@ -74,11 +74,12 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
   let submitted;
   try {
     submitted = await submitOnce(
-      () =>
+      (intentToken) =>
         submitActivities.submitCall({
           endpoint: 'person_search',
           params: { ...params, limit, offset },
           ...(input.keyId ? { keyId: input.keyId } : {}),
+          intentToken,
         }),
       deadline,
       () => undefined,

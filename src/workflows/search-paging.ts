@@ -30,7 +30,11 @@ export async function requestFurtherPage(
   fail: Fail,
 ): Promise<void> {
   try {
-    await submitOnce(() => submitActivities.requestSearchPage(ref), deadline, onThrottled);
+    await submitOnce(
+      (intentToken) => submitActivities.requestSearchPage({ ...ref, intentToken }),
+      deadline,
+      onThrottled,
+    );
   } catch (err) {
     fail(err, 'submit_outcome_unknown');
   }

@@ -1,5 +1,5 @@
 // Signals, queries and updates of the workflows, defined once so senders and handlers agree.
-import { defineQuery, defineSignal } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CallState } from './types';
 
 /** A webhook delivery for the call's job, forwarded by the receiver after its token checked out. */
@@ -15,3 +15,10 @@ export interface WebhookDelivery {
 
 export const webhookDeliveredSignal = defineSignal<[WebhookDelivery]>('webhookDelivered');
 export const callStateQuery = defineQuery<CallState>('callState');
+
+/**
+ * A submit activity is about to send its POST: recorded by the workflow before anything is sent,
+ * so a submit attempt lost without this record (its worker died waiting for a permit) is known
+ * to have sent nothing and is made again. Refused for an attempt the workflow has given up on.
+ */
+export const submitIntentUpdate = defineUpdate<void, [{ token: string }]>('submitIntent');
