@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PcdsCallError } from '../../src/client';
 import { sampleRows } from '../../src/emulator';
+import { submitIntentUpdate } from '../../src/workflows/signals';
 import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env';
 
 let env: CallEnv;
@@ -179,6 +180,36 @@ describe('endpoint call', () => {
       expect(c.outcome).toBe('found');
       expect(env.proxy.seen(ENRICH).length - before).toBe(1);
     });
+  });
+
+  it('records its intent just before the submit is sent, and refuses an intent it did not ask for', async () => {
+    env.emulator.setFaults({ jobNeverFinishShare: 1 });
+    try {
+      await withCallWorker(env, async (client) => {
+        const handle = await client.startCall('person_enrichment', { email: knownEmail });
+        await expect.poll(async () => (await handle.state()).phase).toBe('polling');
+        const history = await handle.workflow.fetchHistory();
+        const intents = (history.events ?? []).filter(
+          (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name,
+        );
+        expect(
+          intents.map(
+            (e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.name,
+          ),
+        ).toEqual(['submitIntent']);
+        // An attempt the workflow is not waiting on (one it gave up, say) may never send.
+        const refused = await handle.workflow
+          .executeUpdate(submitIntentUpdate, { args: [{ token: 'stale' }] })
+          .then(
+            () => undefined,
+            (e: unknown) => e as Error & { cause?: Error },
+          );
+        expect(refused?.cause?.message).toMatch(/given up: do not send/);
+        await handle.workflow.terminate('test over');
+      });
+    } finally {
+      env.emulator.setFaults({});
+    }
   });
 
   it('refuses invalid parameters before starting anything, naming the field', async () => {
