@@ -11,7 +11,14 @@ import {
 } from '@temporalio/workflow';
 import { classifyPoll, findEndpoint } from '../contract';
 import type { PollResult } from '../activities/calls';
-import { PcdsBatchId, PcdsEndpoint, PcdsKeyId, PcdsRowIndex } from '../temporal/search-attributes';
+import {
+  PcdsBatchId,
+  PcdsEndpoint,
+  PcdsKeyId,
+  PcdsOutcome,
+  PcdsRowIndex,
+  PcdsState,
+} from '../temporal/search-attributes';
 import {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_MAX_WAIT_MS,
@@ -20,8 +27,6 @@ import {
   callFailure,
   failureCode,
   pollActivities,
-  setOutcome,
-  setState,
   submitActivities,
   submitOnce,
   type CallStateAttr,
@@ -78,11 +83,23 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
     ...(input.batchId ? [{ key: PcdsBatchId, value: input.batchId }] : []),
     ...(input.rowIndex !== undefined ? [{ key: PcdsRowIndex, value: input.rowIndex }] : []),
   ] as SearchAttributeUpdatePair[];
-  upsertSearchAttributes(attrs);
-  setOutcome('running');
-  const enter = (phase: CallState['phase'], attr: CallStateAttr = phase) => {
+  // Each change of phase is one upsert (one history event), carrying whatever else changed with it.
+  let pendingAttrs: SearchAttributeUpdatePair[] = [
+    ...attrs,
+    { key: PcdsOutcome, value: 'running' },
+  ] as SearchAttributeUpdatePair[];
+  const enter = (
+    phase: CallState['phase'],
+    attr: CallStateAttr = phase,
+    outcome?: 'found' | 'empty' | 'failed',
+  ) => {
     state.phase = phase;
-    setState(attr);
+    upsertSearchAttributes([
+      ...pendingAttrs,
+      { key: PcdsState, value: attr },
+      ...(outcome ? [{ key: PcdsOutcome, value: outcome }] : []),
+    ] as SearchAttributeUpdatePair[]);
+    pendingAttrs = [];
     setCurrentDetails(
       `${endpoint.name}: ${attr}${state.requestId ? ` (request ${state.requestId})` : ''}`,
     );
@@ -93,23 +110,19 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   let acceptedAt = started;
   const finish = (result: PollResult, requestId: string): CallOutcome => {
     state.lastStatus = result.status;
-    enter('done');
+    enter('done', 'done', result.kind === 'found' ? 'found' : 'empty');
     const timing: CallTiming = {
       jobMs: Date.now() - acceptedAt,
       polls: state.polls,
       ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
     };
-    if (result.kind === 'found') {
-      setOutcome('found');
+    if (result.kind === 'found')
       return { outcome: 'found', requestId, status: result.status, result: result.result, timing };
-    }
-    setOutcome('empty');
     return { outcome: 'empty', requestId, status: result.status, timing };
   };
   const fail = (err: unknown, timeoutCode: string): never => {
     const f = failureCode(err, timeoutCode);
-    enter('done');
-    setOutcome('failed');
+    enter('done', 'done', 'failed');
     throw callFailure(f.code, f.message, f.details);
   };
 
@@ -123,10 +136,8 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   acceptedAt = Date.now();
   state.requestId = submitted.requestId;
   state.lastStatus = submitted.status;
-  if (!input.keyId)
-    upsertSearchAttributes([
-      { key: PcdsKeyId, value: submitted.keyId },
-    ] as SearchAttributeUpdatePair[]);
+  // Goes with the next change of phase.
+  if (!input.keyId) pendingAttrs.push({ key: PcdsKeyId, value: submitted.keyId });
   if (submitted.immediate && submitted.immediate.kind !== 'running')
     return finish(submitted.immediate, submitted.requestId);
 

@@ -2,6 +2,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PcdsCallError } from '../../src/client';
 import { sampleRows } from '../../src/emulator';
+import {
+  PcdsEndpoint,
+  PcdsKeyId,
+  PcdsOutcome,
+  PcdsState,
+} from '../../src/temporal/search-attributes';
 import { submitIntentUpdate } from '../../src/workflows/signals';
 import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env';
 
@@ -37,6 +43,18 @@ describe('endpoint call', () => {
         (out.result as Record<string, unknown>).best_business_email ??
           (out.result as Record<string, unknown>).altemails,
       ).toBeTruthy();
+    });
+  });
+
+  it('leaves search attributes an operator can filter on: endpoint, key, state and outcome', async () => {
+    await withCallWorker(env, async (client) => {
+      const handle = await client.startCall('person_enrichment', { email: knownEmail });
+      await handle.result();
+      const attrs = (await handle.workflow.describe()).typedSearchAttributes;
+      expect(attrs.get(PcdsEndpoint)).toBe('person_enrichment');
+      expect(attrs.get(PcdsKeyId)).toBe(env.emulator.devKey.id);
+      expect(attrs.get(PcdsState)).toBe('done');
+      expect(attrs.get(PcdsOutcome)).toBe('found');
     });
   });
 
