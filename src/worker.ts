@@ -3,7 +3,7 @@
 // Run directly (`node --import tsx src/worker.ts`, or `pcds worker`) it registers the search
 // attributes, polls until SIGINT/SIGTERM and shuts down cleanly.
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities';
 import { loadConfig, type Config } from './config';
@@ -93,10 +93,7 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
   const pcds = await createWorker({ config, connection });
   const receiverClient =
     webhooksConfigured(config) && config.PCDS_WEBHOOK_RECEIVER === 'in-worker'
-      ? new Client({
-          connection: await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }),
-          namespace: config.PCDS_TEMPORAL_NAMESPACE,
-        })
+      ? new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE })
       : undefined;
   const receiver = receiverClient
     ? await startReceiverFromConfig({ config, client: receiverClient })
@@ -115,7 +112,6 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
     await pcds.run();
   } finally {
     await receiver?.stop();
-    await receiverClient?.connection.close();
     await connection.close();
   }
 }

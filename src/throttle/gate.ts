@@ -106,7 +106,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
     ): Promise<void> {
       const keyChannel = channel(keyId);
       const halfMargin = keyChannel.settings.marginMs / 2;
-      let answer = await keyChannel.ask({ kind, leadMs: keyChannel.leadMs() });
+      let answer = await keyChannel.ask({ kind });
       let moves = 0;
       let prepared: Promise<void> | undefined;
       for (;;) {
@@ -115,22 +115,15 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
         if (answer.kind === 'retry') {
           // A little spread, so the callers told the same time do not all come back at once.
           await sleepUntil(answer.retryAt + Math.random() * 100, signal);
-          answer = await keyChannel.ask({ kind, leadMs: keyChannel.leadMs() });
+          answer = await keyChannel.ask({ kind });
           continue;
         }
         if (answer.confirm) {
           // Confirm one round trip ahead, so the answer is back by the reserved time.
           await sleepUntil(answer.at - keyChannel.leadMs(), signal);
-          answer = await keyChannel.ask({
-            kind,
-            confirmAt: answer.at,
-            leadMs: keyChannel.leadMs(),
-          });
+          answer = await keyChannel.ask({ kind, confirmAt: answer.at });
           continue;
         }
-        // An answer that came back after its time, or a wake-up delayed by a busy process, would be
-        // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
-        // a process slower than that still sends, and a 429 would teach the throttle).
         // The caller's last step runs while it waits for its slot (once, even if the slot moves).
         if (beforeSend && !prepared) {
           prepared = beforeSend();
@@ -138,14 +131,12 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
         }
         await sleepUntil(answer.at, signal);
         if (prepared) await prepared;
+        // An answer that came back after its time, or a wake-up delayed by a busy process, would be
+        // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
+        // a process slower than that still sends, and a 429 would teach the throttle).
         if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
           moves += 1;
-          answer = await keyChannel.ask({
-            kind,
-            confirmAt: answer.at,
-            leadMs: keyChannel.leadMs(),
-            move: true,
-          });
+          answer = await keyChannel.ask({ kind, confirmAt: answer.at, move: true });
           continue;
         }
         return;
@@ -194,9 +185,10 @@ class KeyChannel {
     return Math.min(5_000, Math.max(50, Math.round(2 * this.roundTripMs)));
   }
 
-  ask(request: PermitRequest): Promise<PermitAnswer> {
+  /** Asks for a permit (or confirms one); the lead is this channel's current one. */
+  ask(request: Omit<PermitRequest, 'leadMs'>): Promise<PermitAnswer> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ request, resolve, reject });
+      this.pending.push({ request: { ...request, leadMs: this.leadMs() }, resolve, reject });
       this.flush();
     });
   }

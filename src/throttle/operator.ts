@@ -19,7 +19,7 @@ export class UnknownThrottleError extends Error {
 }
 
 /** Key ids whose throttle workflow is running. */
-export async function listThrottledKeys(client: Client): Promise<string[]> {
+async function listThrottledKeys(client: Client): Promise<string[]> {
   const ids: string[] = [];
   for await (const wf of client.workflow.list({
     query: `WorkflowType = '${THROTTLE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`,
@@ -30,6 +30,20 @@ export async function listThrottledKeys(client: Client): Promise<string[]> {
   return [...new Set(ids)].sort();
 }
 
+/** Runs `fn` on the key's throttle workflow; a key without one is an UnknownThrottleError. */
+async function onThrottle<T>(
+  client: Client,
+  keyId: string,
+  fn: (handle: ReturnType<Client['workflow']['getHandle']>) => Promise<T>,
+): Promise<T> {
+  try {
+    return await fn(client.workflow.getHandle(throttleWorkflowId(keyId)));
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new UnknownThrottleError(keyId);
+    throw err;
+  }
+}
+
 /** The state of the given keys' throttles (all running ones when omitted), as of now. */
 export async function readThrottleStatus(
   client: Client,
@@ -38,33 +52,17 @@ export async function readThrottleStatus(
   const ids = keyIds ?? (await listThrottledKeys(client));
   const now = Date.now();
   return Promise.all(
-    ids.map(async (keyId) => {
-      try {
-        return await client.workflow
-          .getHandle(throttleWorkflowId(keyId))
-          .query(throttleStateQuery, now);
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new UnknownThrottleError(keyId);
-        throw err;
-      }
-    }),
+    ids.map((keyId) => onThrottle(client, keyId, (h) => h.query(throttleStateQuery, now))),
   );
 }
 
 /** Closes the key's credit breaker (after credits were added): submits go again. */
-export async function resumeCredits(
+export function resumeCredits(
   client: Client,
   keyId: string,
   by = 'operator',
 ): Promise<{ wasOpen: boolean }> {
-  try {
-    return await client.workflow
-      .getHandle(throttleWorkflowId(keyId))
-      .executeUpdate(resetCreditsUpdate, { args: [{ by }] });
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new UnknownThrottleError(keyId);
-    throw err;
-  }
+  return onThrottle(client, keyId, (h) => h.executeUpdate(resetCreditsUpdate, { args: [{ by }] }));
 }
 
 export interface ThrottleStatusReading {
@@ -86,12 +84,11 @@ export async function readEachThrottleStatus(
     ids.map(async (keyId): Promise<ThrottleStatusReading> => {
       try {
         const status = await client.connection.withDeadline(Date.now() + timeoutMs, () =>
-          client.workflow.getHandle(throttleWorkflowId(keyId)).query(throttleStateQuery, now),
+          onThrottle(client, keyId, (h) => h.query(throttleStateQuery, now)),
         );
         return { keyId, status };
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError)
-          return { keyId, error: new UnknownThrottleError(keyId).message };
+        if (err instanceof UnknownThrottleError) return { keyId, error: err.message };
         return {
           keyId,
           error: `state unavailable (is a worker polling the throttle's task queue?): ${err instanceof Error ? err.message : String(err)}`,

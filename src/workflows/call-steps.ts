@@ -119,12 +119,13 @@ export async function submitOnce<T>(
   deadline: number,
   onThrottled: () => void,
 ): Promise<T> {
+  // The attempt the workflow waits on, and whether it said it is sending.
   let current: string | undefined;
-  const sending = new Set<string>();
+  let sending = false;
   setHandler(
     submitIntentUpdate,
-    ({ token }) => {
-      sending.add(token);
+    () => {
+      sending = true;
     },
     {
       validator: ({ token }) => {
@@ -133,14 +134,15 @@ export async function submitOnce<T>(
     },
   );
   for (let attempt = 1; ; attempt++) {
-    const token = uuid4();
-    current = token;
+    current = uuid4();
+    sending = false;
     try {
-      return await run(token);
+      return await run(current);
     } catch (err) {
+      // Given up: a late intent for this attempt is refused from now on.
       current = undefined;
       if (!(err instanceof ActivityFailure)) throw err;
-      if (err.cause instanceof TimeoutFailure && !sending.has(token)) {
+      if (err.cause instanceof TimeoutFailure && !sending) {
         // Lost before it could send (say, its worker died waiting for a permit): nothing reached
         // the service, so the submit is simply made again.
         if (Date.now() + LOST_SUBMIT_RETRY_MS > deadline)
@@ -159,14 +161,6 @@ export async function submitOnce<T>(
       if (err.cause instanceof ApplicationFailure && err.cause.type === 'rate_limit_exceeded')
         onThrottled();
       await sleep(delay);
-    } finally {
-      // Settled either way: a late intent for this attempt is refused.
-      current = undefined;
     }
   }
-}
-
-/** Next poll interval: starts at the configured one, grows gently for long jobs. */
-export function nextPollInterval(current: number, factor: number, max: number): number {
-  return Math.min(max, Math.round(current * factor));
 }

@@ -41,8 +41,6 @@ export interface EndpointCallInput extends CallInput {
   pollBackoff?: number;
   /** Ceiling of the poll interval (default 15 s). */
   maxPollIntervalMs?: number;
-  /** Webhook mode: poll this often as a fallback while no delivery arrives (default 60 s). */
-  webhookFallbackPollMs?: number;
 }
 
 const DEFAULT_WEBHOOK_FALLBACK_POLL_MS = 60_000;

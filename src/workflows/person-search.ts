@@ -13,13 +13,12 @@ import {
   pollActivities,
   setOutcome,
   setState,
-  submitActivities,
-  submitOnce,
 } from './call-steps';
 import {
   nextPage,
   readPageUntilDone,
   requestFurtherPage,
+  submitSearch,
   withoutPaging,
   type PagingStop,
 } from './search-paging';
@@ -82,22 +81,14 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
   let limit = Math.min(pageSize, maxResults);
   let offset = 0;
 
-  let submitted;
-  try {
-    submitted = await submitOnce(
-      (intentToken) =>
-        submitActivities.submitCall({
-          endpoint: 'person_search',
-          params: { ...params, limit, offset },
-          ...(input.keyId ? { keyId: input.keyId } : {}),
-          intentToken,
-        }),
-      deadline,
-      () => setState('throttled'),
-    );
-  } catch (err) {
-    return fail(err, 'submit_outcome_unknown');
-  }
+  const submitted = await submitSearch(
+    params,
+    { offset, limit },
+    input.keyId,
+    deadline,
+    () => setState('throttled'),
+    fail,
+  );
   const { keyId, requestId } = submitted;
   state.requestId = requestId;
   if (!input.keyId)

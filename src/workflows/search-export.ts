@@ -11,13 +11,12 @@ import {
   callFailure,
   failureCode,
   pollActivities,
-  submitActivities,
-  submitOnce,
 } from './call-steps';
 import {
   nextPage,
   readPageUntilDone,
   requestFurtherPage,
+  submitSearch,
   withoutPaging,
   type PagingStop,
 } from './search-paging';
@@ -71,22 +70,14 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
     throw callFailure(f.code, f.message, f.details);
   };
 
-  let submitted;
-  try {
-    submitted = await submitOnce(
-      (intentToken) =>
-        submitActivities.submitCall({
-          endpoint: 'person_search',
-          params: { ...params, limit, offset },
-          ...(input.keyId ? { keyId: input.keyId } : {}),
-          intentToken,
-        }),
-      deadline,
-      () => undefined,
-    );
-  } catch (err) {
-    return fail(err, 'submit_outcome_unknown');
-  }
+  const submitted = await submitSearch(
+    params,
+    { offset, limit },
+    input.keyId,
+    deadline,
+    () => undefined,
+    fail,
+  );
   const { keyId, requestId } = submitted;
 
   let rows = 0;

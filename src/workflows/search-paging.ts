@@ -1,16 +1,17 @@
 // The paging steps person search and search export share: one search, its pages asked for once by
 // POST (billable, never replayed) and read by GET request_id + offset + limit until terminal.
 import { sleep } from '@temporalio/workflow';
+import type { SubmitCallResult } from '../activities/calls';
 import type { SearchPageRef } from '../activities/search-pages';
 import { MAX_SEARCH_OFFSET } from '../contract/validate';
 import {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_POLL_BACKOFF,
   callFailure,
-  nextPollInterval,
   submitActivities,
   submitOnce,
 } from './call-steps';
+import { pollDelayMs } from './poll-schedule';
 
 /** Set by the workflow for each page; a caller's own values are dropped. */
 const PAGING_FIELDS = new Set(['limit', 'offset', 'page', 'cursor']);
@@ -21,6 +22,32 @@ export function withoutPaging(params: Record<string, unknown>): Record<string, u
 
 /** Ends the workflow with the failure's code (a timeout of the step gets `timeoutCode`). */
 export type Fail = (err: unknown, timeoutCode: string) => never;
+
+/** Submits the search itself, its first page at `offset` / `limit` (the no-replay rule of submitOnce). */
+export async function submitSearch(
+  params: Record<string, unknown>,
+  page: { offset: number; limit: number },
+  keyId: string | undefined,
+  deadline: number,
+  onThrottled: () => void,
+  fail: Fail,
+): Promise<SubmitCallResult> {
+  try {
+    return await submitOnce(
+      (intentToken) =>
+        submitActivities.submitCall({
+          endpoint: 'person_search',
+          params: { ...params, ...page },
+          ...(keyId ? { keyId } : {}),
+          intentToken,
+        }),
+      deadline,
+      onThrottled,
+    );
+  } catch (err) {
+    return fail(err, 'submit_outcome_unknown');
+  }
+}
 
 /** Asks the service once for a further page of the search (a POST; repeated only when not accepted). */
 export async function requestFurtherPage(
@@ -48,8 +75,12 @@ export async function readPageUntilDone<P extends { kind: string; status: string
   read: (leftMs: number) => Promise<P>,
   o: { deadline: number; intervalMs: number; fail: Fail; onRead?: (page: P) => void },
 ): Promise<Extract<P, { kind: 'done' }>> {
-  let interval = o.intervalMs;
-  for (let first = true; ; first = false) {
+  const schedule = {
+    intervalMs: o.intervalMs,
+    backoff: DEFAULT_POLL_BACKOFF,
+    maxIntervalMs: DEFAULT_MAX_POLL_INTERVAL_MS,
+  };
+  for (let reads = 0; ; reads++) {
     let left = o.deadline - Date.now();
     if (left <= 0)
       return o.fail(
@@ -59,9 +90,8 @@ export async function readPageUntilDone<P extends { kind: string; status: string
         ),
         'poll_timeout',
       );
-    if (!first) {
-      await sleep(Math.min(interval, left));
-      interval = nextPollInterval(interval, DEFAULT_POLL_BACKOFF, DEFAULT_MAX_POLL_INTERVAL_MS);
+    if (reads > 0) {
+      await sleep(Math.min(pollDelayMs(reads, schedule), left));
       left = o.deadline - Date.now();
     }
     let page: P;

@@ -12,7 +12,7 @@ export interface CallInput {
   keyId?: string;
   /** Wait for a webhook delivery, polling only as a slow fallback. */
   webhook?: boolean;
-  /** Webhook mode: poll this often while no delivery arrives (PCDS_WEBHOOK_FALLBACK_POLL_MS). */
+  /** Webhook mode: poll this often while no delivery arrives (default 60 s; PCDS_WEBHOOK_FALLBACK_POLL_MS). */
   webhookFallbackPollMs?: number;
   pollIntervalMs?: number;
   /** Wait this long before the first poll instead of pollIntervalMs (a batch's learned job duration). */
