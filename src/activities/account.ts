@@ -2,8 +2,7 @@
 import { ServiceError, TransportError } from '../http/errors';
 import type { UsageQuery } from '../http/service-client';
 import type { ActivityDeps } from './deps';
-import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
-import { currentAttempt } from './guarded-request';
+import { terminalFailure, transientFailure } from './failures';
 import { withHeartbeat } from './heartbeat';
 
 async function syncCall<T>(
@@ -20,18 +19,13 @@ async function syncCall<T>(
       return fn(client);
     });
   } catch (err) {
-    if (err instanceof TransportError)
-      throw retryableFailure({ code: 'transport_error' }, backoffDelayMs(currentAttempt()));
+    if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
     if (err instanceof ServiceError) {
       if (err.httpStatus === 429) {
         await deps.permits.rateLimited(id, err.retryAfterMs);
-        const delay =
-          err.retryAfterMs !== undefined
-            ? retryAfterDelayMs(err.retryAfterMs)
-            : backoffDelayMs(currentAttempt());
-        throw retryableFailure(err, delay, err.retryAfterMs);
+        throw transientFailure(err, err.retryAfterMs);
       }
-      if (err.httpStatus === 503) throw retryableFailure(err, backoffDelayMs(currentAttempt()));
+      if (err.httpStatus === 503) throw transientFailure(err);
       throw terminalFailure(err);
     }
     throw err;

@@ -12,8 +12,8 @@ import {
 } from '../contract';
 import { TransportError } from '../http/errors';
 import type { ActivityDeps } from './deps';
-import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
-import { currentAttempt, guardedRequest } from './guarded-request';
+import { terminalFailure, transientFailure } from './failures';
+import { guardedRequest } from './guarded-request';
 import { intentRecorder } from './submit-intent';
 
 export interface SubmitCallInput {
@@ -62,12 +62,6 @@ export function pollResultOf(outcome: PollOutcome, requestId: string): PollResul
     case 'retry':
       throw transientFailure(outcome.failure, outcome.retryAfterMs);
   }
-}
-
-function transientFailure(failure: { code: string; httpStatus?: number }, retryAfterMs?: number) {
-  const delay =
-    retryAfterMs !== undefined ? retryAfterDelayMs(retryAfterMs) : backoffDelayMs(currentAttempt());
-  return retryableFailure(failure, delay, retryAfterMs);
 }
 
 function asyncEndpoint(name: string): EndpointDef {

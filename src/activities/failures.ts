@@ -1,6 +1,7 @@
 // How HTTP outcomes become activity failures: terminal codes are non-retryable with the service's
 // code as the failure type; 429 waits its Retry-After; 503 and transport errors back off with
 // full jitter. Messages come from the error taxonomy, never from request data (no PII).
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { errorInfo, type Failure } from '../contract';
 
@@ -85,4 +86,19 @@ export function retryableFailure(
     nextRetryDelay: delayMs,
     details: [details],
   });
+}
+
+/** The running activity's attempt number (1 for the first). */
+export function currentAttempt(): number {
+  return Context.current().info.attempt;
+}
+
+/** A transient failure: wait the service's Retry-After when it gave one, else this attempt's backoff. */
+export function transientFailure(
+  failure: Pick<Failure, 'code'> & { httpStatus?: number },
+  retryAfterMs?: number,
+): ApplicationFailure {
+  const delay =
+    retryAfterMs !== undefined ? retryAfterDelayMs(retryAfterMs) : backoffDelayMs(currentAttempt());
+  return retryableFailure(failure, delay, retryAfterMs);
 }

@@ -1,6 +1,5 @@
 // One request to the service under the key's permit, with the side effects every HTTP activity
 // owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
-import { Context } from '@temporalio/activity';
 import type { Reply } from '../contract';
 import { PermitRefusedError, type RequestKind } from '../http/permits';
 import type { ServiceClient } from '../http/service-client';
@@ -29,8 +28,4 @@ export async function guardedRequest(
     if (reply.httpStatus === 402) await deps.permits.creditsExhausted(keyId);
     return reply;
   });
-}
-
-export function currentAttempt(): number {
-  return Context.current().info.attempt;
 }

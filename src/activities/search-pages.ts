@@ -4,8 +4,8 @@
 import { classifyPoll, classifySubmit, getEndpoint } from '../contract';
 import { TransportError } from '../http/errors';
 import type { ActivityDeps } from './deps';
-import { backoffDelayMs, retryableFailure, retryAfterDelayMs, terminalFailure } from './failures';
-import { currentAttempt, guardedRequest } from './guarded-request';
+import { terminalFailure, transientFailure } from './failures';
+import { guardedRequest } from './guarded-request';
 import { intentRecorder } from './submit-intent';
 
 export interface SearchPageRef {
@@ -27,12 +27,6 @@ export type SearchPage =
     };
 
 const personSearch = getEndpoint('person_search');
-
-function transient(code: string, httpStatus: number | undefined, retryAfterMs?: number) {
-  const delay =
-    retryAfterMs !== undefined ? retryAfterDelayMs(retryAfterMs) : backoffDelayMs(currentAttempt());
-  return retryableFailure({ code, ...(httpStatus ? { httpStatus } : {}) }, delay, retryAfterMs);
-}
 
 export function createSearchPageActivities(deps: ActivityDeps) {
   return {
@@ -59,7 +53,7 @@ export function createSearchPageActivities(deps: ActivityDeps) {
         );
       } catch (err) {
         if (err instanceof TransportError) {
-          if (err.phase === 'connect') throw transient('transport_error', undefined);
+          if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });
           throw terminalFailure({ code: 'submit_outcome_unknown' }, ref.requestId);
         }
         throw err;
@@ -73,7 +67,7 @@ export function createSearchPageActivities(deps: ActivityDeps) {
             throw terminalFailure(outcome.poll.failure, ref.requestId);
           return { status: 'status' in outcome.poll ? outcome.poll.status : 'completed' };
         case 'retry':
-          throw transient(outcome.failure.code, outcome.failure.httpStatus, outcome.retryAfterMs);
+          throw transientFailure(outcome.failure, outcome.retryAfterMs);
         case 'rejected':
           throw terminalFailure(outcome.failure, ref.requestId);
       }
@@ -87,7 +81,7 @@ export function createSearchPageActivities(deps: ActivityDeps) {
           c.readSearchPage(ref.requestId, ref.offset, ref.limit),
         );
       } catch (err) {
-        if (err instanceof TransportError) throw transient('transport_error', undefined);
+        if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;
       }
       const outcome = classifyPoll(personSearch, reply);
@@ -95,7 +89,7 @@ export function createSearchPageActivities(deps: ActivityDeps) {
         case 'running':
           return { kind: 'running', status: outcome.status };
         case 'retry':
-          throw transient(outcome.failure.code, outcome.failure.httpStatus, outcome.retryAfterMs);
+          throw transientFailure(outcome.failure, outcome.retryAfterMs);
         case 'failed':
           throw terminalFailure(outcome.failure, ref.requestId);
         case 'found':
