@@ -2,7 +2,7 @@
 // with a live progress bar that Ctrl-C leaves without stopping the batch.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { describeEstimate, estimateCost } from '../batch/cost';
 import {
   BatchSetupError,
@@ -22,13 +22,8 @@ import { loadConfig, type Config } from '../config';
 import { createServiceClients } from '../http/service-clients';
 import { action, printJson, UsageError } from './output';
 import { connectTemporal } from './temporal-connection';
+import { intArg } from './args';
 
-const intArg = (name: string, min: number, max: number) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
-  return n;
-};
 const listArg = (v: string) =>
   v
     .split(',')

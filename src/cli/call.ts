@@ -1,6 +1,6 @@
 // `pcds call <endpoint> --<param> <value> ...`: one durable call, printed as JSON.
 import type { Command } from 'commander';
-import { createPcdsClient, PcdsUsageError, validatedParams, type PcdsClient } from '../client';
+import { createPcdsClient, validatedParams, type PcdsClient } from '../client';
 import { ASYNC_ENDPOINTS, findEndpoint } from '../contract';
 import { loadConfig } from '../config';
 import { action, printJson, UsageError } from './output';
@@ -107,13 +107,8 @@ export function registerCallCommand(program: Command): Command {
         }
         const { flags, rest } = splitFlags(args);
         const params = paramsFromArgs(endpoint, rest);
-        // Bad parameters are reported before anything connects.
-        try {
-          validatedParams(endpoint.name, params);
-        } catch (err) {
-          if (err instanceof PcdsUsageError) throw new UsageError(err.message);
-          throw err;
-        }
+        // Bad parameters are reported before anything connects (exit 2, like any usage error).
+        validatedParams(endpoint.name, params);
         const config = loadConfig();
         let client: PcdsClient;
         try {
@@ -143,9 +138,6 @@ export function registerCallCommand(program: Command): Command {
           }
           process.stderr.write(`${handle.workflowId} (${ui})\n`);
           printJson(await handle.result());
-        } catch (err) {
-          if (err instanceof PcdsUsageError) throw new UsageError(err.message);
-          throw err;
         } finally {
           await client.close();
         }

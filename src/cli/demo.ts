@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import {
   BatchSetupError,
   prepareBatch,
@@ -16,13 +16,7 @@ import { projectRoot } from '../temporal/cli-binary';
 import { summaryText, watchBatch } from './batch';
 import { startDevStack } from './dev-stack';
 import { action, UsageError } from './output';
-
-const port = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 65535)
-    throw new InvalidArgumentError('must be a port number');
-  return n;
-};
+import { portArg } from './args';
 
 interface DemoFlags {
   keep?: boolean;
@@ -43,9 +37,9 @@ export function registerDemoCommand(program: Command): Command {
     .option('--keep', 'keep Temporal, its Web UI, the emulator and the worker up until Ctrl-C')
     .option('--input <file>', 'CSV or JSONL of leads', join(root, 'examples', 'leads.csv'))
     .option('--output <file>', 'JSONL of results', join(root, 'out', 'demo-enriched.jsonl'))
-    .option('--temporal-port <port>', 'Temporal frontend port', port, 7233)
-    .option('--ui-port <port>', 'Temporal Web UI port', port, 8233)
-    .option('--emulator-port <port>', 'emulator port', port, 8787)
+    .option('--temporal-port <port>', 'Temporal frontend port', portArg, 7233)
+    .option('--ui-port <port>', 'Temporal Web UI port', portArg, 8233)
+    .option('--emulator-port <port>', 'emulator port', portArg, 8787)
     .action(
       action(async (o: DemoFlags) => {
         // Checked before anything starts: a missing file fails in a second, not after the stack.

@@ -1,23 +1,17 @@
 // `pcds dev`: the local stack (Temporal with its Web UI, the emulator, a worker) until Ctrl-C.
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { action } from './output';
 import { startDevStack } from './dev-stack';
-
-const port = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 1 || n > 65535)
-    throw new InvalidArgumentError('must be a port number');
-  return n;
-};
+import { portArg } from './args';
 
 export function registerDevCommand(program: Command): Command {
   return program
     .command('dev')
     .description('start Temporal (with Web UI), the emulator and a worker; Ctrl-C stops them')
     .option('--data-dir <dir>', 'where Temporal keeps its state (default: PCDS_DATA_DIR or .data)')
-    .option('--temporal-port <port>', 'Temporal frontend port', port, 7233)
-    .option('--ui-port <port>', 'Temporal Web UI port', port, 8233)
-    .option('--emulator-port <port>', 'emulator port', port, 8787)
+    .option('--temporal-port <port>', 'Temporal frontend port', portArg, 7233)
+    .option('--ui-port <port>', 'Temporal Web UI port', portArg, 8233)
+    .option('--emulator-port <port>', 'emulator port', portArg, 8787)
     .action(
       action(
         async (opts: {

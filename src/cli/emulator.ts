@@ -9,19 +9,7 @@ import {
   type EmulatorOptionsInput,
   type RunningEmulator,
 } from '../emulator';
-
-const intArg = (name: string, min: number, max: number) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
-  return n;
-};
-const numArg = (name: string, min: number, max: number) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n < min || n > max)
-    throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
-  return n;
-};
+import { intArg, numArg } from './args';
 
 export interface EmulatorFlags {
   port?: number;

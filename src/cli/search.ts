@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { newBatchId, webUiLink } from '../batch/launch';
 import { BATCH_ID_PATTERN } from '../batch/types';
 import { formatProblems, getEndpoint, validateInput } from '../contract';
@@ -12,13 +12,7 @@ import { PcdsBatchId, PcdsEndpoint } from '../temporal/search-attributes';
 import type { searchExport } from '../workflows/search-export';
 import { connectTemporal } from './temporal-connection';
 import { action, UsageError } from './output';
-
-const intArg = (name: string, min: number, max: number) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
-  return n;
-};
+import { intArg } from './args';
 
 interface ExportFlags {
   query?: string;

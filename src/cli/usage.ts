@@ -1,22 +1,16 @@
 // `pcds usage [--month m] [--year y] [--key-id id]`: the account's credit usage (synchronous, free).
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { loadConfig } from '../config';
 import { createServiceClients } from '../http/service-clients';
 import { action, printJson } from './output';
-
-const intIn = (name: string, min: number, max: number) => (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max)
-    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
-  return n;
-};
+import { intArg } from './args';
 
 export function registerUsageCommand(program: Command): Command {
   return program
     .command('usage')
     .description('show credit usage of the account for a month (GET /usage; free)')
-    .option('--month <m>', 'month 1-12 (default: current)', intIn('month', 1, 12))
-    .option('--year <y>', 'year 2020-2030 (default: current)', intIn('year', 2020, 2030))
+    .option('--month <m>', 'month 1-12 (default: current)', intArg('month', 1, 12))
+    .option('--year <y>', 'year 2020-2030 (default: current)', intArg('year', 2020, 2030))
     .option('--key-id <id>', 'configured key to use (default: the first)')
     .action(
       action(async (opts: { month?: number; year?: number; keyId?: string }) => {

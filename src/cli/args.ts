@@ -1,0 +1,26 @@
+// Option parsers shared by the commands: a bad value is commander's one-line error naming it.
+import { InvalidArgumentError } from 'commander';
+
+/** An integer option within [min, max]. */
+export const intArg = (name: string, min: number, max: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${max}`);
+  return n;
+};
+
+/** A number option within [min, max]. */
+export const numArg = (name: string, min: number, max: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+  return n;
+};
+
+/** A TCP port to listen on (1-65535). */
+export const portArg = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1 || n > 65535)
+    throw new InvalidArgumentError('must be a port number');
+  return n;
+};
