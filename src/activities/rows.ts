@@ -1,6 +1,6 @@
 // Activities that read a batch's input file: a first pass that counts rows and checks the
 // columns, then chunks from a byte offset. A bad file fails for good with a clear message.
-import { Context } from '@temporalio/activity';
+import { withHeartbeat } from './heartbeat';
 import { ApplicationFailure } from '@temporalio/common';
 import { ColumnError } from '../batch/columns';
 import { inspectInput, InputError, readRows } from '../batch/row-reader';
@@ -39,9 +39,7 @@ export function createRowActivities() {
       endpoint: string;
     }): Promise<InputInspection> {
       try {
-        return await inspectInput(input.source, input.endpoint, (rows) =>
-          Context.current().heartbeat(rows),
-        );
+        return await withHeartbeat(() => inspectInput(input.source, input.endpoint));
       } catch (err) {
         throw inputFailure(err, input.source.path);
       }

@@ -48,13 +48,12 @@ export function firstPollDelayFor(samples: readonly number[]): number | undefine
   return estimate === undefined ? undefined : Math.round(FIRST_POLL_FACTOR * estimate);
 }
 
-/** Requests (submits + polls) per row that finished found or empty, for progress. */
+/** Polls of the rows that finished found or empty (one submit each), for progress. */
 export interface RequestCounts {
   rows: number;
-  submits: number;
   polls: number;
 }
 
 export function requestsPerRow(c: RequestCounts): number | undefined {
-  return c.rows === 0 ? undefined : Math.round(((c.submits + c.polls) / c.rows) * 100) / 100;
+  return c.rows === 0 ? undefined : Math.round(((c.rows + c.polls) / c.rows) * 100) / 100;
 }

@@ -92,15 +92,9 @@ async function* jsonLines(path: string, start: number): AsyncGenerator<[string, 
 export async function inspectInput(
   source: InputSource,
   endpointName: string,
-  /** Called every 10,000 rows (activities heartbeat with it). */
-  onProgress: (rows: number) => void = () => undefined,
 ): Promise<InputInspection> {
   const endpoint = getEndpoint(endpointName);
   let total = 0;
-  const counted = () => {
-    total += 1;
-    if (total % 10_000 === 0) onProgress(total);
-  };
   if (source.format === 'csv') {
     let header: string[] | undefined;
     let dataOffset = 0;
@@ -109,7 +103,7 @@ export async function inspectInput(
         header = record.map((c) => c.trim());
         dataOffset = end;
         planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
-      } else counted();
+      } else total += 1;
     }
     if (!header)
       throw new InputError(`${source.path}: the file is empty (a CSV needs a header row)`);
@@ -117,7 +111,7 @@ export async function inspectInput(
   }
   let checked = false;
   for await (const [line] of jsonLines(source.path, 0)) {
-    counted();
+    total += 1;
     if (!checked) {
       // The first object's keys are checked like a header, so a wrong name fails before any row runs.
       const obj = parseObject(line);

@@ -1,20 +1,10 @@
 // The OpenAPI 3.1 document of the emulated HTTP API, generated from the contract's catalogue and
 // zod schemas, so the document, the validation and the client can never disagree.
-import { z } from 'zod';
 import { ENDPOINTS, ERRORS, type EndpointDef } from '../contract';
+import { jsonSchemaOf } from './json-schema';
 import { mcpOAuthScheme, mcpOpenApiPaths } from './mcp/openapi-paths';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-
-function inputSchema(e: EndpointDef): Record<string, unknown> {
-  const s = z.toJSONSchema(e.input, {
-    io: 'input',
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  }) as Record<string, unknown>;
-  delete s.$schema;
-  return s;
-}
 
 const errorResponse = (description: string) => ({
   description,
@@ -72,7 +62,10 @@ function operations(e: EndpointDef): Record<string, unknown> {
     operationId: `${e.name}_submit`,
     summary: e.summary,
     tags: [e.product],
-    requestBody: { required: true, content: { 'application/json': { schema: inputSchema(e) } } },
+    requestBody: {
+      required: true,
+      content: { 'application/json': { schema: jsonSchemaOf(e.input) } },
+    },
     responses:
       e.polling === 'sync'
         ? {

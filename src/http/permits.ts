@@ -1,7 +1,9 @@
 // The gate every request to the service passes first. The HTTP activities ask it for a permit;
 // the shared throttle (src/throttle) implements it across workers; tests may use `unthrottled`.
 
-export type RequestKind = 'submit' | 'poll' | 'page' | 'usage' | 'feedback';
+import type { PermitKind } from '../throttle/windows';
+
+export type RequestKind = PermitKind;
 
 export interface PermitGate {
   /**

@@ -57,11 +57,6 @@ export interface WorkflowPermitGateOptions {
   settings?: Partial<Omit<ThrottleSettings, 'limits'>>;
 }
 
-export interface WorkflowPermitGate extends PermitGate {
-  /** The settings a key's throttle is started with. */
-  settingsFor(keyId: string): ThrottleSettings;
-}
-
 interface Pending {
   request: PermitRequest;
   resolve: (answer: PermitAnswer) => void;
@@ -71,7 +66,7 @@ interface Pending {
 const UPDATE_ATTEMPTS = 6;
 const MAX_MOVES = 5;
 
-export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): WorkflowPermitGate {
+export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): PermitGate {
   const { client, taskQueue } = options;
   const limitsOf = new Map(
     options.keys.map((k) => [
@@ -97,7 +92,6 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Wo
   };
 
   return {
-    settingsFor,
     async acquire(
       keyId: string,
       kind: RequestKind,

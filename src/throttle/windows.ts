@@ -7,7 +7,8 @@
 // span = window + margin (the margin absorbs the jitter between T and the request's arrival).
 // The caller sleeps until T and sends; reservations farther than the horizon are not made.
 
-export type PermitKind = 'submit' | 'poll' | 'page' | 'usage' | 'feedback';
+export const PERMIT_KINDS = ['submit', 'poll', 'page', 'usage', 'feedback'] as const;
+export type PermitKind = (typeof PERMIT_KINDS)[number];
 
 export interface WindowLimits {
   perMinute: number;

@@ -162,7 +162,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   s.runs += 1;
   // Absent in a state carried from a run that did not learn job durations yet.
   const jobMs = (s.jobMs ??= []);
-  const requests = (s.requests ??= { rows: 0, submits: 0, polls: 0 });
+  const requests = (s.requests ??= { rows: 0, polls: 0 });
   const startedAtMs = Date.parse(s.startedAt);
 
   // Rows of this run: read from the file but not started, in file order.
@@ -347,7 +347,6 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         if (o.outcome !== 'failed' && o.timing) {
           recordJobMs(jobMs, jobSampleOf(o.timing));
           requests.rows += 1;
-          requests.submits += 1;
           requests.polls += o.timing.polls;
         }
         if (o.outcome === 'found')

@@ -28,6 +28,7 @@ import {
   confirm,
   createThrottleState,
   creditsExhausted,
+  PERMIT_KINDS,
   rateLimited,
   reserve,
   resetCredits,
@@ -38,13 +39,7 @@ import {
 
 /** Well under the 51,200-event limit, so replay after a worker restart stays quick. */
 const HISTORY_EVENTS_BEFORE_CONTINUE = 5_000;
-const KINDS: ReadonlySet<string> = new Set<PermitKind>([
-  'submit',
-  'poll',
-  'page',
-  'usage',
-  'feedback',
-]);
+const KINDS: ReadonlySet<string> = new Set<PermitKind>(PERMIT_KINDS);
 
 export async function throttle(input: ThrottleInput): Promise<void> {
   const state = input.state ?? createThrottleState(input.settings, Date.now());

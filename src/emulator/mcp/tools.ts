@@ -1,7 +1,7 @@
 // The MCP tool list (tools/list and the GET /mcp manifest): the seven data tools and check_status,
 // their input schemas generated from the contract's strict zod schemas, so what is advertised is
 // exactly what is accepted.
-import { z } from 'zod';
+import { jsonSchemaOf } from '../json-schema';
 import {
   MCP_DATA_TOOLS,
   MCP_RESULT_PATHS,
@@ -25,16 +25,6 @@ const WHERE: Readonly<Record<string, string>> = {
   data: 'fields directly under data',
 };
 
-function inputSchemaOf(tool: McpTool | 'check_status'): Record<string, unknown> {
-  const s = z.toJSONSchema(MCP_TOOL_ARGS[tool], {
-    io: 'input',
-    unrepresentable: 'any',
-    target: 'draft-2020-12',
-  }) as Record<string, unknown>;
-  delete s.$schema;
-  return s;
-}
-
 function describe(tool: McpTool): ToolDescription {
   const endpoint = endpointByMcpTool(tool);
   const summary = endpoint?.summary ?? tool;
@@ -45,7 +35,7 @@ function describe(tool: McpTool): ToolDescription {
       `${summary}. Starts a job and returns its request_id with status pending; call check_status ` +
       `with the request_id until status is complete (${WHERE[MCP_RESULT_PATHS[tool]] ?? 'under data'}) ` +
       `or error. OAuth scope: ${MCP_TOOL_SCOPES[tool]}.`,
-    inputSchema: inputSchemaOf(tool),
+    inputSchema: jsonSchemaOf(MCP_TOOL_ARGS[tool]),
     annotations: { readOnlyHint: true, idempotentHint: true },
   };
 }
@@ -56,7 +46,7 @@ const CHECK_STATUS: ToolDescription = {
   description:
     'Status of a job started by one of the data tools: pending with a message while it runs, ' +
     'complete with endpoint, request_id and data when done, or error with a message. Free.',
-  inputSchema: inputSchemaOf('check_status'),
+  inputSchema: jsonSchemaOf(MCP_TOOL_ARGS.check_status),
   annotations: { readOnlyHint: true, idempotentHint: true },
 };
 

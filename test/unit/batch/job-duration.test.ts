@@ -48,8 +48,8 @@ describe('job duration estimate', () => {
   });
 
   it('counts requests per finished row', () => {
-    expect(requestsPerRow({ rows: 0, submits: 0, polls: 0 })).toBeUndefined();
-    expect(requestsPerRow({ rows: 10, submits: 10, polls: 29 })).toBe(3.9);
+    expect(requestsPerRow({ rows: 0, polls: 0 })).toBeUndefined();
+    expect(requestsPerRow({ rows: 10, polls: 29 })).toBe(3.9);
   });
 
   it('raises the sample of a row whose learned first poll came too early', () => {
