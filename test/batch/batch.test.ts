@@ -1,6 +1,5 @@
 // A batch over a file of good and bad rows against the emulator: one line per row, each with
 // the right outcome, and the same output when the batch continues-as-new every few rows.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator';
 import { sampleRows } from '../../src/emulator';
@@ -10,9 +9,8 @@ import {
   configFor,
   fastEmulator,
   readOutput,
-  startBatch,
+  startCsvBatch,
   tempDir,
-  uniqueBatchId,
   writeCsv,
 } from './fixtures';
 
@@ -56,12 +54,7 @@ function expectOneLinePerRow(path: string) {
 describe('batch workflow', () => {
   it('writes one line per row: found, empty, and bad rows with their reason', async () => {
     await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-      const output = join(dir, 'out-1.jsonl');
-      const handle = await startBatch(client, taskQueue, {
-        batchId: uniqueBatchId('good-and-bad'),
-        endpoint: 'person_enrichment',
-        source: { path: input, format: 'csv' },
-        output,
+      const { handle, output } = await startCsvBatch(client, taskQueue, 'good-and-bad', input, {
         window: 8,
         pollIntervalMs: 50,
       });
@@ -84,12 +77,7 @@ describe('batch workflow', () => {
 
   it('gives the same output when it continues as new every few rows', async () => {
     await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-      const output = join(dir, 'out-2.jsonl');
-      const handle = await startBatch(client, taskQueue, {
-        batchId: uniqueBatchId('continue-as-new'),
-        endpoint: 'person_enrichment',
-        source: { path: input, format: 'csv' },
-        output,
+      const { handle, output } = await startCsvBatch(client, taskQueue, 'continue-as-new', input, {
         window: 4,
         chunkSize: 7,
         historyThreshold: 40,

@@ -1,6 +1,5 @@
 // Operating a running batch: pause and resume; a 402 mid-batch pauses it with its reason, and
 // after a top-up and a resume it finishes with one line per row.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   pauseBatchSignal,
@@ -16,9 +15,8 @@ import {
   configFor,
   fastEmulator,
   readOutput,
-  startBatch,
+  startCsvBatch,
   tempDir,
-  uniqueBatchId,
   waitForProgress,
   writeCsv,
 } from './fixtures';
@@ -60,13 +58,7 @@ describe('batch control', () => {
     const worker = activitiesFor(configFor(emu));
     try {
       await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-        const batchId = uniqueBatchId('pause');
-        const output = join(dir, 'pause.jsonl');
-        const handle = await startBatch(client, taskQueue, {
-          batchId,
-          endpoint: 'person_enrichment',
-          source: { path: input, format: 'csv' },
-          output,
+        const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'pause', input, {
           window: 2,
           pollIntervalMs: 50,
         });
@@ -124,16 +116,13 @@ describe('batch control', () => {
       );
       try {
         await withWorker({ activities: worker.activities, taskQueue }, async ({ client }) => {
-          const batchId = uniqueBatchId('credits');
-          const output = join(dir, 'credits.jsonl');
-          const handle = await startBatch(client, taskQueue, {
-            batchId,
-            endpoint: 'person_enrichment',
-            source: { path: input, format: 'csv' },
-            output,
-            window: 3,
-            pollIntervalMs: 50,
-          });
+          const { handle, batchId, output } = await startCsvBatch(
+            client,
+            taskQueue,
+            'credits',
+            input,
+            { window: 3, pollIntervalMs: 50 },
+          );
           const paused = await waitForProgress(
             client,
             batchId,
@@ -164,6 +153,7 @@ describe('batch control', () => {
         });
       } finally {
         await worker.close();
+        await temporal.connection.close();
       }
     },
   );

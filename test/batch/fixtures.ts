@@ -2,7 +2,7 @@
 // from a PCDS_ configuration pointing at it, input files, and reading an output back.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../src/activities';
 import { batchProgressQuery } from '../../src/batch/messages';
@@ -83,6 +83,29 @@ export async function startBatch(client: Client, taskQueue: string, input: Batch
       { key: PcdsEndpoint, value: input.endpoint },
     ],
   });
+}
+
+/**
+ * Starts an enrichment batch over a CSV file with a fresh batch id; its output goes beside the
+ * input, named after the batch.
+ */
+export async function startCsvBatch(
+  client: Client,
+  taskQueue: string,
+  name: string,
+  input: string,
+  options: Omit<BatchInput, 'batchId' | 'endpoint' | 'source' | 'output'>,
+) {
+  const batchId = uniqueBatchId(name);
+  const output = join(dirname(input), `${batchId}.jsonl`);
+  const handle = await startBatch(client, taskQueue, {
+    batchId,
+    endpoint: 'person_enrichment',
+    source: { path: input, format: 'csv' },
+    output,
+    ...options,
+  });
+  return { handle, batchId, output };
 }
 
 export async function waitForProgress(

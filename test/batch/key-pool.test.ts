@@ -1,6 +1,5 @@
 // The key pool at batch level: rows spread over two keys by their limits; a key the service
 // refuses (401) leaves the pool with its reason and the other key does its rows.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleRows, type RunningEmulator } from '../../src/emulator';
 import { withWorker } from '../harness/temporal';
@@ -9,9 +8,8 @@ import {
   configFor,
   fastEmulator,
   readOutput,
-  startBatch,
+  startCsvBatch,
   tempDir,
-  uniqueBatchId,
   waitForProgress,
   writeCsv,
 } from './fixtures';
@@ -39,13 +37,7 @@ async function runBatch(keys: object[], name: string) {
   );
   try {
     return await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-      const batchId = uniqueBatchId(name);
-      const output = join(dir, `${name}.jsonl`);
-      const handle = await startBatch(client, taskQueue, {
-        batchId,
-        endpoint: 'person_enrichment',
-        source: { path: input, format: 'csv' },
-        output,
+      const { handle, batchId, output } = await startCsvBatch(client, taskQueue, name, input, {
         window: 6,
         pollIntervalMs: 50,
       });

@@ -1,7 +1,6 @@
 // A polling batch learns how long its jobs take: once a few rows finished, new rows poll first
 // when the job is likely done, so later rows need fewer polls than the first ones, with the
 // same results.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages';
 import { childWorkflowId } from '../../src/batch/types';
@@ -14,9 +13,8 @@ import {
   configFor,
   fastEmulator,
   readOutput,
-  startBatch,
+  startCsvBatch,
   tempDir,
-  uniqueBatchId,
   writeCsv,
 } from './fixtures';
 
@@ -41,16 +39,13 @@ const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, strin
 describe('batch poll schedule', () => {
   it('spaces the first poll to the learned job duration: fewer polls per row, same results', async () => {
     await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-      const batchId = uniqueBatchId('poll-learning');
-      const output = join(dir, 'out.jsonl');
-      const handle = await startBatch(client, taskQueue, {
-        batchId,
-        endpoint: 'person_enrichment',
-        source: { path: input, format: 'csv' },
-        output,
-        window: 3,
-        pollIntervalMs: 250,
-      });
+      const { handle, batchId, output } = await startCsvBatch(
+        client,
+        taskQueue,
+        'poll-learning',
+        input,
+        { window: 3, pollIntervalMs: 250 },
+      );
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: rows.length, failed: 0 });
 

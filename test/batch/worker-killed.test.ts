@@ -2,7 +2,6 @@
 // per row, each with the right outcome, and no row was submitted twice.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleRows, type RunningEmulator } from '../../src/emulator';
 import { connectClient, uniqueTaskQueue } from '../harness/temporal';
@@ -10,9 +9,8 @@ import { spawnWorkerProcess } from '../harness/worker-process';
 import {
   fastEmulator,
   readOutput,
-  startBatch,
+  startCsvBatch,
   tempDir,
-  uniqueBatchId,
   waitForProgress,
   writeCsv,
 } from './fixtures';
@@ -52,13 +50,7 @@ it(
     let second: ChildProcess | undefined;
     try {
       const first = await spawnWorker(taskQueue);
-      const batchId = uniqueBatchId('killed');
-      const output = join(dir, 'out.jsonl');
-      const handle = await startBatch(client, taskQueue, {
-        batchId,
-        endpoint: 'person_enrichment',
-        source: { path: input, format: 'csv' },
-        output,
+      const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'killed', input, {
         window: 6,
         chunkSize: 10,
         pollIntervalMs: 200,

@@ -5,12 +5,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../../src/config';
 import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
 import { projectRoot } from '../../src/temporal/cli-binary';
 import { createWorker } from '../../src/worker';
 import {
+  installQuietRuntime,
   DEFAULT_WORKFLOWS_PATH,
   connectClient,
   temporalAddress,
@@ -83,23 +83,12 @@ export interface CliEnv {
   stop(): Promise<void>;
 }
 
-let runtimeInstalled = false;
-function quietRuntime(): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch {
-    // Another part of this test process installed one first: keep it.
-  }
-}
-
 /**
  * An emulator with short latencies and no rate limits, and a worker (the project's own
  * createWorker, shared throttle off) polling a fresh task queue on the test server.
  */
 export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): Promise<CliEnv> {
-  quietRuntime();
+  installQuietRuntime();
   const emulator = await startEmulator({
     port: 0,
     latency: { queuedMs: 20, processingMs: 60 },

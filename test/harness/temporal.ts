@@ -53,7 +53,8 @@ export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleWit
 let runtimeInstalled = false;
 
 /** Keeps the SDK's INFO lines (worker state changes) out of test output. */
-function installQuietRuntime(): void {
+/** The Temporal runtime logs at WARN in tests (once per process). */
+export function installQuietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
