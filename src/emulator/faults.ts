@@ -14,11 +14,10 @@ export type JobFault =
   'none' | 'search_error' | 'internal_error' | 'rate_limited' | 'not_found' | 'never_finish';
 
 export class FaultInjector {
-  private faults: Faults;
-  private random: () => number;
-  private setAt = Date.now();
-  /** When the burst schedule started: the set time, or the first request after it. */
-  private burstFrom: number | null = this.setAt;
+  private faults!: Faults;
+  private random!: () => number;
+  /** When the burst schedule started: when the faults were set, or the first request after it. */
+  private burstFrom: number | null = null;
   /** Cheap test on the hot path: false when every share is zero. */
   active = false;
 
@@ -27,9 +26,7 @@ export class FaultInjector {
     private readonly seed: number,
     private readonly timeScale: number,
   ) {
-    this.faults = initial;
-    this.random = prng(seed ^ 0x5eed);
-    this.refresh();
+    this.apply(initial);
   }
 
   get(): Faults {
@@ -38,12 +35,16 @@ export class FaultInjector {
 
   /** Replace the faults (PUT semantics); the burst schedule restarts now. */
   set(input: unknown): Faults {
-    this.faults = faultsSchema.parse(input ?? {});
-    this.setAt = Date.now();
-    this.burstFrom = this.faults.rateLimitBurst?.fromFirstRequest ? null : this.setAt;
+    this.apply(faultsSchema.parse(input ?? {}));
+    return this.get();
+  }
+
+  /** The same at start-up and on every set: a fresh draw stream and burst schedule. */
+  private apply(faults: Faults): void {
+    this.faults = faults;
+    this.burstFrom = faults.rateLimitBurst?.fromFirstRequest ? null : Date.now();
     this.random = prng(this.seed ^ 0x5eed);
     this.refresh();
-    return this.get();
   }
 
   private refresh(): void {

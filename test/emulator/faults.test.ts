@@ -53,26 +53,30 @@ describe('faults', () => {
     }
   });
 
-  it('rule: a burst set to start from the first request lasts its full duration from that request', async () => {
-    const fast = await start({ timeScale: 1 });
-    try {
-      await admin(fast)('PUT', '/admin/faults', {
-        rateLimitBurst: { durationMs: 1_500, fromFirstRequest: true },
-      });
-      // Quiet for longer than the burst: it has not started yet.
-      await sleep(1_700);
-      const c = client(fast);
-      const first = await c.get('/usage');
-      expect(first.status).toBe(429);
-      expect(Number(first.headers.get('retry-after'))).toBe(2);
-      await sleep(800);
-      expect((await c.get('/usage')).status).toBe(429);
-      await sleep(900);
-      expect((await c.get('/usage')).status).toBe(200);
-    } finally {
-      await fast.stop();
-    }
-  });
+  it.each(['at run time', 'at start-up'] as const)(
+    'rule: a burst set to start from the first request lasts its full duration from that request (%s)',
+    async (when) => {
+      const burst = { rateLimitBurst: { durationMs: 1_500, fromFirstRequest: true } };
+      const fast = await start(
+        when === 'at start-up' ? { timeScale: 1, faults: burst } : { timeScale: 1 },
+      );
+      try {
+        if (when === 'at run time') await admin(fast)('PUT', '/admin/faults', burst);
+        // Quiet for longer than the burst: it has not started yet.
+        await sleep(1_700);
+        const c = client(fast);
+        const first = await c.get('/usage');
+        expect(first.status).toBe(429);
+        expect(Number(first.headers.get('retry-after'))).toBe(2);
+        await sleep(800);
+        expect((await c.get('/usage')).status).toBe(429);
+        await sleep(900);
+        expect((await c.get('/usage')).status).toBe(200);
+      } finally {
+        await fast.stop();
+      }
+    },
+  );
 
   it('rule: jobs fail with search_error or internal_error (HTTP 500), or end with a stored 429 (HTTP 200, success false, no Retry-After), or not_found', async () => {
     const c = client(em);
