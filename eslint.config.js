@@ -38,7 +38,7 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
       'Workflows reach I/O only through activities; import activity types with `import type`.',
   },
   {
-    regex: '^(\\.\\./)+temporal(/(index|dev-server|cli-binary))?$',
+    regex: '^(\\.\\./)+temporal(/(index|dev-server|cli-binary))?(\\.js)?$',
     allowTypeImports: true,
     message: "Import search attribute keys from '../temporal/search-attributes' (no Node modules).",
   },

@@ -5,9 +5,9 @@ import { createReadStream, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch';
-import { sampleRows } from '../src/emulator';
-import { startBenchEnv } from './batch-env';
+import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { sampleRows } from '../src/emulator/index.js';
+import { startBenchEnv } from './batch-env.js';
 
 const ROWS = Number(process.argv[2] ?? 100_000);
 const WINDOW = Number(process.argv[3] ?? 200);

@@ -2,10 +2,10 @@
 // off, and a production worker (throttle off) in this process.
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, type Config } from '../src/config';
-import { startEmulator, type RunningEmulator } from '../src/emulator';
-import { startDevServer, type DevServer } from '../src/temporal';
-import { createWorker, type PcdsWorker } from '../src/worker';
+import { loadConfig, type Config } from '../src/config.js';
+import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { startDevServer, type DevServer } from '../src/temporal/index.js';
+import { createWorker, type PcdsWorker } from '../src/worker.js';
 
 export interface BenchEnv {
   server: DevServer;

@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { Pool } from 'undici';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch';
-import { childWorkflowId } from '../src/batch/types';
-import { sampleRows } from '../src/emulator';
-import { startBenchEnv, type BenchEnv } from './batch-env';
+import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { childWorkflowId } from '../src/batch/types.js';
+import { sampleRows } from '../src/emulator/index.js';
+import { startBenchEnv, type BenchEnv } from './batch-env.js';
 
 const ROWS = Number(process.argv[2] ?? 2000);
 const WINDOW = Number(process.argv[3] ?? 100);

@@ -2,7 +2,7 @@
 // bare node:http baseline, finishes one job, and prints one JSON line saying what to load.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEmulator } from '../src/emulator';
+import { startEmulator } from '../src/emulator/index.js';
 
 const mode = process.argv[2] ?? 'emulator';
 

@@ -11,11 +11,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch';
-import { loadConfig } from '../src/config';
-import { sampleRows, startEmulator, type RunningEmulator } from '../src/emulator';
-import { startDevServer } from '../src/temporal';
-import { createWorker } from '../src/worker';
+import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { loadConfig } from '../src/config.js';
+import { sampleRows, startEmulator, type RunningEmulator } from '../src/emulator/index.js';
+import { startDevServer } from '../src/temporal/index.js';
+import { createWorker } from '../src/worker.js';
 
 const ROWS = Number(process.argv[2] ?? 80);
 /** 0.05: a "minute" of 3 s and an "hour" of 180 s. */

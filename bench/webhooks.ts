@@ -8,22 +8,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { loadConfig } from '../src/config';
-import { sampleRows, startEmulator } from '../src/emulator';
-import { batchProgressQuery } from '../src/batch/messages';
+import { loadConfig } from '../src/config.js';
+import { sampleRows, startEmulator } from '../src/emulator/index.js';
+import { batchProgressQuery } from '../src/batch/messages.js';
 import {
   batchWorkflowId,
   childWorkflowId,
   type BatchInput,
   type BatchSummary,
-} from '../src/batch/types';
-import { registerSearchAttributes, startDevServer } from '../src/temporal';
-import { callbackUrlsFor } from '../src/webhooks/callback-urls';
-import { startWebhookReceiver } from '../src/webhooks/receiver';
-import type { WebhookSettings } from '../src/webhooks/settings';
-import { createWorker } from '../src/worker';
-import type { EndpointCallInput } from '../src/workflows';
-import type { CallOutcome } from '../src/workflows/types';
+} from '../src/batch/types.js';
+import { registerSearchAttributes, startDevServer } from '../src/temporal/index.js';
+import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
+import { startWebhookReceiver } from '../src/webhooks/receiver.js';
+import type { WebhookSettings } from '../src/webhooks/settings.js';
+import { createWorker } from '../src/worker.js';
+import type { EndpointCallInput } from '../src/workflows/index.js';
+import type { CallOutcome } from '../src/workflows/types.js';
 
 const rows = Number(process.argv[2] ?? 40);
 // Below about 0.5, worker and server overheads rival the scaled job latency and hide polls.

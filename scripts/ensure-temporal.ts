@@ -1,7 +1,7 @@
 // Makes sure a temporal CLI is available (installing the pinned one if needed) and prints its
 // path, so CI pays the install once, visibly, before the tests start.
 import { execFileSync } from 'node:child_process';
-import { findOrInstallTemporalCli } from '../src/temporal/cli-binary';
+import { findOrInstallTemporalCli } from '../src/temporal/cli-binary.js';
 
 try {
   const cliPath = await findOrInstallTemporalCli();

@@ -15,11 +15,15 @@ import {
   validateInput,
   type EndpointDef,
   type InputProblem,
-} from './contract';
-import { PcdsEndpoint, PcdsKeyId, PcdsOutcome, PcdsState } from './temporal/search-attributes';
-import type { EndpointCallInput, PersonSearchInput, PersonSearchResult } from './workflows';
-import { callStateQuery } from './workflows/signals';
-import type { CallOutcome, CallState } from './workflows/types';
+} from './contract/index.js';
+import { PcdsEndpoint, PcdsKeyId, PcdsOutcome, PcdsState } from './temporal/search-attributes.js';
+import type {
+  EndpointCallInput,
+  PersonSearchInput,
+  PersonSearchResult,
+} from './workflows/index.js';
+import { callStateQuery } from './workflows/signals.js';
+import type { CallOutcome, CallState } from './workflows/types.js';
 
 /** Call outcomes a caller receives; failures are thrown as PcdsCallError. */
 export type CallSuccess = Exclude<CallOutcome, { outcome: 'failed' }>;

@@ -5,17 +5,20 @@
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from './activities';
-import { loadConfig, type Config } from './config';
-import { createServiceClients } from './http/service-clients';
-import type { PermitGate } from './http/permits';
-import { permitGateFromConfig } from './throttle/gate';
-import { registerSearchAttributes } from './temporal/search-attributes';
-import { callbackUrlsFromConfig } from './webhooks/callback-urls';
-import { startReceiverFromConfig } from './webhooks/from-config';
-import { webhooksConfigured } from './webhooks/settings';
+import { createActivities } from './activities/index.js';
+import { loadConfig, type Config } from './config.js';
+import { createServiceClients } from './http/service-clients.js';
+import type { PermitGate } from './http/permits.js';
+import { permitGateFromConfig } from './throttle/gate.js';
+import { registerSearchAttributes } from './temporal/search-attributes.js';
+import { callbackUrlsFromConfig } from './webhooks/callback-urls.js';
+import { startReceiverFromConfig } from './webhooks/from-config.js';
+import { webhooksConfigured } from './webhooks/settings.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+/** The workflows module next to this file: `.ts` when run from source, `.js` from the built package. */
+export const WORKFLOWS_PATH = fileURLToPath(
+  new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+);
 
 export interface CreateWorkerOptions {
   config: Config;

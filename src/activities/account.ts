@@ -1,9 +1,9 @@
 // Synchronous account activities: usage (free) and enrichment feedback.
-import { ServiceError, TransportError } from '../http/errors';
-import type { UsageQuery } from '../http/service-client';
-import type { ActivityDeps } from './deps';
-import { terminalFailure, transientFailure } from './failures';
-import { withHeartbeat } from './heartbeat';
+import { ServiceError, TransportError } from '../http/errors.js';
+import type { UsageQuery } from '../http/service-client.js';
+import type { ActivityDeps } from './deps.js';
+import { terminalFailure, transientFailure } from './failures.js';
+import { withHeartbeat } from './heartbeat.js';
 
 async function syncCall<T>(
   deps: ActivityDeps,

@@ -2,12 +2,12 @@
 // secrets), closing credit breakers on resume, and writing a search export's pages. The
 // factory also gathers the file activities, so the worker registers batches with one line.
 import { ApplicationFailure } from '@temporalio/common';
-import type { PoolKeyConfig } from '../batch/key-pool';
-import { appendResultLines } from '../batch/result-writer';
-import type { ActivityDeps } from './deps';
-import { createResultActivities } from './results';
-import { createRowActivities } from './rows';
-import { createSearchPageActivities, type SearchPageRef } from './search-pages';
+import type { PoolKeyConfig } from '../batch/key-pool.js';
+import { appendResultLines } from '../batch/result-writer.js';
+import type { ActivityDeps } from './deps.js';
+import { createResultActivities } from './results.js';
+import { createRowActivities } from './rows.js';
+import { createSearchPageActivities, type SearchPageRef } from './search-pages.js';
 
 export type ExportPage =
   | { kind: 'running'; status: string }

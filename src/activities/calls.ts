@@ -9,12 +9,12 @@ import {
   validateInput,
   type EndpointDef,
   type PollOutcome,
-} from '../contract';
-import { TransportError } from '../http/errors';
-import type { ActivityDeps } from './deps';
-import { terminalFailure, transientFailure } from './failures';
-import { guardedRequest } from './guarded-request';
-import { intentRecorder } from './submit-intent';
+} from '../contract/index.js';
+import { TransportError } from '../http/errors.js';
+import type { ActivityDeps } from './deps.js';
+import { terminalFailure, transientFailure } from './failures.js';
+import { guardedRequest } from './guarded-request.js';
+import { intentRecorder } from './submit-intent.js';
 
 export interface SubmitCallInput {
   endpoint: string;

@@ -3,7 +3,7 @@
 // full jitter. Messages come from the error taxonomy, never from request data (no PII).
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { errorInfo, type Failure } from '../contract';
+import { errorInfo, type Failure } from '../contract/index.js';
 
 export const BACKOFF_BASE_MS = 1_000;
 export const BACKOFF_CAP_MS = 60_000;

@@ -1,11 +1,11 @@
 // One request to the service under the key's permit, with the side effects every HTTP activity
 // owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
-import type { Reply } from '../contract';
-import { PermitRefusedError, type RequestKind } from '../http/permits';
-import type { ServiceClient } from '../http/service-client';
-import type { ActivityDeps } from './deps';
-import { terminalFailure } from './failures';
-import { withHeartbeat } from './heartbeat';
+import type { Reply } from '../contract/index.js';
+import { PermitRefusedError, type RequestKind } from '../http/permits.js';
+import type { ServiceClient } from '../http/service-client.js';
+import type { ActivityDeps } from './deps.js';
+import { terminalFailure } from './failures.js';
+import { withHeartbeat } from './heartbeat.js';
 
 export async function guardedRequest(
   deps: ActivityDeps,

@@ -1,11 +1,11 @@
 // The worker's activities, one factory per concern. Each takes the same dependencies.
-import { createAccountActivities } from './account';
-import { createBatchActivities } from './batch';
-import { createCallActivities } from './calls';
-import type { ActivityDeps } from './deps';
-import { createSearchPageActivities } from './search-pages';
+import { createAccountActivities } from './account.js';
+import { createBatchActivities } from './batch.js';
+import { createCallActivities } from './calls.js';
+import type { ActivityDeps } from './deps.js';
+import { createSearchPageActivities } from './search-pages.js';
 
-export type { ActivityDeps } from './deps';
+export type { ActivityDeps } from './deps.js';
 
 export function createActivities(deps: ActivityDeps) {
   return {

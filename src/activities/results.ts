@@ -2,8 +2,8 @@
 // double a row), a fresh start for a new batch, and the summary next to the output.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { appendResultLines, resetOutput, type AppendResult } from '../batch/result-writer';
-import type { BatchSummary, ResultLine } from '../batch/types';
+import { appendResultLines, resetOutput, type AppendResult } from '../batch/result-writer.js';
+import type { BatchSummary, ResultLine } from '../batch/types.js';
 
 export const summaryPathOf = (output: string) => `${output}.summary.json`;
 

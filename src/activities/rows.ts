@@ -1,10 +1,15 @@
 // Activities that read a batch's input file: a first pass that counts rows and checks the
 // columns, then chunks from a byte offset. A bad file fails for good with a clear message.
-import { withHeartbeat } from './heartbeat';
+import { withHeartbeat } from './heartbeat.js';
 import { ApplicationFailure } from '@temporalio/common';
-import { ColumnError } from '../batch/columns';
-import { inspectInput, InputError, readRows } from '../batch/row-reader';
-import type { InputInspection, InputSource, ReadRowsRequest, ReadRowsResult } from '../batch/types';
+import { ColumnError } from '../batch/columns.js';
+import { inspectInput, InputError, readRows } from '../batch/row-reader.js';
+import type {
+  InputInspection,
+  InputSource,
+  ReadRowsRequest,
+  ReadRowsResult,
+} from '../batch/types.js';
 
 /** Errors about the file itself are not retried: the same file gives the same answer. */
 export function inputFailure(err: unknown, path: string): unknown {

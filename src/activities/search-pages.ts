@@ -1,12 +1,12 @@
 // Activities of person-search paging. A page is asked for once with a POST (request_id + offset +
 // limit; billable) and its rows are read with GET request_id + offset + limit (free). A page POST
 // is never replayed to re-read rows.
-import { classifyPoll, classifySubmit, getEndpoint } from '../contract';
-import { TransportError } from '../http/errors';
-import type { ActivityDeps } from './deps';
-import { terminalFailure, transientFailure } from './failures';
-import { guardedRequest } from './guarded-request';
-import { intentRecorder } from './submit-intent';
+import { classifyPoll, classifySubmit, getEndpoint } from '../contract/index.js';
+import { TransportError } from '../http/errors.js';
+import type { ActivityDeps } from './deps.js';
+import { terminalFailure, transientFailure } from './failures.js';
+import { guardedRequest } from './guarded-request.js';
+import { intentRecorder } from './submit-intent.js';
 
 export interface SearchPageRef {
   keyId: string;

@@ -3,8 +3,8 @@
 // nothing, so the workflow makes it again; one the workflow has given up on is refused here and
 // never sent.
 import { Context } from '@temporalio/activity';
-import { submitIntentUpdate } from '../workflows/signals';
-import { backoffDelayMs, retryableFailure } from './failures';
+import { submitIntentUpdate } from '../workflows/signals.js';
+import { backoffDelayMs, retryableFailure } from './failures.js';
 
 /** The step to run before sending, or none when the workflow asked for no intent record. */
 export function intentRecorder(token: string | undefined): (() => Promise<void>) | undefined {

@@ -1,7 +1,7 @@
 // How the columns of an input file become an endpoint's parameters: the --map option, the check
 // of a CSV header against the catalogue, and the typing of CSV cells (which are all strings).
 import type { z } from 'zod';
-import type { EndpointDef } from '../contract';
+import type { EndpointDef } from '../contract/index.js';
 
 export class ColumnError extends Error {
   override name = 'ColumnError';

@@ -1,7 +1,7 @@
 // The estimate shown before a batch starts: rows times a typical price of the endpoint's price
 // class. The service's prices are dynamic and not published, so this is a guide, not a quote;
 // empty results are free, so a batch usually costs less.
-import type { EndpointDef, PriceClass } from '../contract';
+import type { EndpointDef, PriceClass } from '../contract/index.js';
 
 /** Typical credits per fulfilled request, by price class (the emulator's default table). */
 export const TYPICAL_CREDITS: Readonly<Record<PriceClass, number>> = {

@@ -1,7 +1,7 @@
 // The batch's key pool: rows go to the configured keys in proportion to their limits (smooth
 // weighted round-robin, deterministic so workflow replays pick the same keys), and a key the
 // service refuses (401/403) leaves the pool with its reason. Pure: workflow code imports it.
-import type { KeyPoolState, PoolKey } from './types';
+import type { KeyPoolState, PoolKey } from './types.js';
 
 export interface PoolKeyConfig {
   id: string;

@@ -11,12 +11,12 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { findEndpoint, type EndpointDef } from '../contract';
-import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes';
-import type { batchWorkflow } from '../workflows/batch';
-import { ColumnError, parseColumnMap } from './columns';
-import { batchProgressQuery } from './messages';
-import { formatOf, inspectInput, InputError } from './row-reader';
+import { findEndpoint, type EndpointDef } from '../contract/index.js';
+import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
+import type { batchWorkflow } from '../workflows/batch.js';
+import { ColumnError, parseColumnMap } from './columns.js';
+import { batchProgressQuery } from './messages.js';
+import { formatOf, inspectInput, InputError } from './row-reader.js';
 import {
   BATCH_ID_PATTERN,
   MAX_WINDOW,
@@ -24,7 +24,7 @@ import {
   type BatchInput,
   type BatchProgress,
   type InputInspection,
-} from './types';
+} from './types.js';
 
 /** A batch could not start: the message names the problem and the fix. */
 export class BatchSetupError extends Error {

@@ -1,7 +1,7 @@
 // Queries and signals of the batch workflow, defined once so the CLI, the client and the
 // workflow agree. Signals (not updates) so operators can send them from the Web UI too.
 import { defineQuery, defineSignal } from '@temporalio/workflow';
-import type { BatchProgress } from './types';
+import type { BatchProgress } from './types.js';
 
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 /** Stop starting rows; rows in flight finish and are written. */

@@ -4,8 +4,8 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { parse, type Info } from 'csv-parse';
-import { formatProblems, getEndpoint, validateInput, type EndpointDef } from '../contract';
-import { paramsOf, planColumns, rowKey, type ColumnPlan } from './columns';
+import { formatProblems, getEndpoint, validateInput, type EndpointDef } from '../contract/index.js';
+import { paramsOf, planColumns, rowKey, type ColumnPlan } from './columns.js';
 import type {
   InputInspection,
   InputRow,
@@ -13,7 +13,7 @@ import type {
   ReadCursor,
   ReadRowsRequest,
   ReadRowsResult,
-} from './types';
+} from './types.js';
 
 export class InputError extends Error {
   override name = 'InputError';

@@ -1,7 +1,7 @@
 // Data of a batch shared by the batch workflow, its activities, the client and the CLI. Pure
 // types: workflow code imports this file. Rows are numbered from 1 (the first data row).
 
-import type { RequestCounts } from './job-duration';
+import type { RequestCounts } from './job-duration.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 

@@ -3,7 +3,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
-import { describeEstimate, estimateCost } from '../batch/cost';
+import { describeEstimate, estimateCost } from '../batch/cost.js';
 import {
   BatchSetupError,
   batchHandle,
@@ -15,14 +15,19 @@ import {
   type BatchHandle,
   type BatchRequest,
   type PreparedBatch,
-} from '../batch/launch';
-import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from '../batch/messages';
-import { MAX_WINDOW, batchWorkflowId, type BatchProgress, type BatchSummary } from '../batch/types';
-import { loadConfig, type Config } from '../config';
-import { createServiceClients } from '../http/service-clients';
-import { action, printJson, UsageError } from './output';
-import { connectTemporal } from './temporal-connection';
-import { intArg } from './args';
+} from '../batch/launch.js';
+import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
+import {
+  MAX_WINDOW,
+  batchWorkflowId,
+  type BatchProgress,
+  type BatchSummary,
+} from '../batch/types.js';
+import { loadConfig, type Config } from '../config.js';
+import { createServiceClients } from '../http/service-clients.js';
+import { action, printJson, UsageError } from './output.js';
+import { connectTemporal } from './temporal-connection.js';
+import { intArg } from './args.js';
 
 const listArg = (v: string) =>
   v

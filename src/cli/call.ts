@@ -1,11 +1,11 @@
 // `pcds call <endpoint> --<param> <value> ...`: one durable call, printed as JSON.
 import type { Command } from 'commander';
-import { createPcdsClient, validatedParams, type PcdsClient } from '../client';
-import { ASYNC_ENDPOINTS, findEndpoint } from '../contract';
-import { loadConfig } from '../config';
-import { action, printJson, UsageError } from './output';
-import { parameterHelp, paramsFromArgs } from './params';
-import { temporalUnreachable } from './temporal-connection';
+import { createPcdsClient, validatedParams, type PcdsClient } from '../client.js';
+import { ASYNC_ENDPOINTS, findEndpoint } from '../contract/index.js';
+import { loadConfig } from '../config.js';
+import { action, printJson, UsageError } from './output.js';
+import { parameterHelp, paramsFromArgs } from './params.js';
+import { temporalUnreachable } from './temporal-connection.js';
 
 const CALL_FLAGS = `Call options:
   --wait / --no-wait   wait for the outcome (default) or print the workflow id and return

@@ -11,12 +11,12 @@ import {
   startBatchWorkflow,
   webUiLink,
   webUiRowsLink,
-} from '../batch/launch';
-import { projectRoot } from '../temporal/cli-binary';
-import { summaryText, watchBatch } from './batch';
-import { startDevStack } from './dev-stack';
-import { action, UsageError } from './output';
-import { portArg } from './args';
+} from '../batch/launch.js';
+import { projectRoot } from '../temporal/cli-binary.js';
+import { summaryText, watchBatch } from './batch.js';
+import { startDevStack } from './dev-stack.js';
+import { action, UsageError } from './output.js';
+import { portArg } from './args.js';
 
 interface DemoFlags {
   keep?: boolean;

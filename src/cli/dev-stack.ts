@@ -3,11 +3,15 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { loadConfig, type Config } from '../config';
-import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../emulator';
-import { startDevServer, type DevServer } from '../temporal';
-import { startReceiverFromConfig } from '../webhooks/from-config';
-import { createWorker, type PcdsWorker } from '../worker';
+import { loadConfig, type Config } from '../config.js';
+import {
+  startEmulator,
+  type EmulatorOptionsInput,
+  type RunningEmulator,
+} from '../emulator/index.js';
+import { startDevServer, type DevServer } from '../temporal/index.js';
+import { startReceiverFromConfig } from '../webhooks/from-config.js';
+import { createWorker, type PcdsWorker } from '../worker.js';
 
 export interface DevStackOptions {
   /** Default: PCDS_DATA_DIR (.data). */

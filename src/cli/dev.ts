@@ -1,8 +1,8 @@
 // `pcds dev`: the local stack (Temporal with its Web UI, the emulator, a worker) until Ctrl-C.
 import type { Command } from 'commander';
-import { action } from './output';
-import { startDevStack } from './dev-stack';
-import { portArg } from './args';
+import { action } from './output.js';
+import { startDevStack } from './dev-stack.js';
+import { portArg } from './args.js';
 
 export function registerDevCommand(program: Command): Command {
   return program

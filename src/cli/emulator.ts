@@ -8,8 +8,8 @@ import {
   writeSampleCsv,
   type EmulatorOptionsInput,
   type RunningEmulator,
-} from '../emulator';
-import { intArg, numArg } from './args';
+} from '../emulator/index.js';
+import { intArg, numArg } from './args.js';
 
 export interface EmulatorFlags {
   port?: number;

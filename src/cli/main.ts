@@ -1,16 +1,16 @@
 // The `pcds` command: a registry of subcommands, one register function per file.
 import { Command } from 'commander';
-import { registerBatchCommand } from './batch';
-import { registerCallCommand } from './call';
-import { registerDemoCommand } from './demo';
-import { registerDevCommand } from './dev';
-import { registerEmulatorCommand } from './emulator';
-import { reportError } from './output';
-import { registerSearchCommand } from './search';
-import { registerThrottleCommand } from './throttle';
-import { registerUsageCommand } from './usage';
-import { registerWebhooksCommand } from './webhooks';
-import { registerWorkerCommand } from './worker';
+import { registerBatchCommand } from './batch.js';
+import { registerCallCommand } from './call.js';
+import { registerDemoCommand } from './demo.js';
+import { registerDevCommand } from './dev.js';
+import { registerEmulatorCommand } from './emulator.js';
+import { reportError } from './output.js';
+import { registerSearchCommand } from './search.js';
+import { registerThrottleCommand } from './throttle.js';
+import { registerUsageCommand } from './usage.js';
+import { registerWebhooksCommand } from './webhooks.js';
+import { registerWorkerCommand } from './worker.js';
 
 const program = new Command('pcds')
   .description('Durable orchestration on Temporal for the Person and Company Data Service')

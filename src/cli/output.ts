@@ -1,5 +1,5 @@
 // Shared CLI helpers: expected errors print `error: <message>` (no stack) and exit 1, bad usage 2.
-import { ConfigError } from '../config';
+import { ConfigError } from '../config.js';
 
 /** An error caused by how the command was called: exit code 2. */
 export class UsageError extends Error {

@@ -1,8 +1,8 @@
 // Endpoint parameters from command-line flags, typed by the endpoint's zod schema: numbers,
 // booleans, arrays (comma lists or repeated flags) and JSON objects. Also per-endpoint help text.
 import { z } from 'zod';
-import type { EndpointDef } from '../contract';
-import { UsageError } from './output';
+import type { EndpointDef } from '../contract/index.js';
+import { UsageError } from './output.js';
 
 type Kind = 'string' | 'number' | 'boolean' | 'array' | 'object' | 'any';
 

@@ -4,15 +4,15 @@ import { resolve } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { Command } from 'commander';
-import { newBatchId, webUiLink } from '../batch/launch';
-import { BATCH_ID_PATTERN } from '../batch/types';
-import { formatProblems, getEndpoint, validateInput } from '../contract';
-import { loadConfig } from '../config';
-import { PcdsBatchId, PcdsEndpoint } from '../temporal/search-attributes';
-import type { searchExport } from '../workflows/search-export';
-import { connectTemporal } from './temporal-connection';
-import { action, UsageError } from './output';
-import { intArg } from './args';
+import { newBatchId, webUiLink } from '../batch/launch.js';
+import { BATCH_ID_PATTERN } from '../batch/types.js';
+import { formatProblems, getEndpoint, validateInput } from '../contract/index.js';
+import { loadConfig } from '../config.js';
+import { PcdsBatchId, PcdsEndpoint } from '../temporal/search-attributes.js';
+import type { searchExport } from '../workflows/search-export.js';
+import { connectTemporal } from './temporal-connection.js';
+import { action, UsageError } from './output.js';
+import { intArg } from './args.js';
 
 interface ExportFlags {
   query?: string;

@@ -1,8 +1,8 @@
 // How CLI commands reach Temporal: one connection per command, and one clear message (with the
 // fix) when the server cannot be reached, instead of the core's transport error.
 import { Client, Connection } from '@temporalio/client';
-import type { Config } from '../config';
-import { CliError } from './output';
+import type { Config } from '../config.js';
+import { CliError } from './output.js';
 
 export function temporalUnreachable(config: Config): CliError {
   return new CliError(

@@ -2,11 +2,15 @@
 // throttle's state per key, and closing a key's credit breaker once credits were added.
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { loadConfig } from '../config';
-import { readEachThrottleStatus, resumeCredits, UnknownThrottleError } from '../throttle/operator';
-import { formatThrottleStatus } from '../throttle/status-text';
-import { action, CliError, printJson } from './output';
-import { connectTemporal } from './temporal-connection';
+import { loadConfig } from '../config.js';
+import {
+  readEachThrottleStatus,
+  resumeCredits,
+  UnknownThrottleError,
+} from '../throttle/operator.js';
+import { formatThrottleStatus } from '../throttle/status-text.js';
+import { action, CliError, printJson } from './output.js';
+import { connectTemporal } from './temporal-connection.js';
 
 async function withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const { client, close } = await connectTemporal(loadConfig());

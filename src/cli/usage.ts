@@ -1,9 +1,9 @@
 // `pcds usage [--month m] [--year y] [--key-id id]`: the account's credit usage (synchronous, free).
 import type { Command } from 'commander';
-import { loadConfig } from '../config';
-import { createServiceClients } from '../http/service-clients';
-import { action, printJson } from './output';
-import { intArg } from './args';
+import { loadConfig } from '../config.js';
+import { createServiceClients } from '../http/service-clients.js';
+import { action, printJson } from './output.js';
+import { intArg } from './args.js';
 
 export function registerUsageCommand(program: Command): Command {
   return program

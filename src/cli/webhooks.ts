@@ -1,9 +1,9 @@
 // `pcds webhooks`: runs the webhook receiver on its own (for deployments where workers are not
 // reachable from the internet), until SIGINT or SIGTERM.
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadConfig } from '../config';
-import { connectTemporal } from './temporal-connection';
-import { receiverSettingsFromConfig, startReceiverFromConfig } from '../webhooks/from-config';
+import { loadConfig } from '../config.js';
+import { connectTemporal } from './temporal-connection.js';
+import { receiverSettingsFromConfig, startReceiverFromConfig } from '../webhooks/from-config.js';
 
 function parsePort(value: string): number {
   const port = Number(value);

@@ -1,9 +1,9 @@
 // `pcds worker`: run a worker against PCDS_TEMPORAL_ADDRESS until Ctrl-C.
 import type { Command } from 'commander';
-import { loadConfig } from '../config';
-import { runWorkerMain } from '../worker';
-import { action } from './output';
-import { temporalUnreachable } from './temporal-connection';
+import { loadConfig } from '../config.js';
+import { runWorkerMain } from '../worker.js';
+import { action } from './output.js';
+import { temporalUnreachable } from './temporal-connection.js';
 
 export function registerWorkerCommand(program: Command): Command {
   return program

@@ -15,7 +15,7 @@ import {
   personSearchInput,
   usageQuery,
   type IdentityGroup,
-} from './inputs';
+} from './inputs.js';
 
 export type Product = 'search' | 'enrichment' | 'newsfeed' | 'none';
 /** Where the payload sits under `data` of a completed poll. */

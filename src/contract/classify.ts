@@ -1,10 +1,10 @@
 // Pure classifiers that turn one HTTP reply into what the caller does next. The workflow and the
 // activities both use them, so a reply means the same thing everywhere.
-import type { EndpointDef } from './catalogue';
-import { jobView, parseEnvelope } from './envelope';
-import { retryRuleFor } from './errors';
-import { extractResult, isEmptyResult } from './results';
-import { ACK_STATUSES, classifyStatus } from './status';
+import type { EndpointDef } from './catalogue.js';
+import { jobView, parseEnvelope } from './envelope.js';
+import { retryRuleFor } from './errors.js';
+import { extractResult, isEmptyResult } from './results.js';
+import { ACK_STATUSES, classifyStatus } from './status.js';
 
 /** A reply as the HTTP layer saw it: status, parsed JSON body (or undefined) and Retry-After in ms. */
 export interface Reply {

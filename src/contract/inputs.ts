@@ -14,7 +14,7 @@ import {
   newsfeed,
   nonEmpty,
   uri,
-} from './params';
+} from './params.js';
 
 type Shape = Record<string, z.ZodType>;
 

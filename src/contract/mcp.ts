@@ -1,7 +1,7 @@
 // The MCP endpoint's contract: paths, versions, the seven tools' arguments (strict: no other
 // argument is accepted) and where each tool puts its completed result.
 import { z } from 'zod';
-import type { McpTool, ResultPath } from './catalogue';
+import type { McpTool, ResultPath } from './catalogue.js';
 import {
   PERSON_IDENTITY,
   PERSON_SEARCH_REQUIRED_ONE_OF,
@@ -14,8 +14,8 @@ import {
   personLookupFieldsInput,
   personNewsfeedInput,
   personSearchShape,
-} from './inputs';
-import { nonEmpty } from './params';
+} from './inputs.js';
+import { nonEmpty } from './params.js';
 
 export const MCP_SERVER_VERSION = '0.1.0';
 export const MCP_PROTOCOL_VERSION = '2025-06-18';

@@ -1,6 +1,6 @@
 // Where a completed job's payload sits, and whether it is empty (empty results are never charged
 // and become an explicit "no match" outcome).
-import type { ResultPath } from './catalogue';
+import type { ResultPath } from './catalogue.js';
 
 export function extractResult(
   data: Record<string, unknown> | undefined,

@@ -1,6 +1,6 @@
 // Pure classification of job statuses: every value the interface documents, per polling contract.
 // A value the interface does not list is its own outcome, never silently "still running".
-import type { PollingContract } from './catalogue';
+import type { PollingContract } from './catalogue.js';
 
 export const IN_PROGRESS = [
   'pending',

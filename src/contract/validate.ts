@@ -1,8 +1,8 @@
 // Validation of endpoint inputs into a value or a list of problems that name their field, plus
 // the person-search rules that reshape a valid input (page to offset, the light-tier rule).
 import type { z } from 'zod';
-import type { EndpointDef } from './catalogue';
-import { aliasesOfShape } from './inputs';
+import type { EndpointDef } from './catalogue.js';
+import { aliasesOfShape } from './inputs.js';
 
 export interface InputProblem {
   /** Dotted path of the field, or '' for a rule about the whole input. */

@@ -2,11 +2,11 @@
 // parameters as the fallback), the per-key rate limit (counted at arrival), injected faults, the
 // IP allow-list, the subscription and the endpoint's product. Usage has its own error codes.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Product } from '../contract';
-import type { EmulatorContext } from './context';
-import { isAllowed } from './ip-allow-list';
-import type { ApiKeyRecord } from './keys';
-import { sendError } from './replies';
+import type { Product } from '../contract/index.js';
+import type { EmulatorContext } from './context.js';
+import { isAllowed } from './ip-allow-list.js';
+import type { ApiKeyRecord } from './keys.js';
+import { sendError } from './replies.js';
 
 export interface AccessRule {
   /** Path used for stats and fault targeting (the route, never the query string). */

@@ -1,13 +1,13 @@
 // Everything a route needs, built once per emulator instance.
-import type { Dataset } from './dataset/dataset';
-import type { FaultInjector } from './faults';
-import type { JobStore } from './jobs';
-import type { KeyStore } from './keys';
-import type { Ledger } from './ledger';
-import type { EmulatorOptions } from './options';
-import type { RateLimiter } from './rate-limiter';
-import type { Stats } from './stats';
-import type { WebhookDispatcher } from './webhooks';
+import type { Dataset } from './dataset/dataset.js';
+import type { FaultInjector } from './faults.js';
+import type { JobStore } from './jobs.js';
+import type { KeyStore } from './keys.js';
+import type { Ledger } from './ledger.js';
+import type { EmulatorOptions } from './options.js';
+import type { RateLimiter } from './rate-limiter.js';
+import type { Stats } from './stats.js';
+import type { WebhookDispatcher } from './webhooks.js';
 
 export interface EmulatorContext {
   opts: EmulatorOptions;

@@ -1,8 +1,8 @@
 // Fault injection, set at start or at run time: request-level faults (503, 429 bursts, slow
 // replies, dropped connections) and job-level ones (terminal failures, a stored 429, not_found,
 // jobs that never finish). Draws come from a seeded stream, so a run is reproducible.
-import { faultsSchema, type Faults } from './options';
-import { prng } from './random';
+import { faultsSchema, type Faults } from './options.js';
+import { prng } from './random.js';
 
 export type RequestFault =
   | { kind: 'none' }

@@ -1,23 +1,23 @@
 // The emulator of the Person and Company Data Service: start it in-process with `startEmulator`
 // (tests, benchmarks, `pcds dev`) or from the CLI (`pcds emulator`).
 import type { AddressInfo } from 'node:net';
-import type { EmulatorContext } from './context';
-import { datasetFor } from './dataset/dataset';
-import { FaultInjector } from './faults';
-import { JobStore } from './jobs';
-import { KeyStore } from './keys';
-import { Ledger } from './ledger';
+import type { EmulatorContext } from './context.js';
+import { datasetFor } from './dataset/dataset.js';
+import { FaultInjector } from './faults.js';
+import { JobStore } from './jobs.js';
+import { KeyStore } from './keys.js';
+import { Ledger } from './ledger.js';
 import {
   parseEmulatorOptions,
   type EmulatorOptions,
   type EmulatorOptionsInput,
   type Faults,
-} from './options';
-import { hexOf } from './random';
-import { RateLimiter } from './rate-limiter';
-import { buildServer } from './server';
-import { Stats, type KeyStats } from './stats';
-import { WebhookDispatcher } from './webhooks';
+} from './options.js';
+import { hexOf } from './random.js';
+import { RateLimiter } from './rate-limiter.js';
+import { buildServer } from './server.js';
+import { Stats, type KeyStats } from './stats.js';
+import { WebhookDispatcher } from './webhooks.js';
 
 export {
   parseEmulatorOptions,
@@ -25,11 +25,11 @@ export {
   emulatorOptionsSchema,
   faultsSchema,
   EmulatorOptionsError,
-} from './options';
-export type { EmulatorOptions, EmulatorOptionsInput, Faults, PriceTable } from './options';
-export type { KeyStats } from './stats';
-export { writeSampleCsv, sampleRows, type SampleOptions } from './sample';
-export { openApiDocument } from './openapi';
+} from './options.js';
+export type { EmulatorOptions, EmulatorOptionsInput, Faults, PriceTable } from './options.js';
+export type { KeyStats } from './stats.js';
+export { writeSampleCsv, sampleRows, type SampleOptions } from './sample.js';
+export { openApiDocument } from './openapi.js';
 
 export interface DevKey {
   id: string;

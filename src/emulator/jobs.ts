@@ -2,17 +2,22 @@
 // submit (latency x time scale). Status is read from the clock, so polls cost no timers; one
 // timer per job settles it (charges credits, sends the webhook) when it completes.
 import { randomBytes } from 'node:crypto';
-import { extractResult, formatTimestamp, isEmptyResult, type EndpointDef } from '../contract';
-import type { Dataset } from './dataset/dataset';
-import type { FaultInjector, JobFault } from './faults';
-import type { KeyStore } from './keys';
-import type { Ledger } from './ledger';
-import type { EmulatorOptions } from './options';
-import { searchPeople, searchRow, type ScoredPerson } from './person-search';
-import { priceOf, type Price } from './prices';
-import { errorBody, successBody, successBodyRaw, type Rendered } from './replies';
-import { computePayload, type Payload } from './results';
-import type { Stats } from './stats';
+import {
+  extractResult,
+  formatTimestamp,
+  isEmptyResult,
+  type EndpointDef,
+} from '../contract/index.js';
+import type { Dataset } from './dataset/dataset.js';
+import type { FaultInjector, JobFault } from './faults.js';
+import type { KeyStore } from './keys.js';
+import type { Ledger } from './ledger.js';
+import type { EmulatorOptions } from './options.js';
+import { searchPeople, searchRow, type ScoredPerson } from './person-search.js';
+import { priceOf, type Price } from './prices.js';
+import { errorBody, successBody, successBodyRaw, type Rendered } from './replies.js';
+import { computePayload, type Payload } from './results.js';
+import type { Stats } from './stats.js';
 
 export interface SearchState {
   matches: ScoredPerson[];

@@ -1,8 +1,8 @@
 // API keys: creation, lookup and updates. The secret is shown once at creation and kept only as a
 // salted SHA-256 hash; comparisons are constant-time.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { compileAllowEntry, type AllowRule } from './ip-allow-list';
-import { PRODUCTS } from './options';
+import { compileAllowEntry, type AllowRule } from './ip-allow-list.js';
+import { PRODUCTS } from './options.js';
 
 export type ProductName = (typeof PRODUCTS)[number];
 

@@ -1,6 +1,6 @@
 // Credits and usage per key and calendar month. Every charge goes through `charge`, so GET /usage
 // reports exactly what was taken from the balance.
-import type { ApiKeyRecord } from './keys';
+import type { ApiKeyRecord } from './keys.js';
 
 export type UsageBucket = 'search' | 'enrichment';
 

@@ -1,8 +1,8 @@
 // The OpenAPI 3.1 document of the emulated HTTP API, generated from the contract's catalogue and
 // zod schemas, so the document, the validation and the client can never disagree.
-import { ENDPOINTS, ERRORS, type EndpointDef } from '../contract';
-import { jsonSchemaOf } from './json-schema';
-import { mcpOAuthScheme, mcpOpenApiPaths } from './mcp/openapi-paths';
+import { ENDPOINTS, ERRORS, type EndpointDef } from '../contract/index.js';
+import { jsonSchemaOf } from './json-schema.js';
+import { mcpOAuthScheme, mcpOpenApiPaths } from './mcp/openapi-paths.js';
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 

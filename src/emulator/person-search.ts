@@ -1,10 +1,10 @@
 // Person search over the dataset: query words, structured parts, custom_filters, exclude and
 // docid_whitelist narrow the people; require_* drop rows lacking contacts; show_* and the other
 // toggles shape each row. Deterministic: the same input gives the same rows in the same order.
-import { applySearchTierRules, contactFlags } from '../contract';
-import type { Dataset } from './dataset/dataset';
-import type { PersonRecord } from './dataset/records';
-import { newsfeedOf, personRow } from './dataset/render';
+import { applySearchTierRules, contactFlags } from '../contract/index.js';
+import type { Dataset } from './dataset/dataset.js';
+import type { PersonRecord } from './dataset/records.js';
+import { newsfeedOf, personRow } from './dataset/render.js';
 
 const STOPWORDS = new Set(
   'a an and any are at based by find for from in is list me near of on or people person show that the to who with work works working'.split(

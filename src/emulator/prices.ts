@@ -1,9 +1,9 @@
 // What one fulfilled request costs, from the configurable price table. The interface leaves the
 // amounts open ("prices are dynamic"); the rules (toggles, tiers and the higher enrichment tier
 // cost more, empty results are free) are the interface's.
-import { applySearchTierRules, contactFlags, type EndpointDef } from '../contract';
-import type { UsageBucket } from './ledger';
-import type { PriceTable } from './options';
+import { applySearchTierRules, contactFlags, type EndpointDef } from '../contract/index.js';
+import type { UsageBucket } from './ledger.js';
+import type { PriceTable } from './options.js';
 
 export interface Price {
   bucket: UsageBucket;

@@ -1,7 +1,7 @@
 // The reply envelope of every answer ({success, data | error, timestamp}). Bodies are serialised
 // here with JSON.stringify and sent as strings, which keeps Fastify's per-reply work minimal.
 import type { FastifyReply } from 'fastify';
-import { formatTimestamp } from '../contract';
+import { formatTimestamp } from '../contract/index.js';
 
 let cachedSecond = -1;
 let cachedStamp = '';

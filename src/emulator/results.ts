@@ -1,18 +1,18 @@
 // Payloads of every endpoint except person search, computed from the dataset and the input
 // alone, so the same input always gives the same result. An input that identifies nobody gives an
 // empty payload (null result or [] results), which is never charged.
-import type { EndpointDef } from '../contract';
-import type { Dataset } from './dataset/dataset';
-import type { CompanyRecord, PersonRecord } from './dataset/records';
+import type { EndpointDef } from '../contract/index.js';
+import type { Dataset } from './dataset/dataset.js';
+import type { CompanyRecord, PersonRecord } from './dataset/records.js';
 import {
   companyFunding,
   companyRecord,
   newsfeedOf,
   personProfile,
   personRow,
-} from './dataset/render';
-import { searchPeople } from './person-search';
-import { Rng, seedOf } from './random';
+} from './dataset/render.js';
+import { searchPeople } from './person-search.js';
+import { Rng, seedOf } from './random.js';
 
 /** What lands under `data`: `result` or `results`, per the endpoint's result path. */
 export type Payload = { result: unknown } | { results: unknown[] };

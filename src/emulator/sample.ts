@@ -2,9 +2,9 @@
 // emails (optionally with name and phone), unknown identities and malformed rows, in the shares
 // asked for. The same options always give the same file.
 import { writeFile } from 'node:fs/promises';
-import { datasetFor } from './dataset/dataset';
-import type { PersonRecord } from './dataset/records';
-import { Rng, seedOf } from './random';
+import { datasetFor } from './dataset/dataset.js';
+import type { PersonRecord } from './dataset/records.js';
+import { Rng, seedOf } from './random.js';
 
 export interface SampleOptions {
   rows: number;

@@ -1,14 +1,14 @@
 // Builds the Fastify app: parsers, the envelope for framework errors and unknown paths, and the
 // route groups. Logging is off: replies must stay fast and PII must stay out of logs.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import type { EmulatorContext } from './context';
-import { registerMcpRoutes } from './mcp/routes';
-import { openApiDocument } from './openapi';
-import { sendError } from './replies';
-import { registerAdminRoutes } from './routes/admin';
-import { registerDataRoutes } from './routes/data';
-import { registerKeyRoutes } from './routes/keys';
-import { registerUsageRoute } from './routes/usage';
+import type { EmulatorContext } from './context.js';
+import { registerMcpRoutes } from './mcp/routes.js';
+import { openApiDocument } from './openapi.js';
+import { sendError } from './replies.js';
+import { registerAdminRoutes } from './routes/admin.js';
+import { registerDataRoutes } from './routes/data.js';
+import { registerKeyRoutes } from './routes/keys.js';
+import { registerUsageRoute } from './routes/usage.js';
 
 export function buildServer(ctx: EmulatorContext): FastifyInstance {
   const app = Fastify({

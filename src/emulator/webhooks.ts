@@ -1,11 +1,11 @@
 // Webhook delivery: on completion the poll's envelope is POSTed to the job's callback_url,
 // `deliveries` times (receivers must be idempotent on request_id), each retried on failure after
 // a delay scaled by the time scale. Deliveries are never charged.
-import type { FaultInjector } from './faults';
-import type { Job } from './jobs';
-import type { EmulatorOptions } from './options';
-import type { Rendered } from './replies';
-import type { Stats } from './stats';
+import type { FaultInjector } from './faults.js';
+import type { Job } from './jobs.js';
+import type { EmulatorOptions } from './options.js';
+import type { Rendered } from './replies.js';
+import type { Stats } from './stats.js';
 
 export class WebhookDispatcher {
   private readonly inFlight = new Set<Promise<void>>();

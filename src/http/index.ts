@@ -1,5 +1,5 @@
 // The HTTP layer: the only code that talks to the service.
-export * from './errors';
-export * from './service-client';
-export * from './service-clients';
-export * from './permits';
+export * from './errors.js';
+export * from './service-client.js';
+export * from './service-clients.js';
+export * from './permits.js';

@@ -1,7 +1,7 @@
 // The gate every request to the service passes first. The HTTP activities ask it for a permit;
 // the shared throttle (src/throttle) implements it across workers; tests may use `unthrottled`.
 
-import type { PermitKind } from '../throttle/windows';
+import type { PermitKind } from '../throttle/windows.js';
 
 export type RequestKind = PermitKind;
 

@@ -2,8 +2,8 @@
 // keep-alive), credential headers per key, and every reply turned into a Reply value or a typed
 // error. Async endpoints return the raw Reply, which the contract's classifiers interpret.
 import { Pool } from 'undici';
-import { parseEnvelope, parseRetryAfter, type EndpointDef, type Reply } from '../contract';
-import { ServiceError, transportErrorOf } from './errors';
+import { parseEnvelope, parseRetryAfter, type EndpointDef, type Reply } from '../contract/index.js';
+import { ServiceError, transportErrorOf } from './errors.js';
 
 export interface Credentials {
   key: string;

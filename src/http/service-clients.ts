@@ -1,7 +1,7 @@
 // The worker's clients, one per configured key id, over one shared pool. Secrets stay in here:
 // callers name a key by its id.
-import { requireKeys, type Config } from '../config';
-import { ServiceHttp, type ServiceClient } from './service-client';
+import { requireKeys, type Config } from '../config.js';
+import { ServiceHttp, type ServiceClient } from './service-client.js';
 
 export interface ServiceClients {
   /** The client of a key id; the first configured key when omitted. Throws for an unknown id. */

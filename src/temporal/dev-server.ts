@@ -6,8 +6,8 @@ import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
-import { findOrInstallTemporalCli, projectRoot } from './cli-binary';
-import { searchAttributeCliArgs } from './search-attributes';
+import { findOrInstallTemporalCli, projectRoot } from './cli-binary.js';
+import { searchAttributeCliArgs } from './search-attributes.js';
 
 export interface DevServerOptions {
   /** Frontend gRPC port. Default: a free port. */

@@ -3,7 +3,7 @@
 // Workflow code may import this module: its only runtime import is @temporalio/common.
 import type { Connection } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes';
+import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 
 /** Endpoint path of the call, e.g. "/person/enrich". */
 export const PcdsEndpoint = defineSearchAttributeKey('PcdsEndpoint', SearchAttributeType.KEYWORD);

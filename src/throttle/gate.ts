@@ -11,14 +11,14 @@ import {
   type UpdateDefinition,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import type { Config } from '../config';
+import type { Config } from '../config.js';
 import {
   PermitRefusedError,
   unthrottled,
   type PermitGate,
   type RequestKind,
-} from '../http/permits';
-import { PcdsKeyId } from '../temporal/search-attributes';
+} from '../http/permits.js';
+import { PcdsKeyId } from '../temporal/search-attributes.js';
 import {
   creditsExhaustedUpdate,
   MAX_PERMIT_BATCH,
@@ -30,13 +30,13 @@ import {
   type PermitBatch,
   type PermitRequest,
   type ThrottleInput,
-} from './protocol';
+} from './protocol.js';
 import {
   defaultSettings,
   type PermitAnswer,
   type ThrottleSettings,
   type WindowLimits,
-} from './windows';
+} from './windows.js';
 
 export interface ThrottledKey {
   id: string;

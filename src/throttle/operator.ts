@@ -8,7 +8,7 @@ import {
   throttleStateQuery,
   throttleWorkflowId,
   type ThrottleStatus,
-} from './protocol';
+} from './protocol.js';
 
 export class UnknownThrottleError extends Error {
   override name = 'UnknownThrottleError';

@@ -10,7 +10,7 @@ import type {
   ThrottleSnapshot,
   ThrottleState,
   WindowLimits,
-} from './windows';
+} from './windows.js';
 
 export const THROTTLE_WORKFLOW_TYPE = 'throttle';
 

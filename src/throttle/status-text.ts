@@ -1,5 +1,5 @@
 // The operator's view of a key's throttle as text: one block per key, from the state query.
-import type { ThrottleStatus } from './protocol';
+import type { ThrottleStatus } from './protocol.js';
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;

@@ -1,9 +1,9 @@
 // The worker's callbackUrlFor: built once from configuration and checked at start, so a public
 // URL the service would refuse stops the worker with its reason instead of failing every call.
 import { ApplicationFailure } from '@temporalio/common';
-import type { Config } from '../config';
-import { webhookSettings, webhooksConfigured, type WebhookSettings } from './settings';
-import { callbackUrlFor, CallbackUrlRefusedError } from './token';
+import type { Config } from '../config.js';
+import { webhookSettings, webhooksConfigured, type WebhookSettings } from './settings.js';
+import { callbackUrlFor, CallbackUrlRefusedError } from './token.js';
 
 /** A workflow id of the longest shape the project makes, to test the URL length at start. */
 const SAMPLE_WORKFLOW_ID = 'batch-' + 'x'.repeat(64) + '-row-000000000';

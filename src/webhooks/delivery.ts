@@ -1,7 +1,7 @@
 // Reading one delivered body: it must be the envelope a poll returns, naming its job's request_id,
 // except a failure envelope, which has no `data` to name it in (the workflow confirms those by
 // polling). Reasons for a refusal are fixed phrases: a body may hold PII, so nothing is echoed.
-import { jobView, parseEnvelope } from '../contract/envelope';
+import { jobView, parseEnvelope } from '../contract/envelope.js';
 
 /** request_id is opaque; this only bounds what a receiver forwards and logs. */
 const REQUEST_ID_MAX = 200;

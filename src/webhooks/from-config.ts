@@ -1,9 +1,9 @@
 // Starting the receiver from configuration, as the worker does and `pcds webhooks` does alone.
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config';
-import { callbackUrlsFor } from './callback-urls';
-import { startWebhookReceiver, type ReceiverLog, type WebhookReceiver } from './receiver';
-import { webhookSettings, type WebhookSettings } from './settings';
+import type { Config } from '../config.js';
+import { callbackUrlsFor } from './callback-urls.js';
+import { startWebhookReceiver, type ReceiverLog, type WebhookReceiver } from './receiver.js';
+import { webhookSettings, type WebhookSettings } from './settings.js';
 
 export interface ConfiguredReceiverOptions {
   config: Config;

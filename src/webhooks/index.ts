@@ -1,7 +1,7 @@
 // Webhook deliveries: callback URLs with per-call tokens, and the receiver that signals calls.
-export * from './settings';
-export * from './token';
-export * from './delivery';
-export * from './receiver';
-export * from './callback-urls';
-export * from './from-config';
+export * from './settings.js';
+export * from './token.js';
+export * from './delivery.js';
+export * from './receiver.js';
+export * from './callback-urls.js';
+export * from './from-config.js';

@@ -9,11 +9,11 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { webhookDeliveredSignal, type WebhookDelivery } from '../workflows/signals';
-import { readDelivery } from './delivery';
-import { RecentDeliveries } from './recent-deliveries';
-import type { WebhookSettings } from './settings';
-import { CALLBACK_PATH_PREFIX, verifyCallbackToken } from './token';
+import { webhookDeliveredSignal, type WebhookDelivery } from '../workflows/signals.js';
+import { readDelivery } from './delivery.js';
+import { RecentDeliveries } from './recent-deliveries.js';
+import type { WebhookSettings } from './settings.js';
+import { CALLBACK_PATH_PREFIX, verifyCallbackToken } from './token.js';
 
 /** pino-compatible; only ids and fixed reasons are ever passed to it, never a body or a token. */
 export interface ReceiverLog {

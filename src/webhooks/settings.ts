@@ -1,6 +1,6 @@
 // Webhook settings read from configuration: public base URL, current and previous secrets (for
 // rotation) and the loopback switch. Errors name the variable at fault and never echo a secret.
-import type { Config } from '../config';
+import type { Config } from '../config.js';
 
 export const SECRET_ID_RE = /^[A-Za-z0-9]{1,16}$/;
 const MIN_SECRET_LENGTH = 16;

@@ -2,8 +2,8 @@
 // secret, named by a key id so secrets can be rotated. Deliveries carry no signature, so knowing
 // the URL is what authenticates them; the token therefore never enters workflow history or logs.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { checkCallbackUrl } from '../contract/callback-url';
-import type { WebhookSecret, WebhookSettings } from './settings';
+import { checkCallbackUrl } from '../contract/callback-url.js';
+import type { WebhookSecret, WebhookSettings } from './settings.js';
 
 /** 128 bits of the HMAC: far beyond online guessing, and short enough for the 1024-character limit. */
 const TOKEN_BYTES = 16;

@@ -19,7 +19,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { BatchActivities } from '../activities/batch';
+import type { BatchActivities } from '../activities/batch.js';
 import {
   activeKeys,
   describeRemoved,
@@ -27,21 +27,21 @@ import {
   pickKey,
   refreshKeyPool,
   removeKey,
-} from '../batch/key-pool';
+} from '../batch/key-pool.js';
 import {
   batchProgressQuery,
   pauseBatchSignal,
   resumeBatchSignal,
   setBatchWindowSignal,
-} from '../batch/messages';
+} from '../batch/messages.js';
 import {
   estimateJobMs,
   firstPollDelayFor,
   jobSampleOf,
   recordJobMs,
   requestsPerRow,
-} from '../batch/job-duration';
-import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate';
+} from '../batch/job-duration.js';
+import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate.js';
 import {
   BATCH_ID_PATTERN,
   DEFAULT_CHUNK_SIZE,
@@ -59,11 +59,16 @@ import {
   type InputRow,
   type ResultLine,
   type ValidRow,
-} from '../batch/types';
-import { errorInfo, findEndpoint, isSystemic } from '../contract';
-import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex, PcdsState } from '../temporal/search-attributes';
-import { endpointCall } from './endpoint-call';
-import type { CallInput, CallOutcome } from './types';
+} from '../batch/types.js';
+import { errorInfo, findEndpoint, isSystemic } from '../contract/index.js';
+import {
+  PcdsBatchId,
+  PcdsEndpoint,
+  PcdsRowIndex,
+  PcdsState,
+} from '../temporal/search-attributes.js';
+import { endpointCall } from './endpoint-call.js';
+import type { CallInput, CallOutcome } from './types.js';
 
 // Short timeouts: a worker killed during a read or an append is noticed within seconds, and the
 // retry (idempotent) runs on another worker.

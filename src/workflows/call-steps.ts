@@ -12,10 +12,10 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { msToNumber } from '@temporalio/common/lib/time';
-import type { Activities } from '../activities';
-import { PcdsOutcome, PcdsState } from '../temporal/search-attributes';
-import { submitIntentUpdate } from './signals';
+import { msToNumber } from '@temporalio/common/lib/time.js';
+import type { Activities } from '../activities/index.js';
+import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
+import { submitIntentUpdate } from './signals.js';
 
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;

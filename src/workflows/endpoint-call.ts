@@ -9,8 +9,8 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { classifyPoll, findEndpoint } from '../contract';
-import type { PollResult } from '../activities/calls';
+import { classifyPoll, findEndpoint } from '../contract/index.js';
+import type { PollResult } from '../activities/calls.js';
 import {
   PcdsBatchId,
   PcdsEndpoint,
@@ -18,7 +18,7 @@ import {
   PcdsOutcome,
   PcdsRowIndex,
   PcdsState,
-} from '../temporal/search-attributes';
+} from '../temporal/search-attributes.js';
 import {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_MAX_WAIT_MS,
@@ -30,10 +30,10 @@ import {
   submitActivities,
   submitOnce,
   type CallStateAttr,
-} from './call-steps';
-import { pollDelayMs } from './poll-schedule';
-import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from './signals';
-import type { CallInput, CallOutcome, CallState, CallTiming } from './types';
+} from './call-steps.js';
+import { pollDelayMs } from './poll-schedule.js';
+import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from './signals.js';
+import type { CallInput, CallOutcome, CallState, CallTiming } from './types.js';
 
 /** CallInput plus optional tuning of the poll schedule; a plain CallInput is a valid input. */
 export interface EndpointCallInput extends CallInput {

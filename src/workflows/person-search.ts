@@ -4,7 +4,7 @@
 // has_more is true, and stops at the requested maximum, the offset ceiling or a size bound.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
-import { PcdsBatchId, PcdsEndpoint, PcdsKeyId } from '../temporal/search-attributes';
+import { PcdsBatchId, PcdsEndpoint, PcdsKeyId } from '../temporal/search-attributes.js';
 import {
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_INTERVAL_MS,
@@ -13,7 +13,7 @@ import {
   pollActivities,
   setOutcome,
   setState,
-} from './call-steps';
+} from './call-steps.js';
 import {
   nextPage,
   readPageUntilDone,
@@ -21,9 +21,9 @@ import {
   submitSearch,
   withoutPaging,
   type PagingStop,
-} from './search-paging';
-import { callStateQuery } from './signals';
-import type { CallState } from './types';
+} from './search-paging.js';
+import { callStateQuery } from './signals.js';
+import type { CallState } from './types.js';
 
 export const MAX_PAGE_SIZE = 100;
 /** Rows returned in the workflow result are bounded well under Temporal's 2 MB payload limit. */

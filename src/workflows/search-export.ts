@@ -3,15 +3,15 @@
 // further page is asked for once by POST (billable) and never replayed.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes';
+import type { Activities } from '../activities/index.js';
+import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import {
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_INTERVAL_MS,
   callFailure,
   failureCode,
   pollActivities,
-} from './call-steps';
+} from './call-steps.js';
 import {
   nextPage,
   readPageUntilDone,
@@ -19,7 +19,7 @@ import {
   submitSearch,
   withoutPaging,
   type PagingStop,
-} from './search-paging';
+} from './search-paging.js';
 
 export interface SearchExportInput {
   /** Validated person_search parameters; paging fields are set here. */

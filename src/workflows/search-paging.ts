@@ -1,17 +1,17 @@
 // The paging steps person search and search export share: one search, its pages asked for once by
 // POST (billable, never replayed) and read by GET request_id + offset + limit until terminal.
 import { sleep } from '@temporalio/workflow';
-import type { SubmitCallResult } from '../activities/calls';
-import type { SearchPageRef } from '../activities/search-pages';
-import { MAX_SEARCH_OFFSET } from '../contract/validate';
+import type { SubmitCallResult } from '../activities/calls.js';
+import type { SearchPageRef } from '../activities/search-pages.js';
+import { MAX_SEARCH_OFFSET } from '../contract/validate.js';
 import {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_POLL_BACKOFF,
   callFailure,
   submitActivities,
   submitOnce,
-} from './call-steps';
-import { pollDelayMs } from './poll-schedule';
+} from './call-steps.js';
+import { pollDelayMs } from './poll-schedule.js';
 
 /** Set by the workflow for each page; a caller's own values are dropped. */
 const PAGING_FIELDS = new Set(['limit', 'offset', 'page', 'cursor']);

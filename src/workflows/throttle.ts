@@ -11,7 +11,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { PcdsState } from '../temporal/search-attributes';
+import { PcdsState } from '../temporal/search-attributes.js';
 import {
   creditsExhaustedUpdate,
   MAX_PERMIT_BATCH,
@@ -22,7 +22,7 @@ import {
   throttleStateQuery,
   type PermitBatch,
   type ThrottleInput,
-} from '../throttle/protocol';
+} from '../throttle/protocol.js';
 import {
   configureLimits,
   confirm,
@@ -35,7 +35,7 @@ import {
   snapshot,
   summaryLine,
   type PermitKind,
-} from '../throttle/windows';
+} from '../throttle/windows.js';
 
 /** Well under the 51,200-event limit, so replay after a worker restart stays quick. */
 const HISTORY_EVENTS_BEFORE_CONTINUE = 5_000;

@@ -1,9 +1,9 @@
 // A batch over a file of good and bad rows against the emulator: one line per row, each with
 // the right outcome, and the same output when the batch continues-as-new every few rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { sampleRows } from '../../src/emulator';
-import { withWorker } from '../harness/temporal';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,
   configFor,
@@ -12,7 +12,7 @@ import {
   startCsvBatch,
   tempDir,
   writeCsv,
-} from './fixtures';
+} from './fixtures.js';
 
 let emu: RunningEmulator;
 let worker: ReturnType<typeof activitiesFor>;

@@ -5,11 +5,11 @@ import {
   pauseBatchSignal,
   resumeBatchSignal,
   setBatchWindowSignal,
-} from '../../src/batch/messages';
-import { sampleRows, type RunningEmulator } from '../../src/emulator';
-import { unthrottled } from '../../src/http/permits';
-import { createWorkflowPermitGate } from '../../src/throttle/gate';
-import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal';
+} from '../../src/batch/messages.js';
+import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
+import { unthrottled } from '../../src/http/permits.js';
+import { createWorkflowPermitGate } from '../../src/throttle/gate.js';
+import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,
   configFor,
@@ -19,7 +19,7 @@ import {
   tempDir,
   waitForProgress,
   writeCsv,
-} from './fixtures';
+} from './fixtures.js';
 
 const LOW = { id: 'low', key: 'pcds_low_credit_key', secret: 'pcds_low_credit_secret' };
 const LOW_THROTTLED = {

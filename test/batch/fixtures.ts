@@ -4,16 +4,20 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { createActivities } from '../../src/activities';
-import { batchProgressQuery } from '../../src/batch/messages';
-import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types';
-import { batchWorkflowId } from '../../src/batch/types';
-import { loadConfig, type Config } from '../../src/config';
-import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
-import { createServiceClients } from '../../src/http/service-clients';
-import { unthrottled, type PermitGate } from '../../src/http/permits';
-import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes';
-import { batchWorkflow } from '../../src/workflows/batch';
+import { createActivities } from '../../src/activities/index.js';
+import { batchProgressQuery } from '../../src/batch/messages.js';
+import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types.js';
+import { batchWorkflowId } from '../../src/batch/types.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import {
+  startEmulator,
+  type EmulatorOptionsInput,
+  type RunningEmulator,
+} from '../../src/emulator/index.js';
+import { createServiceClients } from '../../src/http/service-clients.js';
+import { unthrottled, type PermitGate } from '../../src/http/permits.js';
+import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
+import { batchWorkflow } from '../../src/workflows/batch.js';
 
 export const FAST_EMULATOR: EmulatorOptionsInput = {
   port: 0,

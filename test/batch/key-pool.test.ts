@@ -1,8 +1,8 @@
 // The key pool at batch level: rows spread over two keys by their limits; a key the service
 // refuses (401) leaves the pool with its reason and the other key does its rows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sampleRows, type RunningEmulator } from '../../src/emulator';
-import { withWorker } from '../harness/temporal';
+import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
+import { withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,
   configFor,
@@ -12,7 +12,7 @@ import {
   tempDir,
   waitForProgress,
   writeCsv,
-} from './fixtures';
+} from './fixtures.js';
 
 const A = { id: 'key-a', key: 'pcds_pool_key_a', secret: 'pcds_pool_secret_a' };
 const B = { id: 'key-b', key: 'pcds_pool_key_b', secret: 'pcds_pool_secret_b' };

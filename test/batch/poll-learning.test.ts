@@ -2,12 +2,12 @@
 // when the job is likely done, so later rows need fewer polls than the first ones, with the
 // same results.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchProgressQuery } from '../../src/batch/messages';
-import { childWorkflowId } from '../../src/batch/types';
-import type { RunningEmulator } from '../../src/emulator';
-import { sampleRows } from '../../src/emulator';
-import type { CallOutcome } from '../../src/workflows/types';
-import { withWorker } from '../harness/temporal';
+import { batchProgressQuery } from '../../src/batch/messages.js';
+import { childWorkflowId } from '../../src/batch/types.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import type { CallOutcome } from '../../src/workflows/types.js';
+import { withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,
   configFor,
@@ -16,7 +16,7 @@ import {
   startCsvBatch,
   tempDir,
   writeCsv,
-} from './fixtures';
+} from './fixtures.js';
 
 let emu: RunningEmulator;
 let worker: ReturnType<typeof activitiesFor>;

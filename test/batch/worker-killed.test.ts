@@ -3,9 +3,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sampleRows, type RunningEmulator } from '../../src/emulator';
-import { connectClient, uniqueTaskQueue } from '../harness/temporal';
-import { spawnWorkerProcess } from '../harness/worker-process';
+import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
+import { connectClient, uniqueTaskQueue } from '../harness/temporal.js';
+import { spawnWorkerProcess } from '../harness/worker-process.js';
 import {
   fastEmulator,
   readOutput,
@@ -13,7 +13,7 @@ import {
   tempDir,
   waitForProgress,
   writeCsv,
-} from './fixtures';
+} from './fixtures.js';
 
 let emu: RunningEmulator;
 const dir = tempDir('killed');

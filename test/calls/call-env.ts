@@ -1,13 +1,17 @@
 // The parts a call test needs: the emulator (fast time scale), an optional fault proxy in front
 // of it, worker configuration with a pool of keys that fail in known ways, and a typed client.
-import { createActivities } from '../../src/activities';
-import { createPcdsClient, type PcdsClient } from '../../src/client';
-import { loadConfig, type Config } from '../../src/config';
-import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
-import { createServiceClients, type ServiceClients } from '../../src/http/service-clients';
-import { unthrottled } from '../../src/http/permits';
-import { connectClient, withWorker } from '../harness/temporal';
-import { startFaultProxy, type FaultProxy } from './fault-proxy';
+import { createActivities } from '../../src/activities/index.js';
+import { createPcdsClient, type PcdsClient } from '../../src/client.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import {
+  startEmulator,
+  type EmulatorOptionsInput,
+  type RunningEmulator,
+} from '../../src/emulator/index.js';
+import { createServiceClients, type ServiceClients } from '../../src/http/service-clients.js';
+import { unthrottled } from '../../src/http/permits.js';
+import { connectClient, withWorker } from '../harness/temporal.js';
+import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
 /** Keys of the test pool: `dev` works; the others fail with one error class each. */
 export const TEST_KEYS = {

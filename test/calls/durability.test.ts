@@ -3,11 +3,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPcdsClient } from '../../src/client';
-import { sampleRows } from '../../src/emulator';
-import { connectClient, testNamespace, uniqueTaskQueue } from '../harness/temporal';
-import { spawnWorkerProcess } from '../harness/worker-process';
-import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env';
+import { createPcdsClient } from '../../src/client.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { connectClient, testNamespace, uniqueTaskQueue } from '../harness/temporal.js';
+import { spawnWorkerProcess } from '../harness/worker-process.js';
+import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
 
 let env: CallEnv;
 

@@ -1,15 +1,15 @@
 // Durable endpoint calls against the real dev server and the emulator over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PcdsCallError } from '../../src/client';
-import { sampleRows } from '../../src/emulator';
+import { PcdsCallError } from '../../src/client.js';
+import { sampleRows } from '../../src/emulator/index.js';
 import {
   PcdsEndpoint,
   PcdsKeyId,
   PcdsOutcome,
   PcdsState,
-} from '../../src/temporal/search-attributes';
-import { submitIntentUpdate } from '../../src/workflows/signals';
-import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env';
+} from '../../src/temporal/search-attributes.js';
+import { submitIntentUpdate } from '../../src/workflows/signals.js';
+import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
 
 let env: CallEnv;
 const knownEmail = sampleRows({ rows: 1 })[0].email;

@@ -1,6 +1,6 @@
 // Person search over several pages: one POST per page, rows read by GET, stop at the maximum.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startCallEnv, withCallWorker, type CallEnv } from './call-env';
+import { startCallEnv, withCallWorker, type CallEnv } from './call-env.js';
 
 let env: CallEnv;
 beforeAll(async () => {

@@ -4,12 +4,12 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createActivities } from '../../src/activities';
-import { summaryPathOf } from '../../src/activities/results';
-import { unthrottled } from '../../src/http/permits';
-import type { SearchExportInput, SearchExportSummary } from '../../src/workflows/search-export';
-import { withWorker } from '../harness/temporal';
-import { startCallEnv, type CallEnv } from './call-env';
+import { createActivities } from '../../src/activities/index.js';
+import { summaryPathOf } from '../../src/activities/results.js';
+import { unthrottled } from '../../src/http/permits.js';
+import type { SearchExportInput, SearchExportSummary } from '../../src/workflows/search-export.js';
+import { withWorker } from '../harness/temporal.js';
+import { startCallEnv, type CallEnv } from './call-env.js';
 
 let env: CallEnv;
 const dir = mkdtempSync(join(tmpdir(), 'pcds-search-export-'));

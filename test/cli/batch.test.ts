@@ -4,8 +4,15 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { sampleRows } from '../../src/emulator';
-import { runCli, STACK_FRAME, startCliEnv, tempDir, type CliEnv, type CliResult } from './cli-env';
+import { sampleRows } from '../../src/emulator/index.js';
+import {
+  runCli,
+  STACK_FRAME,
+  startCliEnv,
+  tempDir,
+  type CliEnv,
+  type CliResult,
+} from './cli-env.js';
 
 let cli: CliEnv;
 let dir: string;

@@ -4,9 +4,9 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ASYNC_ENDPOINTS, ENDPOINTS, getEndpoint } from '../../src/contract';
-import { sampleRows } from '../../src/emulator';
-import { runCli, STACK_FRAME, startCliEnv, type CliEnv, type CliResult } from './cli-env';
+import { ASYNC_ENDPOINTS, ENDPOINTS, getEndpoint } from '../../src/contract/index.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { runCli, STACK_FRAME, startCliEnv, type CliEnv, type CliResult } from './cli-env.js';
 
 let cli: CliEnv;
 const outputs: CliResult[] = [];

@@ -5,10 +5,14 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
-import { loadConfig } from '../../src/config';
-import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
-import { projectRoot } from '../../src/temporal/cli-binary';
-import { createWorker } from '../../src/worker';
+import { loadConfig } from '../../src/config.js';
+import {
+  startEmulator,
+  type EmulatorOptionsInput,
+  type RunningEmulator,
+} from '../../src/emulator/index.js';
+import { projectRoot } from '../../src/temporal/cli-binary.js';
+import { createWorker } from '../../src/worker.js';
 import {
   installQuietRuntime,
   DEFAULT_WORKFLOWS_PATH,
@@ -17,7 +21,7 @@ import {
   testNamespace,
   uniqueTaskQueue,
   workflowBundle,
-} from '../harness/temporal';
+} from '../harness/temporal.js';
 
 export interface CliResult {
   code: number | null;

@@ -4,8 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
-import { sampleRows } from '../../src/emulator';
-import { runCli, spawnCli, STACK_FRAME, tempDir } from './cli-env';
+import { sampleRows } from '../../src/emulator/index.js';
+import { runCli, spawnCli, STACK_FRAME, tempDir } from './cli-env.js';
 
 it('pcds emulator --port 0 prints its address and a dev key that works, and stops on SIGINT', async () => {
   const child = spawnCli(['emulator', '--port', '0', '--no-limits'], {});

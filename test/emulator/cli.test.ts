@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { emulatorOptionsFromFlags, registerEmulatorCommand } from '../../src/cli/emulator';
-import { EmulatorOptionsError, parseEmulatorOptions } from '../../src/emulator';
-import { datasetFor } from '../../src/emulator/dataset/dataset';
+import { emulatorOptionsFromFlags, registerEmulatorCommand } from '../../src/cli/emulator.js';
+import { EmulatorOptionsError, parseEmulatorOptions } from '../../src/emulator/index.js';
+import { datasetFor } from '../../src/emulator/dataset/dataset.js';
 
 describe('CLI and options', () => {
   it('rule: `pcds emulator sample` writes known, unknown and malformed enrichment inputs from the seeded dataset', async () => {

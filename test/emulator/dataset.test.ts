@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { Dataset, datasetFor } from '../../src/emulator/dataset/dataset';
-import { PROFILE_FIELDS } from '../../src/emulator/dataset/render';
-import { client, start } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { Dataset, datasetFor } from '../../src/emulator/dataset/dataset.js';
+import { PROFILE_FIELDS } from '../../src/emulator/dataset/render.js';
+import { client, start } from './helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { ENDPOINTS, ASYNC_ENDPOINTS, REQUEST_ID_RE } from '../../src/contract';
-import { datasetFor } from '../../src/emulator/dataset/dataset';
-import { admin, client, start } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { ENDPOINTS, ASYNC_ENDPOINTS, REQUEST_ID_RE } from '../../src/contract/index.js';
+import { datasetFor } from '../../src/emulator/dataset/dataset.js';
+import { admin, client, start } from './helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { sampleRows } from '../../src/emulator';
-import { REQUEST_ID_RE, TIMESTAMP_RE } from '../../src/contract';
-import { client, start } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { REQUEST_ID_RE, TIMESTAMP_RE } from '../../src/contract/index.js';
+import { client, start } from './helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

@@ -1,6 +1,10 @@
 // Shared helpers for the emulator suites: start an emulator in-process on port 0 and talk to it
 // over real HTTP.
-import { startEmulator, type EmulatorOptionsInput, type RunningEmulator } from '../../src/emulator';
+import {
+  startEmulator,
+  type EmulatorOptionsInput,
+  type RunningEmulator,
+} from '../../src/emulator/index.js';
 
 export interface Reply {
   status: number;

@@ -1,9 +1,9 @@
 // Helpers for the MCP suites: JSON-RPC over real HTTP against an in-process emulator, tool calls
 // whose text output is read back as JSON, and a PKCE pair for the OAuth flow.
 import { createHash, randomBytes } from 'node:crypto';
-import type { RunningEmulator } from '../../src/emulator';
-import { datasetFor } from '../../src/emulator/dataset/dataset';
-import { sleep } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { datasetFor } from '../../src/emulator/dataset/dataset.js';
+import { sleep } from './helpers.js';
 
 export type Auth =
   { key: string; secret: string } | { bearer: string } | { authorization: string } | null;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { sleep, start } from './helpers';
-import { knownSubjects, mcp, pkcePair } from './mcp-helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { sleep, start } from './helpers.js';
+import { knownSubjects, mcp, pkcePair } from './mcp-helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

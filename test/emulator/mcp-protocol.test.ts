@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_DATA_TOOLS } from '../../src/contract';
-import type { RunningEmulator } from '../../src/emulator';
-import { start } from './helpers';
-import { knownSubjects, mcp } from './mcp-helpers';
+import { MCP_DATA_TOOLS } from '../../src/contract/index.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { start } from './helpers.js';
+import { knownSubjects, mcp } from './mcp-helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

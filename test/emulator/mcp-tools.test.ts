@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUEST_ID_RE, endpointByMcpTool } from '../../src/contract';
-import type { RunningEmulator } from '../../src/emulator';
-import { client, newKey, sleep, start } from './helpers';
-import { knownSubjects, mcp } from './mcp-helpers';
+import { REQUEST_ID_RE, endpointByMcpTool } from '../../src/contract/index.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { client, newKey, sleep, start } from './helpers.js';
+import { knownSubjects, mcp } from './mcp-helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

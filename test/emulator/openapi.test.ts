@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { ENDPOINTS } from '../../src/contract';
-import { start } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { ENDPOINTS } from '../../src/contract/index.js';
+import { start } from './helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { datasetFor } from '../../src/emulator/dataset/dataset';
-import { admin, client, newKey, start } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { datasetFor } from '../../src/emulator/dataset/dataset.js';
+import { admin, client, newKey, start } from './helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { admin, client, newKey, start } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { admin, client, newKey, start } from './helpers.js';
 
 let em: RunningEmulator;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { datasetFor } from '../../src/emulator/dataset/dataset';
-import { client, sleep, start } from './helpers';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { datasetFor } from '../../src/emulator/dataset/dataset.js';
+import { client, sleep, start } from './helpers.js';
 
 /** A receiver that fails the first `failFirst` deliveries with 500, then accepts. */
 async function receiver(failFirst: number) {

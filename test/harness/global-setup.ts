@@ -3,9 +3,9 @@
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { TestProject } from 'vitest/node';
-import { findOrInstallTemporalCli, projectRoot } from '../../src/temporal/cli-binary';
-import { startDevServer } from '../../src/temporal/dev-server';
-import { registerSearchAttributes } from '../../src/temporal/search-attributes';
+import { findOrInstallTemporalCli, projectRoot } from '../../src/temporal/cli-binary.js';
+import { startDevServer } from '../../src/temporal/dev-server.js';
+import { registerSearchAttributes } from '../../src/temporal/search-attributes.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {

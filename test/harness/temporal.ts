@@ -13,7 +13,7 @@ import {
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { projectRoot } from '../../src/temporal/cli-binary';
+import { projectRoot } from '../../src/temporal/cli-binary.js';
 
 /** host:port of the dev server started by the global setup. */
 export function temporalAddress(): string {

@@ -1,8 +1,8 @@
 // A real worker in a child process (`node --import tsx src/worker.ts`) on the shared test server,
 // for tests that kill one with SIGKILL. Resolves once it polls its task queue.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { projectRoot } from '../../src/temporal/cli-binary';
-import { temporalAddress, testNamespace } from './temporal';
+import { projectRoot } from '../../src/temporal/cli-binary.js';
+import { temporalAddress, testNamespace } from './temporal.js';
 
 export async function spawnWorkerProcess(
   taskQueue: string,

@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findOrInstallTemporalCli, localCliPaths } from '../../src/temporal/cli-binary';
+import { findOrInstallTemporalCli, localCliPaths } from '../../src/temporal/cli-binary.js';
 
 describe('findOrInstallTemporalCli', () => {
   let root: string;

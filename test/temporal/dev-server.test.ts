@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { msToTs } from '@temporalio/common/lib/time';
+import { msToTs } from '@temporalio/common/lib/time.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   findOrInstallTemporalCli,
@@ -15,10 +15,10 @@ import {
   registerSearchAttributes,
   startDevServer,
   type DevServer,
-} from '../../src/temporal';
-import { connectClient, testNamespace, uniqueTaskQueue, withWorker } from '../harness/temporal';
-import * as activities from './fixtures/activities';
-import { greeting, isWaitingQuery, releaseSignal, waitForRelease } from './fixtures/workflows';
+} from '../../src/temporal/index.js';
+import { connectClient, testNamespace, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
+import * as activities from './fixtures/activities.js';
+import { greeting, isWaitingQuery, releaseSignal, waitForRelease } from './fixtures/workflows.js';
 
 const workflowsPath = resolve(fileURLToPath(import.meta.url), '../fixtures/workflows.ts');
 

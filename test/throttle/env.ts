@@ -1,9 +1,9 @@
 // What the throttle's integration tests share: the emulator with small, time-scaled limits, the
 // matching worker configuration, and counters read from the emulator.
-import { createPcdsClient, type PcdsClient } from '../../src/client';
-import { loadConfig, type Config } from '../../src/config';
-import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator';
-import { connectClient, testNamespace } from '../harness/temporal';
+import { createPcdsClient, type PcdsClient } from '../../src/client.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { connectClient, testNamespace } from '../harness/temporal.js';
 
 /** A "minute" of 3 s and an "hour" of 180 s. */
 export const TIME_SCALE = 0.05;

@@ -4,10 +4,10 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PermitRefusedError } from '../../src/http/permits';
-import { createWorkflowPermitGate } from '../../src/throttle/gate';
-import { readThrottleStatus, resumeCredits } from '../../src/throttle/operator';
-import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal';
+import { PermitRefusedError } from '../../src/http/permits.js';
+import { createWorkflowPermitGate } from '../../src/throttle/gate.js';
+import { readThrottleStatus, resumeCredits } from '../../src/throttle/operator.js';
+import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 
 const workflowsPath = resolve(fileURLToPath(import.meta.url), '../fixtures/workflows.ts');
 // A "minute" of 1.2 s and an "hour" of 72 s.

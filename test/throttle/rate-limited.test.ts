@@ -2,13 +2,13 @@
 // forced 429 burst on the emulator makes the throttle send nothing more until the wait is over,
 // then the calls finish.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createActivities } from '../../src/activities';
-import type { RunningEmulator } from '../../src/emulator';
-import { createServiceClients } from '../../src/http/service-clients';
-import { permitGateFromConfig } from '../../src/throttle/gate';
-import { readThrottleStatus } from '../../src/throttle/operator';
-import type { RateLimitEvent } from '../../src/throttle/windows';
-import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal';
+import { createActivities } from '../../src/activities/index.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { createServiceClients } from '../../src/http/service-clients.js';
+import { permitGateFromConfig } from '../../src/throttle/gate.js';
+import { readThrottleStatus } from '../../src/throttle/operator.js';
+import type { RateLimitEvent } from '../../src/throttle/windows.js';
+import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 import {
   emails,
   MINUTE_MS,
@@ -17,7 +17,7 @@ import {
   startLimitedEmulator,
   throttledConfig,
   TIME_SCALE,
-} from './env';
+} from './env.js';
 
 const LIMITS = { perMinute: 20, perHour: 400 };
 let emulator: RunningEmulator;

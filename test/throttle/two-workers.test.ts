@@ -3,11 +3,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { readThrottleStatus } from '../../src/throttle/operator';
-import { connectClient, uniqueTaskQueue } from '../harness/temporal';
-import { spawnWorkerProcess } from '../harness/worker-process';
-import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledEnv } from './env';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { readThrottleStatus } from '../../src/throttle/operator.js';
+import { connectClient, uniqueTaskQueue } from '../harness/temporal.js';
+import { spawnWorkerProcess } from '../harness/worker-process.js';
+import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledEnv } from './env.js';
 
 const LIMITS = { perMinute: 12, perHour: 120 };
 let emulator: RunningEmulator;

@@ -4,10 +4,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator';
-import { uniqueTaskQueue } from '../harness/temporal';
-import { spawnWorkerProcess } from '../harness/worker-process';
-import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledEnv } from './env';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { uniqueTaskQueue } from '../harness/temporal.js';
+import { spawnWorkerProcess } from '../harness/worker-process.js';
+import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledEnv } from './env.js';
 
 // Six requests per 3 s "minute": the first six submits go at once, the others wait their turn.
 const LIMITS = { perMinute: 6, perHour: 400 };

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { batchProgressQuery } from '../../src/batch/messages';
-import { batchWorkflowId, type BatchInput, type ResultLine } from '../../src/batch/types';
-import { sampleRows } from '../../src/emulator';
-import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes';
-import { batchWorkflow } from '../../src/workflows/batch';
-import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env';
+import { batchProgressQuery } from '../../src/batch/messages.js';
+import { batchWorkflowId, type BatchInput, type ResultLine } from '../../src/batch/types.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
+import { batchWorkflow } from '../../src/workflows/batch.js';
+import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env.js';
 
 let env: WebhookEnv;
 const POLL = 'GET /person/enrichment';

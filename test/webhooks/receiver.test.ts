@@ -8,11 +8,11 @@ import {
   startWebhookReceiver,
   type ReceiverLog,
   type WebhookReceiver,
-} from '../../src/webhooks/receiver';
-import type { WebhookSettings } from '../../src/webhooks/settings';
-import { callbackUrlFor } from '../../src/webhooks/token';
-import { withWorker } from '../harness/temporal';
-import { finishSignal, recordDeliveries } from './fixtures/workflows';
+} from '../../src/webhooks/receiver.js';
+import type { WebhookSettings } from '../../src/webhooks/settings.js';
+import { callbackUrlFor } from '../../src/webhooks/token.js';
+import { withWorker } from '../harness/temporal.js';
+import { finishSignal, recordDeliveries } from './fixtures/workflows.js';
 
 const workflowsPath = resolve(fileURLToPath(import.meta.url), '../fixtures/workflows.ts');
 

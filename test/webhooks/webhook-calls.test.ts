@@ -4,12 +4,12 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PcdsCallError } from '../../src/client';
-import { sampleRows } from '../../src/emulator';
-import type { WebhookReceiver } from '../../src/webhooks/receiver';
-import { callbackToken, callbackUrlFor } from '../../src/webhooks/token';
-import type { WebhookDelivery } from '../../src/workflows/signals';
-import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env';
+import { PcdsCallError } from '../../src/client.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
+import { callbackToken, callbackUrlFor } from '../../src/webhooks/token.js';
+import type { WebhookDelivery } from '../../src/workflows/signals.js';
+import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env.js';
 
 let env: WebhookEnv;
 const [first, second] = sampleRows({ rows: 2 });

@@ -1,18 +1,18 @@
 // What a webhook-mode test needs: the emulator delivering to loopback, a receiver on 127.0.0.1,
 // worker activities that put a callback URL on each submit, and a typed client.
-import { createActivities } from '../../src/activities';
-import { createPcdsClient, type PcdsClient } from '../../src/client';
-import type { EmulatorOptionsInput } from '../../src/emulator';
-import { unthrottled } from '../../src/http/permits';
-import { callbackUrlsFor } from '../../src/webhooks/callback-urls';
+import { createActivities } from '../../src/activities/index.js';
+import { createPcdsClient, type PcdsClient } from '../../src/client.js';
+import type { EmulatorOptionsInput } from '../../src/emulator/index.js';
+import { unthrottled } from '../../src/http/permits.js';
+import { callbackUrlsFor } from '../../src/webhooks/callback-urls.js';
 import {
   startWebhookReceiver,
   type ReceiverLog,
   type WebhookReceiver,
-} from '../../src/webhooks/receiver';
-import type { WebhookSettings } from '../../src/webhooks/settings';
-import { connectClient, withWorker } from '../harness/temporal';
-import { startCallEnv, type CallEnv } from '../calls/call-env';
+} from '../../src/webhooks/receiver.js';
+import type { WebhookSettings } from '../../src/webhooks/settings.js';
+import { connectClient, withWorker } from '../harness/temporal.js';
+import { startCallEnv, type CallEnv } from '../calls/call-env.js';
 
 export interface WebhookEnv extends CallEnv {
   settings: WebhookSettings;

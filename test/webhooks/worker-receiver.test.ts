@@ -4,16 +4,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createPcdsClient } from '../../src/client';
-import { sampleRows } from '../../src/emulator';
-import { projectRoot } from '../../src/temporal/cli-binary';
+import { createPcdsClient } from '../../src/client.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { projectRoot } from '../../src/temporal/cli-binary.js';
 import {
   connectClient,
   temporalAddress,
   testNamespace,
   uniqueTaskQueue,
-} from '../harness/temporal';
-import { startWebhookEnv, type WebhookEnv } from './webhook-env';
+} from '../harness/temporal.js';
+import { startWebhookEnv, type WebhookEnv } from './webhook-env.js';
 
 let env: WebhookEnv;
 

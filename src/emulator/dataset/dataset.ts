@@ -1,6 +1,6 @@
 // The seeded dataset with its lookup indexes: find a person or company by any identity the
 // endpoints accept. Built once per seed and size, then shared (it is read-only).
-import { generateCompanies, generatePeople, type DatasetSize } from './generate';
+import { generateCompanies, generatePeople, type DatasetSize } from './generate.js';
 import {
   normDomain,
   normEmail,
@@ -9,7 +9,7 @@ import {
   normUrl,
   type CompanyRecord,
   type PersonRecord,
-} from './records';
+} from './records.js';
 
 export class Dataset {
   readonly people: PersonRecord[];

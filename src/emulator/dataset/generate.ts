@@ -1,7 +1,7 @@
 // Builds the seeded synthetic dataset: companies first, then people working at them. The same
 // seed always produces the same records in the same order.
-import { Rng, seedOf } from '../random';
-import type { CompanyRecord, Organization, PersonRecord } from './records';
+import { Rng, seedOf } from '../random.js';
+import type { CompanyRecord, Organization, PersonRecord } from './records.js';
 import {
   COMPANY_FORMS,
   COMPANY_PREFIXES,
@@ -21,7 +21,7 @@ import {
   SENIORITIES,
   SOCIAL_PLATFORMS,
   TLDS,
-} from './words';
+} from './words.js';
 
 export interface DatasetSize {
   people: number;

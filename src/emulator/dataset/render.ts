@@ -1,9 +1,9 @@
 // Renders records as the payloads the interface documents. The person profile carries exactly
 // the documented fields; internal fields (docid, search text, company ids) never leave here.
-import { Rng, seedOf } from '../random';
-import type { Dataset } from './dataset';
-import type { CompanyRecord, PersonRecord } from './records';
-import { POST_TOPICS } from './words';
+import { Rng, seedOf } from '../random.js';
+import type { Dataset } from './dataset.js';
+import type { CompanyRecord, PersonRecord } from './records.js';
+import { POST_TOPICS } from './words.js';
 
 export const PROFILE_FIELDS = [
   'displayname',

@@ -2,11 +2,11 @@
 // X-API-Key / X-API-Secret pair. A request with an Authorization header is judged by its token
 // alone; a bearer made of the key pair is not a token, so it is refused like any unknown one.
 import type { FastifyRequest } from 'fastify';
-import { MCP_SCOPES, type McpScope } from '../../contract';
-import { authenticateKeyPair, type Refusal } from '../access';
-import type { EmulatorContext } from '../context';
-import type { ApiKeyRecord } from '../keys';
-import type { OAuthStore } from './oauth-store';
+import { MCP_SCOPES, type McpScope } from '../../contract/index.js';
+import { authenticateKeyPair, type Refusal } from '../access.js';
+import type { EmulatorContext } from '../context.js';
+import type { ApiKeyRecord } from '../keys.js';
+import type { OAuthStore } from './oauth-store.js';
 
 export interface McpCaller {
   key: ApiKeyRecord;

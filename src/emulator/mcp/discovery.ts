@@ -7,9 +7,9 @@ import {
   MCP_PROTOCOL_VERSION,
   MCP_SCOPES,
   MCP_SERVER_VERSION,
-} from '../../contract';
-import { REGISTRATION_PATH } from './oauth-routes';
-import { TOOLS } from './tools';
+} from '../../contract/index.js';
+import { REGISTRATION_PATH } from './oauth-routes.js';
+import { TOOLS } from './tools.js';
 
 export const SERVER_NAME = 'pcds-emulator';
 

@@ -1,9 +1,9 @@
 // The MCP view of a job: pending while it runs, complete with the result at the tool's documented
 // place, or error with a message. It reads the same rendered poll the HTTP API answers, so a job
 // settles (and is charged) the same way whichever surface looks at it.
-import { MCP_RESULT_PATHS, type McpTool } from '../../contract';
-import type { EmulatorContext } from '../context';
-import type { Job } from '../jobs';
+import { MCP_RESULT_PATHS, type McpTool } from '../../contract/index.js';
+import type { EmulatorContext } from '../context.js';
+import type { Job } from '../jobs.js';
 
 export type McpJobStatus =
   | { status: 'pending'; request_id: string; endpoint: McpTool; message: string }

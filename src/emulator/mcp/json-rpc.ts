@@ -2,7 +2,7 @@
 // objects. The interface fixes the shape (integer `code`, string `message`) but shows no code
 // values, so the standard JSON-RPC codes are used, plus server codes in -32000..-32099 for the
 // service's own refusals (each carrying the service's error code under `data.code`).
-import { MCP_METHODS } from '../../contract';
+import { MCP_METHODS } from '../../contract/index.js';
 
 export const RPC_PARSE_ERROR = -32700;
 export const RPC_INVALID_REQUEST = -32600;

@@ -4,9 +4,9 @@
 // approves at once and issues the code for the emulator's development key.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
-import { MCP_SCOPES, type McpScope } from '../../contract';
-import type { EmulatorContext } from '../context';
-import type { OAuthError, OAuthStore } from './oauth-store';
+import { MCP_SCOPES, type McpScope } from '../../contract/index.js';
+import type { EmulatorContext } from '../context.js';
+import type { OAuthError, OAuthStore } from './oauth-store.js';
 
 export const REGISTRATION_PATH = '/mcp/oauth/register';
 

@@ -2,7 +2,7 @@
 // authorization codes bound to a PKCE (S256) challenge, short-lived access tokens and rotating
 // refresh tokens. Tokens are kept only as SHA-256 hashes, like the API keys' secrets.
 import { createHash, randomBytes } from 'node:crypto';
-import type { McpScope } from '../../contract';
+import type { McpScope } from '../../contract/index.js';
 
 export interface OAuthClient {
   clientId: string;

@@ -1,8 +1,8 @@
 // The MCP endpoint's part of the OpenAPI document: the JSON-RPC message endpoint with its two
 // security options as alternatives (key pair or OAuth), the legacy status route, discovery and
 // the OAuth endpoints.
-import { MCP_METHODS, MCP_SCOPES } from '../../contract';
-import { REGISTRATION_PATH } from './oauth-routes';
+import { MCP_METHODS, MCP_SCOPES } from '../../contract/index.js';
+import { REGISTRATION_PATH } from './oauth-routes.js';
 
 const json = (description: string, schema: Record<string, unknown> = { type: 'object' }) => ({
   description,

@@ -9,16 +9,16 @@ import {
   MCP_PROTOCOL_VERSION,
   MCP_SERVER_VERSION,
   type McpTool,
-} from '../../contract';
-import type { Refusal } from '../access';
-import type { EmulatorContext } from '../context';
-import { wwwAuthenticate } from './caller';
-import { SERVER_NAME, baseUrlOf, registerDiscoveryRoutes } from './discovery';
-import { readMessage, rpcResult, type RpcReply, type RpcRequest } from './json-rpc';
-import { OAuthStore } from './oauth-store';
-import { registerOAuthRoutes } from './oauth-routes';
-import { McpToolCalls, type ToolReply } from './tool-calls';
-import { TOOLS } from './tools';
+} from '../../contract/index.js';
+import type { Refusal } from '../access.js';
+import type { EmulatorContext } from '../context.js';
+import { wwwAuthenticate } from './caller.js';
+import { SERVER_NAME, baseUrlOf, registerDiscoveryRoutes } from './discovery.js';
+import { readMessage, rpcResult, type RpcReply, type RpcRequest } from './json-rpc.js';
+import { OAuthStore } from './oauth-store.js';
+import { registerOAuthRoutes } from './oauth-routes.js';
+import { McpToolCalls, type ToolReply } from './tool-calls.js';
+import { TOOLS } from './tools.js';
 
 const listChangedFalse = { listChanged: false };
 

@@ -10,13 +10,13 @@ import {
   formatProblems,
   problemsOf,
   type McpTool,
-} from '../../contract';
-import { checkKey, type Refusal } from '../access';
-import type { EmulatorContext } from '../context';
-import type { Job } from '../jobs';
-import { submitJob } from '../routes/data';
-import { identifyCaller, type McpCaller } from './caller';
-import { mcpJobStatus, type McpJobStatus } from './job-status';
+} from '../../contract/index.js';
+import { checkKey, type Refusal } from '../access.js';
+import type { EmulatorContext } from '../context.js';
+import type { Job } from '../jobs.js';
+import { submitJob } from '../routes/data.js';
+import { identifyCaller, type McpCaller } from './caller.js';
+import { mcpJobStatus, type McpJobStatus } from './job-status.js';
 import {
   RPC_INVALID_PARAMS,
   rpcError,
@@ -24,8 +24,8 @@ import {
   serverErrorCode,
   type RpcId,
   type RpcReply,
-} from './json-rpc';
-import type { OAuthStore } from './oauth-store';
+} from './json-rpc.js';
+import type { OAuthStore } from './oauth-store.js';
 
 export type ToolReply = RpcReply | { drop: true };
 

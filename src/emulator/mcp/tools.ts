@@ -1,7 +1,7 @@
 // The MCP tool list (tools/list and the GET /mcp manifest): the seven data tools and check_status,
 // their input schemas generated from the contract's strict zod schemas, so what is advertised is
 // exactly what is accepted.
-import { jsonSchemaOf } from '../json-schema';
+import { jsonSchemaOf } from '../json-schema.js';
 import {
   MCP_DATA_TOOLS,
   MCP_RESULT_PATHS,
@@ -9,7 +9,7 @@ import {
   MCP_TOOL_SCOPES,
   endpointByMcpTool,
   type McpTool,
-} from '../../contract';
+} from '../../contract/index.js';
 
 export interface ToolDescription {
   name: McpTool | 'check_status';

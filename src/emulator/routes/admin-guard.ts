@@ -1,7 +1,7 @@
 // The admin token guard of /v1/api-keys and /admin (header X-Admin-Token), compared in constant time.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sendError } from '../replies';
+import { sendError } from '../replies.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

@@ -1,11 +1,11 @@
 // Admin endpoints for tests and benchmarks: faults (read, replace), counters per key and resets.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { formatProblems, problemsOf } from '../../contract';
-import type { EmulatorContext } from '../context';
-import { faultsSchema } from '../options';
-import { sendData, sendError } from '../replies';
-import { adminGuard } from './admin-guard';
+import { formatProblems, problemsOf } from '../../contract/index.js';
+import type { EmulatorContext } from '../context.js';
+import { faultsSchema } from '../options.js';
+import { sendData, sendError } from '../replies.js';
+import { adminGuard } from './admin-guard.js';
 
 export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
   const guard = adminGuard(ctx.adminToken);

@@ -12,14 +12,14 @@ import {
   resolveSearchPaging,
   validateInput,
   type EndpointDef,
-} from '../../contract';
-import { admit } from '../access';
-import type { EmulatorContext } from '../context';
-import { submitFingerprint } from '../fingerprint';
-import { decodeCursor, type Job } from '../jobs';
-import type { ApiKeyRecord } from '../keys';
-import { bucketOf } from '../prices';
-import { sendData, sendError, sendRendered, type Rendered } from '../replies';
+} from '../../contract/index.js';
+import { admit } from '../access.js';
+import type { EmulatorContext } from '../context.js';
+import { submitFingerprint } from '../fingerprint.js';
+import { decodeCursor, type Job } from '../jobs.js';
+import type { ApiKeyRecord } from '../keys.js';
+import { bucketOf } from '../prices.js';
+import { sendData, sendError, sendRendered, type Rendered } from '../replies.js';
 
 const CREDENTIAL_PARAMS = ['api_key', 'api_secret'];
 

@@ -2,12 +2,12 @@
 // read, update (products, credits or a top-up, allow-list, expiry, disabled, limits) and delete.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { formatProblems, formatTimestamp, problemsOf } from '../../contract';
-import type { EmulatorContext } from '../context';
-import { KeySettingsError, keyView, type KeySettings } from '../keys';
-import { PRODUCTS } from '../options';
-import { sendData, sendError } from '../replies';
-import { adminGuard } from './admin-guard';
+import { formatProblems, formatTimestamp, problemsOf } from '../../contract/index.js';
+import type { EmulatorContext } from '../context.js';
+import { KeySettingsError, keyView, type KeySettings } from '../keys.js';
+import { PRODUCTS } from '../options.js';
+import { sendData, sendError } from '../replies.js';
+import { adminGuard } from './admin-guard.js';
 
 const nullablePositive = z.number().int().positive().nullable().optional();
 

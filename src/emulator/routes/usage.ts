@@ -1,10 +1,10 @@
 // GET /usage: synchronous and free. The period rules (month 1-12, year 2020-2030, no future
 // period) come from the contract, so the emulator answers the codes the client expects.
 import type { FastifyInstance } from 'fastify';
-import { checkUsagePeriod } from '../../contract';
-import { admit } from '../access';
-import type { EmulatorContext } from '../context';
-import { sendData, sendError } from '../replies';
+import { checkUsagePeriod } from '../../contract/index.js';
+import { admit } from '../access.js';
+import type { EmulatorContext } from '../context.js';
+import { sendData, sendError } from '../replies.js';
 
 export function registerUsageRoute(app: FastifyInstance, ctx: EmulatorContext): void {
   app.get('/usage', async (req, reply) => {

@@ -8,8 +8,8 @@ import {
   jobSampleOf,
   recordJobMs,
   requestsPerRow,
-} from '../../../src/batch/job-duration';
-import { pollDelayMs } from '../../../src/workflows/poll-schedule';
+} from '../../../src/batch/job-duration.js';
+import { pollDelayMs } from '../../../src/workflows/poll-schedule.js';
 
 const record = (values: number[]) => {
   const samples: number[] = [];

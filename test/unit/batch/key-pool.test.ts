@@ -6,13 +6,13 @@ import {
   pickKey,
   refreshKeyPool,
   removeKey,
-} from '../../../src/batch/key-pool';
+} from '../../../src/batch/key-pool.js';
 import {
   etaSeconds,
   recordCompletions,
   rowsPerSecond,
   type RateBuckets,
-} from '../../../src/batch/rate';
+} from '../../../src/batch/rate.js';
 
 describe('key pool', () => {
   it('spreads rows in proportion to the keys limits, interleaved', () => {

@@ -7,7 +7,7 @@ import {
   appendResultLines,
   forgetOutputIndexes,
   resetOutput,
-} from '../../../src/batch/result-writer';
+} from '../../../src/batch/result-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-writer-'));
 const rowsIn = (path: string) =>

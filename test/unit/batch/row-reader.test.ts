@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ColumnError, parseColumnMap, planColumns } from '../../../src/batch/columns';
-import { inspectInput, readRows } from '../../../src/batch/row-reader';
-import { isInvalidRow, type InputRow, type InputSource } from '../../../src/batch/types';
-import { getEndpoint } from '../../../src/contract';
+import { ColumnError, parseColumnMap, planColumns } from '../../../src/batch/columns.js';
+import { inspectInput, readRows } from '../../../src/batch/row-reader.js';
+import { isInvalidRow, type InputRow, type InputSource } from '../../../src/batch/types.js';
+import { getEndpoint } from '../../../src/contract/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-reader-'));
 const file = (name: string, text: string) => {

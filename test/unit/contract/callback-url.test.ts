@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FORBIDDEN_HOST_SUFFIXES, checkCallbackUrl } from '../../../src/contract/callback-url';
+import { FORBIDDEN_HOST_SUFFIXES, checkCallbackUrl } from '../../../src/contract/callback-url.js';
 
 const okUrl = (u: string) => expect(checkCallbackUrl(u)).toEqual({ ok: true });
 const refused = (u: string, reason: string | RegExp) => {

@@ -5,7 +5,7 @@ import {
   endpointByMcpTool,
   findEndpoint,
   getEndpoint,
-} from '../../../src/contract/catalogue';
+} from '../../../src/contract/catalogue.js';
 
 // Every HTTP API path the interface names (the MCP routes are in mcp.test.ts), with its result path.
 const SPEC_PATHS: Record<string, string> = {

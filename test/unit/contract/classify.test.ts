@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { getEndpoint } from '../../../src/contract/catalogue';
-import { classifyPoll, classifySubmit } from '../../../src/contract/classify';
+import { getEndpoint } from '../../../src/contract/catalogue.js';
+import { classifyPoll, classifySubmit } from '../../../src/contract/classify.js';
 
 const RID = '9f86d081884c7d659a2feaa0c55ad015_1718000000_1';
 const enrichment = getEndpoint('person_enrichment');

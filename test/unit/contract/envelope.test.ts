@@ -5,8 +5,8 @@ import {
   formatTimestamp,
   jobView,
   parseEnvelope,
-} from '../../../src/contract/envelope';
-import { extractResult, isEmptyResult } from '../../../src/contract/results';
+} from '../../../src/contract/envelope.js';
+import { extractResult, isEmptyResult } from '../../../src/contract/results.js';
 
 const RID = '9f86d081884c7d659a2feaa0c55ad015_1718000000_1';
 

@@ -5,7 +5,7 @@ import {
   isSystemic,
   parseRetryAfter,
   retryRuleFor,
-} from '../../../src/contract/errors';
+} from '../../../src/contract/errors.js';
 
 // [code, HTTP, retry rule, systemic] exactly as the interface's Errors table and usage endpoint state.
 const TABLE: [string, number, string, boolean][] = [

@@ -1,6 +1,6 @@
 // Shared helpers for the contract tests: validate by endpoint name and read the problems.
-import { getEndpoint } from '../../../src/contract/catalogue';
-import { validateInput, type InputProblem } from '../../../src/contract/validate';
+import { getEndpoint } from '../../../src/contract/catalogue.js';
+import { validateInput, type InputProblem } from '../../../src/contract/validate.js';
 
 export function problems(endpoint: string, input: unknown): InputProblem[] {
   const v = validateInput(getEndpoint(endpoint), input);

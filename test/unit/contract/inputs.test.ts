@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { accepts, fieldsOf, problems } from './helpers';
+import { accepts, fieldsOf, problems } from './helpers.js';
 
 const URL_ = 'https://www.linkedin.com/in/someone';
 

@@ -5,7 +5,7 @@ import {
   MCP_RESULT_PATHS,
   MCP_SERVER_VERSION,
   MCP_TOOL_ARGS,
-} from '../../../src/contract/mcp';
+} from '../../../src/contract/mcp.js';
 
 const ok = (tool: keyof typeof MCP_TOOL_ARGS, args: unknown) =>
   MCP_TOOL_ARGS[tool].safeParse(args).success;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ENDPOINTS } from '../../../src/contract/catalogue';
-import { accepts, problems } from './helpers';
+import { ENDPOINTS } from '../../../src/contract/catalogue.js';
+import { accepts, problems } from './helpers.js';
 
 const URL_ = 'https://www.linkedin.com/in/someone';
 const CONTACT = 'email, phone, social_media_url, name';

@@ -3,7 +3,7 @@ import {
   applySearchTierRules,
   contactFlags,
   resolveSearchPaging,
-} from '../../../src/contract/validate';
+} from '../../../src/contract/validate.js';
 
 describe('resolveSearchPaging', () => {
   it('defaults to limit 10, offset 0', () => {

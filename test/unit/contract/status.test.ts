@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyStatus } from '../../../src/contract/status';
+import { classifyStatus } from '../../../src/contract/status.js';
 
 const GENERAL_RUNNING = [
   'pending',

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { checkUsagePeriod, formatUsagePeriod } from '../../../src/contract/usage';
-import { accepts, problems } from './helpers';
+import { checkUsagePeriod, formatUsagePeriod } from '../../../src/contract/usage.js';
+import { accepts, problems } from './helpers.js';
 
 const NOW = new Date(Date.UTC(2026, 4, 15)); // May 2026
 

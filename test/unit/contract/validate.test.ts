@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { getEndpoint } from '../../../src/contract/catalogue';
-import { canonicalInput } from '../../../src/contract/inputs';
-import { MCP_TOOL_ARGS } from '../../../src/contract/mcp';
-import { formatProblems, inputAliases, problemsOf } from '../../../src/contract/validate';
+import { getEndpoint } from '../../../src/contract/catalogue.js';
+import { canonicalInput } from '../../../src/contract/inputs.js';
+import { MCP_TOOL_ARGS } from '../../../src/contract/mcp.js';
+import { formatProblems, inputAliases, problemsOf } from '../../../src/contract/validate.js';
 
 describe('formatProblems', () => {
   it('joins field and message, one rule per clause', () => {

@@ -4,9 +4,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getEndpoint } from '../../../src/contract';
-import { ServiceError, TransportError } from '../../../src/http/errors';
-import { ServiceHttp } from '../../../src/http/service-client';
+import { getEndpoint } from '../../../src/contract/index.js';
+import { ServiceError, TransportError } from '../../../src/http/errors.js';
+import { ServiceHttp } from '../../../src/http/service-client.js';
 
 let server: Server;
 let http: ServiceHttp;

@@ -15,7 +15,7 @@ import {
   type PermitKind,
   type ThrottleSettings,
   type ThrottleState,
-} from '../../../src/throttle/windows';
+} from '../../../src/throttle/windows.js';
 
 const T0 = 1_700_000_000_000;
 

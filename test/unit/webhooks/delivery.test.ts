@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readDelivery } from '../../../src/webhooks/delivery';
-import { RecentDeliveries } from '../../../src/webhooks/recent-deliveries';
+import { readDelivery } from '../../../src/webhooks/delivery.js';
+import { RecentDeliveries } from '../../../src/webhooks/recent-deliveries.js';
 
 const RID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90_1764000000_3';
 

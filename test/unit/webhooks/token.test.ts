@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config';
-import { checkCallbackUrl } from '../../../src/contract/callback-url';
+import { loadConfig } from '../../../src/config.js';
+import { checkCallbackUrl } from '../../../src/contract/callback-url.js';
 import {
   webhookSettings,
   WebhookConfigError,
   type WebhookSettings,
-} from '../../../src/webhooks/settings';
+} from '../../../src/webhooks/settings.js';
 import {
   callbackToken,
   callbackUrlFor,
   CallbackUrlRefusedError,
   verifyCallbackToken,
-} from '../../../src/webhooks/token';
+} from '../../../src/webhooks/token.js';
 
 const SECRET = 'current-secret-0123456789';
 const OLD_SECRET = 'previous-secret-0123456789';

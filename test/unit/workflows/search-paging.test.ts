@@ -1,6 +1,6 @@
 // Where person-search paging goes after each page, and which caller fields it drops.
 import { describe, expect, it } from 'vitest';
-import { nextPage, withoutPaging } from '../../../src/workflows/search-paging';
+import { nextPage, withoutPaging } from '../../../src/workflows/search-paging.js';
 
 const page = { maxResults: 250, pageSize: 100, offset: 0, limit: 100 };
 
