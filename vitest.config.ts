@@ -6,6 +6,10 @@ export default defineConfig({
   test: {
     // Two cores: more parallel files would only contend with the server and each other.
     maxWorkers: 2,
+    // Under CI the JSON report gives .ci/run its closing `N passed, N failed` line.
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: '.test-results.json' }]]
+      : ['default'],
     projects: [
       {
         extends: true,

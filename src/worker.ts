@@ -16,6 +16,8 @@ import { startReceiverFromConfig } from './webhooks/from-config.js';
 import { webhooksConfigured } from './webhooks/settings.js';
 
 /** The workflows module next to this file: `.ts` when run from source, `.js` from the built package. */
+export { loadConfig, ConfigError, type Config } from './config.js';
+
 export const WORKFLOWS_PATH = fileURLToPath(
   new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
 );

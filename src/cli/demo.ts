@@ -1,7 +1,7 @@
 // `pcds demo`: the whole product in one command. Starts the local stack (Temporal with its Web
 // UI, the emulator, a worker), runs a batch over examples/leads.csv with a live progress bar,
 // prints the summary and the Web UI link, then stops everything (or keeps it up with --keep).
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Command } from 'commander';
@@ -36,7 +36,7 @@ export function registerDemoCommand(program: Command): Command {
     )
     .option('--keep', 'keep Temporal, its Web UI, the emulator and the worker up until Ctrl-C')
     .option('--input <file>', 'CSV or JSONL of leads', join(root, 'examples', 'leads.csv'))
-    .option('--output <file>', 'JSONL of results', join(root, 'out', 'demo-enriched.jsonl'))
+    .option('--output <file>', 'JSONL of results', resolve('out', 'demo-enriched.jsonl'))
     .option('--temporal-port <port>', 'Temporal frontend port', portArg, 7233)
     .option('--ui-port <port>', 'Temporal Web UI port', portArg, 8233)
     .option('--emulator-port <port>', 'emulator port', portArg, 8787)
