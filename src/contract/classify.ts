@@ -141,9 +141,11 @@ export function classifyPoll(endpoint: EndpointDef, reply: Reply): PollOutcome {
 }
 
 export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutcome {
-  const t = transient(reply);
-  if (t) return t;
   const env = parseEnvelope(reply.body);
+  // Only the service's own 503 (its envelope, service_unavailable) proves the job was refused; a
+  // bare 503 comes from a gateway in front of it, like a 502 or 504, and is handled below.
+  const t = reply.httpStatus === 503 && !env ? undefined : transient(reply);
+  if (t) return t;
   if (!env && reply.httpStatus >= 200 && reply.httpStatus < 300) {
     // The service took the request but the reply is unreadable: the job may exist, so never repeat it.
     return {
@@ -156,7 +158,7 @@ export function classifySubmit(endpoint: EndpointDef, reply: Reply): SubmitOutco
     };
   }
   if (!env && reply.httpStatus >= 500) {
-    // A 5xx without the service's envelope comes from a gateway (502, 504): the request may have
+    // A 5xx without the service's envelope comes from a gateway (502, 503, 504): the request may have
     // reached the service and been accepted, so it is not repeated and not called terminal either.
     return {
       kind: 'rejected',

@@ -308,7 +308,7 @@ describe('classifySubmit', () => {
       failure: { code: 'invalid_request', message: 'HTTP 400', httpStatus: 400 },
     });
   });
-  it.each([500, 502, 504])(
+  it.each([500, 502, 503, 504])(
     'a bare %i (a gateway, no envelope) may have reached the service: outcome unknown, not repeated',
     (httpStatus) => {
       expect(classifySubmit(enrichment, { httpStatus, body: '<html>' })).toEqual({
@@ -344,9 +344,20 @@ describe('classifySubmit', () => {
       failure: { code: 'rate_limit_exceeded', message: 'm', httpStatus: 429 },
       retryAfterMs: 1000,
     });
-    expect(classifySubmit(enrichment, { httpStatus: 503, body: undefined })).toEqual({
+    expect(
+      classifySubmit(enrichment, { httpStatus: 503, body: fail('service_unavailable') }),
+    ).toEqual({
       kind: 'retry',
-      failure: { code: 'service_unavailable', message: 'HTTP 503', httpStatus: 503 },
+      failure: { code: 'service_unavailable', message: 'm', httpStatus: 503 },
+    });
+  });
+  it('a bare 503 is retried on a poll (free) but never on a submit (it may have been sent)', () => {
+    expect(classifyPoll(enrichment, { httpStatus: 503, body: undefined })).toMatchObject({
+      kind: 'retry',
+    });
+    expect(classifySubmit(enrichment, { httpStatus: 503, body: undefined })).toMatchObject({
+      kind: 'rejected',
+      failure: { code: 'submit_outcome_unknown' },
     });
   });
 });
