@@ -1,20 +1,59 @@
 // Activities that write a batch's output: idempotent appends (so retries and replays never
-// double a row), a fresh start for a new batch, and the summary next to the output.
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+// double a row), the output's creation (or a fresh start for an export), and the summary next to
+// the output. A disk or permission problem is a non-retryable `output_unwritable` failure: the
+// batch pauses with it instead of retrying forever.
+import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { appendResultLines, resetOutput, type AppendResult } from '../batch/result-writer.js';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  appendResultLines,
+  classifyWriteError,
+  OutputUnwritableError,
+  resetOutput,
+  type AppendResult,
+} from '../batch/result-writer.js';
 import type { BatchSummary, ResultLine } from '../batch/types.js';
 
 export const summaryPathOf = (output: string) => `${output}.summary.json`;
 
+/** Rethrows a disk or permission problem as a non-retryable `output_unwritable` failure. */
+async function writing<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    const e = classifyWriteError(err);
+    if (e instanceof OutputUnwritableError) {
+      throw ApplicationFailure.create({
+        type: 'output_unwritable',
+        message: e.message,
+        nonRetryable: true,
+        details: [{ code: 'output_unwritable', errno: e.errno }],
+      });
+    }
+    throw err;
+  }
+}
+
 export function createResultActivities() {
   return {
     appendBatchResults(input: { path: string; lines: ResultLine[] }): Promise<AppendResult> {
-      return appendResultLines(input.path, input.lines);
+      return writing(() => appendResultLines(input.path, input.lines));
+    },
+
+    /**
+     * Creates the output of a batch if it does not exist; never truncates, so a batch that runs
+     * its start again (an operator's reset) keeps every line already written. Starting afresh
+     * over an old file is the launcher's decision (--overwrite), made before the batch starts.
+     */
+    createBatchOutput(input: { path: string }): Promise<void> {
+      return writing(async () => {
+        await mkdir(dirname(input.path), { recursive: true });
+        await (await open(input.path, 'a')).close();
+      });
     },
 
     resetBatchOutput(input: { path: string }): Promise<void> {
-      return resetOutput(input.path);
+      return writing(() => resetOutput(input.path));
     },
 
     async writeBatchSummary(input: { path: string; summary: unknown }): Promise<string> {

@@ -2,7 +2,7 @@
 // files, columns, output, batch id), then starts the workflow with its search attributes and
 // summary, and finds it again by id. Used by the CLI, the demo, the client and the tests.
 import { randomBytes } from 'node:crypto';
-import { access, stat } from 'node:fs/promises';
+import { access, stat, truncate } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { resolve } from 'node:path';
 import {
@@ -111,6 +111,9 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
     };
     const inspection = await inspectInput(source, endpoint.name);
+    // The batch itself never truncates its output (a reset batch must keep its lines): starting
+    // over an old file is decided here, once every check has passed.
+    if (existing && existing.size > 0 && req.overwrite) await truncate(outputPath, 0);
     const input: BatchInput = {
       batchId,
       endpoint: endpoint.name,

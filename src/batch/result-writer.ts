@@ -1,12 +1,18 @@
 // Appends result lines to a JSONL file idempotently: a row already in the file is never written
 // twice, and a partial last line left by a crash is cut off before appending. So a retried
-// activity, a replayed workflow or a killed worker neither doubles nor loses a row.
+// activity, a replayed workflow, a killed worker or a zombie attempt neither doubles nor loses a
+// row. Appends hold a lock file that every worker process honours (proper-lockfile: atomic mkdir,
+// stale after a dead holder stops refreshing it), and a file grown by another process is read
+// only from where this process last knew it. A short or failed write is rolled back and reported.
 import { createReadStream } from 'node:fs';
 import { mkdir, open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import lockfile from 'proper-lockfile';
 
 interface FileIndex {
-  /** Size of the file when the index was last true; another size means someone else wrote. */
+  /** Device and inode: another file at the same path (replaced, rotated) is read afresh. */
+  identity: string;
+  /** Size of the file when the index was last true; a larger one means someone else appended. */
   size: number;
   rows: Set<number>;
 }
@@ -14,10 +20,45 @@ interface FileIndex {
 const indexes = new Map<string, FileIndex>();
 const locks = new Map<string, Promise<unknown>>();
 
-/** Runs `fn` after every earlier call on the same path, so appends to a file never interleave. */
+/** Error codes of a disk or permission problem: retrying will not help until someone fixes it. */
+const UNWRITABLE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EACCES', 'EPERM', 'EROFS', 'EIO']);
+
+/** The output cannot be written until an operator acts (disk full, quota, permissions). */
+export class OutputUnwritableError extends Error {
+  override name = 'OutputUnwritableError';
+  constructor(
+    /** The system's error code, e.g. ENOSPC. */
+    readonly errno: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const REASONS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'file too large for the file system',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EROFS: 'read-only file system',
+  EIO: 'input/output error',
+  short_write: 'the disk accepted only part of the write',
+};
+
+/** An OutputUnwritableError for a system error with one of the codes above, else the error. */
+export function classifyWriteError(err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code && UNWRITABLE.has(code))
+    return new OutputUnwritableError(code, `cannot write the output: ${code} (${REASONS[code]})`);
+  return err;
+}
+
+/** Runs `fn` after every earlier call on the same path in this process, then under the file lock. */
 function serialized<T>(path: string, fn: () => Promise<T>): Promise<T> {
   const before = locks.get(path) ?? Promise.resolve();
-  const run = before.then(fn, fn);
+  const locked = () => withFileLock(path, fn);
+  const run = before.then(locked, locked);
   const settled = run.catch(() => undefined);
   locks.set(path, settled);
   void settled.then(() => {
@@ -26,9 +67,37 @@ function serialized<T>(path: string, fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
-async function sizeOf(path: string): Promise<number | undefined> {
+async function withFileLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
   try {
-    return (await stat(path)).size;
+    await mkdir(dirname(path), { recursive: true });
+  } catch (err) {
+    throw classifyWriteError(err);
+  }
+  let release: () => Promise<void>;
+  try {
+    release = await lockfile.lock(path, {
+      realpath: false,
+      lockfilePath: `${path}.lock`,
+      // A holder that died stops refreshing its lock; after `stale` ms another process takes it.
+      stale: 10_000,
+      update: 2_000,
+      retries: { retries: 60, minTimeout: 20, maxTimeout: 500, factor: 1.5 },
+    });
+  } catch (err) {
+    throw classifyWriteError(err);
+  }
+  try {
+    return await fn();
+  } finally {
+    // A lock already taken over as stale is not ours to release any more.
+    await release().catch(() => undefined);
+  }
+}
+
+async function statOf(path: string): Promise<{ size: number; identity: string } | undefined> {
+  try {
+    const st = await stat(path);
+    return { size: st.size, identity: `${st.dev}:${st.ino}` };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -36,35 +105,28 @@ async function sizeOf(path: string): Promise<number | undefined> {
 }
 
 /**
- * Reads the rows already in the file and cuts a trailing partial line. Lines that do not parse
- * or carry no row number are kept as they are (they are not ours to judge) but index nothing.
+ * Adds the rows of the lines from `from` to the end of the file to `rows`, and cuts a trailing
+ * partial line (a writer that crashed mid-line: that row was not acknowledged and will come
+ * again). Lines that do not parse or carry no row number are kept but index nothing.
  */
-async function scan(path: string): Promise<FileIndex> {
-  const rows = new Set<number>();
-  let size = await sizeOf(path);
-  if (size === undefined || size === 0) return { size: 0, rows };
-  let offset = 0;
-  let lastNewlineEnd = 0;
+async function scanFrom(path: string, from: number, rows: Set<number>): Promise<number> {
+  let offset = from;
+  let lastNewlineEnd = from;
   let carry = Buffer.alloc(0);
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+  for await (const chunk of createReadStream(path, { start: from }) as AsyncIterable<Buffer>) {
     let buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
     let nl: number;
     while ((nl = buf.indexOf(0x0a)) !== -1) {
-      const line = buf.subarray(0, nl).toString('utf8');
+      const row = rowOf(buf.subarray(0, nl).toString('utf8'));
       offset += nl + 1;
       lastNewlineEnd = offset;
-      const row = rowOf(line);
       if (row !== undefined) rows.add(row);
       buf = buf.subarray(nl + 1);
     }
     carry = Buffer.from(buf);
   }
-  if (lastNewlineEnd < size) {
-    // A write cut short by a crash: the row it held was not acknowledged, so it will come again.
-    await truncate(path, lastNewlineEnd);
-    size = lastNewlineEnd;
-  }
-  return { size, rows };
+  if (carry.length > 0) await truncate(path, lastNewlineEnd);
+  return lastNewlineEnd;
 }
 
 function rowOf(line: string): number | undefined {
@@ -76,23 +138,39 @@ function rowOf(line: string): number | undefined {
   }
 }
 
+/** The index of the file as it is now: kept, extended by what others appended, or rebuilt. */
+async function currentIndex(path: string): Promise<FileIndex> {
+  const now = await statOf(path);
+  if (!now) {
+    const fresh: FileIndex = { identity: '', size: 0, rows: new Set() };
+    indexes.set(path, fresh);
+    return fresh;
+  }
+  let index = indexes.get(path);
+  if (!index || index.identity !== now.identity || now.size < index.size) {
+    index = { identity: now.identity, size: 0, rows: new Set() };
+  }
+  if (now.size !== index.size) index.size = await scanFrom(path, index.size, index.rows);
+  indexes.set(path, index);
+  return index;
+}
+
 export interface AppendResult {
   written: number;
   skipped: number;
 }
 
-/** Appends the lines whose row is not yet in the file, then fsyncs. */
+/**
+ * Appends the lines whose row is not yet in the file, then fsyncs. A write that fails or comes
+ * up short is cut back to where the file was, so no partial line stays, and is reported:
+ * disk-full and permission errors as OutputUnwritableError, anything else as it is.
+ */
 export function appendResultLines(
   path: string,
   lines: readonly { row: number }[],
 ): Promise<AppendResult> {
   return serialized(path, async () => {
-    let index = indexes.get(path);
-    const size = (await sizeOf(path)) ?? 0;
-    if (!index || index.size !== size) {
-      index = await scan(path);
-      indexes.set(path, index);
-    }
+    const index = await currentIndex(path);
     const fresh: { row: number }[] = [];
     const batchRows = new Set<number>();
     for (const line of lines) {
@@ -101,33 +179,59 @@ export function appendResultLines(
       fresh.push(line);
     }
     if (fresh.length > 0) {
-      await mkdir(dirname(path), { recursive: true });
-      const text = fresh.map((l) => JSON.stringify(l) + '\n').join('');
-      const fh = await open(path, 'a');
-      try {
-        await fh.write(text);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
+      const data = Buffer.from(fresh.map((l) => JSON.stringify(l) + '\n').join(''));
+      await appendWhole(path, index.size, data);
       for (const l of fresh) index.rows.add(l.row);
-      index.size += Buffer.byteLength(text);
+      index.size += data.length;
+      if (!index.identity) index.identity = (await statOf(path))?.identity ?? '';
     }
     return { written: fresh.length, skipped: lines.length - fresh.length };
   });
 }
 
+/** Writes all of `data` at `at` (the file's end) and fsyncs, or leaves the file as it was. */
+async function appendWhole(path: string, at: number, data: Buffer): Promise<void> {
+  let fh;
+  try {
+    fh = await open(path, 'a');
+  } catch (err) {
+    throw classifyWriteError(err);
+  }
+  try {
+    let done = 0;
+    while (done < data.length) {
+      const { bytesWritten } = await fh.write(data, done, data.length - done);
+      // A regular file that takes nothing is full: writing on would spin.
+      if (bytesWritten === 0)
+        throw Object.assign(new Error('short write'), { code: 'short_write' });
+      done += bytesWritten;
+    }
+    await fh.sync();
+  } catch (err) {
+    await fh.truncate(at).catch(() => undefined);
+    const code = (err as NodeJS.ErrnoException).code;
+    throw code === 'short_write'
+      ? new OutputUnwritableError(code, `cannot write the output: ${REASONS.short_write}`)
+      : classifyWriteError(err);
+  } finally {
+    await fh.close();
+  }
+}
+
 /** Starts an output afresh (a new batch), creating its directory. */
 export function resetOutput(path: string): Promise<void> {
   return serialized(path, async () => {
-    await mkdir(dirname(path), { recursive: true });
-    const fh = await open(path, 'w');
     try {
-      await fh.sync();
-    } finally {
-      await fh.close();
+      const fh = await open(path, 'w');
+      try {
+        await fh.sync();
+      } finally {
+        await fh.close();
+      }
+    } catch (err) {
+      throw classifyWriteError(err);
     }
-    indexes.set(path, { size: 0, rows: new Set() });
+    indexes.set(path, { identity: (await statOf(path))?.identity ?? '', size: 0, rows: new Set() });
   });
 }
 

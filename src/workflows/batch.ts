@@ -3,6 +3,7 @@
 // or the account is at fault, and continued-as-new so its history stays bounded at any size.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   ChildWorkflowFailure,
@@ -149,7 +150,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         nonRetryable: true,
       });
     }
-    await files.resetBatchOutput({ path: input.output });
+    await files.createBatchOutput({ path: input.output });
     s = {
       cursor: { row: 1, byteOffset: inspection.dataOffset, done: false },
       ...(inspection.header ? { header: inspection.header } : {}),
@@ -177,6 +178,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   const results: ResultLine[] = [];
   let writing = false;
   let writeError: unknown;
+  /** The output cannot be written (disk full, permissions): no append until a resume. */
+  let outputBlocked = false;
   let resumeRequested = false;
   let cancelling = false;
   let state: BatchStateName = s.paused ? 'paused' : 'running';
@@ -265,7 +268,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
 
   /** Starts one append if none is running; appends are never concurrent for a batch. */
   const startWrite = () => {
-    if (writing || results.length === 0) return;
+    if (writing || outputBlocked || results.length === 0) return;
     let bytes = 0;
     let n = 0;
     while (n < results.length && n < MAX_LINES_PER_WRITE) {
@@ -283,7 +286,19 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         results.unshift(...lines);
         writing = false;
         // A write cut by the batch's cancellation is done again outside the cancelled scope.
-        if (!isCancellation(err)) writeError = err;
+        if (isCancellation(err)) return;
+        const cause = err instanceof ActivityFailure ? err.cause : err;
+        if (cause instanceof ApplicationFailure && cause.type === 'output_unwritable') {
+          // The lines stay here, unacknowledged, until an operator fixes the disk and resumes.
+          outputBlocked = true;
+          if (!s.paused || s.paused.code !== 'output_unwritable')
+            s.paused = {
+              code: 'output_unwritable',
+              message: `${cause.message}; fix the disk or its permissions, then resume`,
+            };
+          return;
+        }
+        writeError = err;
       },
     );
   };
@@ -414,10 +429,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
 
   const resume = async () => {
     resumeRequested = false;
+    outputBlocked = false;
     if (!s.paused) return;
     const keys = await accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) });
     s.pool = refreshKeyPool(s.pool, keys);
-    await accounts.resetCreditBreakers({ keyIds: keys.map((k) => k.id) });
+    // Only a pause for credits closes the keys' credit breakers: an operator's pause or a full
+    // disk says nothing about the account having been topped up.
+    if (s.paused.code === 'insufficient_credits')
+      await accounts.resetCreditBreakers({ keyIds: keys.map((k) => k.id) });
     s.paused = undefined;
   };
 
@@ -479,7 +498,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       await condition(
         () =>
           finished.length > 0 ||
-          (!writing && results.length > 0) ||
+          (!writing && !outputBlocked && results.length > 0) ||
           resumeRequested ||
           writeError !== undefined ||
           (!draining && !s.paused && canStart()) ||
@@ -519,7 +538,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
 
   async function flushAll() {
     for (;;) {
-      await condition(() => !writing);
+      await condition(() => !writing && (!outputBlocked || resumeRequested));
+      if (outputBlocked) await resume();
       if (writeError) {
         const err = writeError;
         writeError = undefined;
