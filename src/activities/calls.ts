@@ -27,11 +27,19 @@ export interface SubmitCallInput {
   intentToken?: string;
 }
 
+/** When a request was sent and what the service said of the job's duration (for learning). */
+export interface PollTiming {
+  /** Epoch ms (this worker's clock) when the GET went out, after its permit: no throttle wait. */
+  sentAt?: number;
+  /** completed_on - created_on by the service's clock (whole seconds), when it gives them. */
+  serviceJobMs?: number;
+}
+
 /** What a poll found: still running, or done with a payload or with nothing (no match). */
 export type PollResult =
-  | { kind: 'running'; status: string }
-  | { kind: 'found'; status: string; result: unknown }
-  | { kind: 'empty'; status: string };
+  | ({ kind: 'running'; status: string } & PollTiming)
+  | ({ kind: 'found'; status: string; result: unknown } & PollTiming)
+  | ({ kind: 'empty'; status: string } & PollTiming);
 
 export interface SubmitCallResult {
   /** The key id actually used (the default one resolved). */
@@ -40,6 +48,8 @@ export interface SubmitCallResult {
   status: string;
   /** Set when the service answered with a terminal job at once. */
   immediate?: PollResult;
+  /** Epoch ms (this worker's clock) when the acceptance arrived: the job's measured start. */
+  acceptedAt?: number;
 }
 
 export interface PollCallInput {
@@ -49,14 +59,20 @@ export interface PollCallInput {
 }
 
 /** Turns a poll classification into a result, or throws the matching failure. */
-export function pollResultOf(outcome: PollOutcome, requestId: string): PollResult {
+export function pollResultOf(outcome: PollOutcome, requestId: string, sentAt?: number): PollResult {
+  const timing: PollTiming = {
+    ...(sentAt !== undefined ? { sentAt } : {}),
+    ...('serviceJobMs' in outcome && outcome.serviceJobMs !== undefined
+      ? { serviceJobMs: outcome.serviceJobMs }
+      : {}),
+  };
   switch (outcome.kind) {
     case 'running':
-      return { kind: 'running', status: outcome.status };
+      return { kind: 'running', status: outcome.status, ...timing };
     case 'found':
-      return { kind: 'found', status: outcome.status, result: outcome.result };
+      return { kind: 'found', status: outcome.status, result: outcome.result, ...timing };
     case 'empty':
-      return { kind: 'empty', status: outcome.status };
+      return { kind: 'empty', status: outcome.status, ...timing };
     case 'failed':
       throw terminalFailure(outcome.failure, requestId);
     case 'retry':
@@ -128,16 +144,18 @@ export function createCallActivities(deps: ActivityDeps) {
         }
         throw err;
       }
+      const acceptedAt = Date.now();
       const outcome = classifySubmit(endpoint, reply);
       switch (outcome.kind) {
         case 'accepted':
-          return { keyId, requestId: outcome.requestId, status: outcome.status };
+          return { keyId, requestId: outcome.requestId, status: outcome.status, acceptedAt };
         case 'done':
           return {
             keyId,
             requestId: outcome.requestId,
             status: ('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed',
             immediate: pollResultOf(outcome.poll, outcome.requestId),
+            acceptedAt,
           };
         case 'retry':
           throw transientFailure(outcome.failure, outcome.retryAfterMs);
@@ -150,15 +168,17 @@ export function createCallActivities(deps: ActivityDeps) {
     async pollCall(input: PollCallInput): Promise<PollResult> {
       const endpoint = asyncEndpoint(input.endpoint);
       let reply;
+      let sentAt: number | undefined;
       try {
-        reply = await guardedRequest(deps, input.keyId, 'poll', (c) =>
-          c.poll(endpoint, input.requestId),
-        );
+        reply = await guardedRequest(deps, input.keyId, 'poll', (c) => {
+          sentAt = Date.now();
+          return c.poll(endpoint, input.requestId);
+        });
       } catch (err) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;
       }
-      return pollResultOf(classifyPoll(endpoint, reply), input.requestId);
+      return pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt);
     },
   };
 }

@@ -12,6 +12,32 @@
 // estimate whose first poll is that late. Without that, the short polls after an early first poll
 // report a jobMs below the estimate and the estimate sinks until most first polls are early.
 
+/** Slack on the service's timestamps, which carry whole seconds. */
+export const SERVICE_CLOCK_SLACK_MS = 1_000;
+
+/**
+ * A finished call's job duration, for learning. The base is acceptance -> the GET that saw the
+ * job done, both stamped by the activities when the request really went out, so time spent
+ * waiting for a permit is not counted. When the service states the job's own duration, the
+ * sample is capped by it (plus its 1 s resolution), so a poll delayed by an outage, a lost worker
+ * or a retried attempt does not teach the batch that jobs are slow. `fallbackMs` (workflow time)
+ * serves when the activities gave no stamps.
+ */
+export function measuredJobMs(t: {
+  acceptedAt?: number;
+  sentAt?: number;
+  serviceJobMs?: number;
+  fallbackMs: number;
+}): number {
+  const observed =
+    t.acceptedAt !== undefined && t.sentAt !== undefined
+      ? Math.max(0, t.sentAt - t.acceptedAt)
+      : Math.max(0, t.fallbackMs);
+  return t.serviceJobMs === undefined
+    ? observed
+    : Math.min(observed, t.serviceJobMs + SERVICE_CLOCK_SLACK_MS);
+}
+
 export const JOB_SAMPLES = 50;
 /** Rows that must finish before new rows get a learned first poll. */
 export const MIN_JOB_SAMPLES = 5;

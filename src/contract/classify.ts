@@ -1,7 +1,7 @@
 // Pure classifiers that turn one HTTP reply into what the caller does next. The workflow and the
 // activities both use them, so a reply means the same thing everywhere.
 import type { EndpointDef } from './catalogue.js';
-import { jobView, parseEnvelope } from './envelope.js';
+import { jobView, parseEnvelope, serviceJobMs } from './envelope.js';
 import { retryRuleFor } from './errors.js';
 import { extractResult, isEmptyResult } from './results.js';
 import { ACK_STATUSES, classifyStatus } from './status.js';
@@ -28,8 +28,15 @@ export type SubmitOutcome =
 
 export type PollOutcome =
   | { kind: 'running'; status: string }
-  | { kind: 'found'; status: string; result: unknown; data: Record<string, unknown> }
-  | { kind: 'empty'; status: string; data: Record<string, unknown> }
+  | {
+      kind: 'found';
+      status: string;
+      result: unknown;
+      data: Record<string, unknown>;
+      /** The job's duration by the service's own timestamps, when it gives them. */
+      serviceJobMs?: number;
+    }
+  | { kind: 'empty'; status: string; data: Record<string, unknown>; serviceJobMs?: number }
   | { kind: 'failed'; failure: Failure; status?: string }
   | { kind: 'retry'; failure: Failure; retryAfterMs?: number };
 
@@ -130,12 +137,14 @@ export function classifyPoll(endpoint: EndpointDef, reply: Reply): PollOutcome {
     case 'succeeded': {
       const data = env.data ?? {};
       const result = extractResult(data, endpoint.resultPath);
+      const took = serviceJobMs(job);
+      const timing = took !== undefined ? { serviceJobMs: took } : {};
       // Person search keeps its rows behind page reads; completion alone is the outcome here.
       if (endpoint.polling === 'person_search')
-        return { kind: 'found', status: cls.status, result, data };
+        return { kind: 'found', status: cls.status, result, data, ...timing };
       return isEmptyResult(result)
-        ? { kind: 'empty', status: cls.status, data }
-        : { kind: 'found', status: cls.status, result, data };
+        ? { kind: 'empty', status: cls.status, data, ...timing }
+        : { kind: 'found', status: cls.status, result, data, ...timing };
     }
   }
 }

@@ -79,6 +79,26 @@ export function jobView(data: Record<string, unknown> | undefined): JobView {
   return view;
 }
 
+/** Epoch ms of an interface timestamp (UTC; a trailing Z and a fraction are accepted), or undefined. */
+export function timestampMs(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?)Z?$/.exec(text.trim());
+  if (!m) return undefined;
+  const ms = Date.parse(`${m[1]}Z`);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/**
+ * How long the service says the job ran (completed_on - created_on, its own clock), or undefined
+ * when it does not say. The timestamps have whole seconds: the true duration is within 1 s of it.
+ */
+export function serviceJobMs(view: JobView): number | undefined {
+  const created = timestampMs(view.createdOn);
+  const completed = timestampMs(view.completedOn);
+  if (created === undefined || completed === undefined || completed < created) return undefined;
+  return completed - created;
+}
+
 /** The interface's timestamp form: YYYY-MM-DDThh:mm:ss (UTC, no fraction, no zone). */
 export function formatTimestamp(date: Date): string {
   return date.toISOString().slice(0, 19);

@@ -35,9 +35,11 @@ export function setOutcome(outcome: 'running' | 'found' | 'empty' | 'failed'): v
   upsertSearchAttributes([{ key: PcdsOutcome, value: outcome }] as SearchAttributeUpdatePair[]);
 }
 
-// Heartbeats every 5 s (see activities/heartbeat.ts): a worker that died is noticed in 30 s.
+// Heartbeats every 5 s (see activities/heartbeat.ts): a worker that died is noticed in 30 s. The
+// start-to-close bound is a backstop only: an attempt may wait for its permit while the key's hour
+// window refills (up to an hour), and that wait is "throttled", not a failure.
 const HTTP_ACTIVITY: ActivityOptions = {
-  startToCloseTimeout: '10 minutes',
+  startToCloseTimeout: '2 hours',
   heartbeatTimeout: '30 seconds',
 };
 
@@ -50,12 +52,24 @@ export const submitActivities = proxyActivities<Activities>({
   retry: { maximumAttempts: 1 },
 });
 
-/** Polls and page reads are free and safe to repeat: Temporal retries them, waiting the activity's nextRetryDelay. */
-export function pollActivities(scheduleToCloseMs: number) {
+const POLL_RETRY = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+} as const;
+
+/**
+ * Polls and page reads are free and safe to repeat: Temporal retries them, waiting the activity's
+ * nextRetryDelay. With a bound, the attempts stop there; without one, a poll of an accepted job
+ * is retried until it is read (a charged job is never abandoned for a wait of our own).
+ */
+export function pollActivities(scheduleToCloseMs?: number) {
   return proxyActivities<Activities>({
     ...HTTP_ACTIVITY,
-    scheduleToCloseTimeout: Math.max(1_000, scheduleToCloseMs),
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    ...(scheduleToCloseMs !== undefined
+      ? { scheduleToCloseTimeout: Math.max(1_000, scheduleToCloseMs) }
+      : {}),
+    retry: POLL_RETRY,
   });
 }
 
@@ -113,10 +127,14 @@ const LOST_SUBMIT_RETRY_MS = 1_000;
  * records it with the submitIntent update just before its POST, and a lost attempt's token is
  * refused from then on, so an activity that outlived its timeout cannot send after the retry.
  * A lost attempt that had recorded its intent may have been sent: submit_outcome_unknown.
+ *
+ * Only the service's own refusals count against `serviceWaitMs` (the call's maximum wait): the
+ * waits it asked for (Retry-After, back-off after a 503). An attempt that timed out waiting for a
+ * permit of our own throttle is "throttled", never late: it is made again however long that takes.
  */
 export async function submitOnce<T>(
   run: (intentToken: string) => Promise<T>,
-  deadline: number,
+  serviceWaitMs: number,
   onThrottled: () => void,
 ): Promise<T> {
   // The attempt the workflow waits on, and whether it said it is sending.
@@ -133,6 +151,7 @@ export async function submitOnce<T>(
       },
     },
   );
+  let waitedForService = 0;
   for (let attempt = 1; ; attempt++) {
     current = uuid4();
     sending = false;
@@ -143,23 +162,20 @@ export async function submitOnce<T>(
       current = undefined;
       if (!(err instanceof ActivityFailure)) throw err;
       if (err.cause instanceof TimeoutFailure && !sending) {
-        // Lost before it could send (say, its worker died waiting for a permit): nothing reached
-        // the service, so the submit is simply made again.
-        if (Date.now() + LOST_SUBMIT_RETRY_MS > deadline)
-          throw callFailure(
-            'submit_timeout',
-            'submit_timeout: the submit could not be sent within the maximum wait (nothing was sent)',
-          );
+        // Lost before it could send (its permit did not come in time, or its worker died while
+        // it waited): nothing reached the service, so the submit is simply made again.
+        onThrottled();
         await sleep(LOST_SUBMIT_RETRY_MS);
         continue;
       }
       const delay = retryDelayOf(err, attempt);
-      if (delay === undefined || Date.now() + delay > deadline) {
+      if (delay === undefined || waitedForService + delay > serviceWaitMs) {
         const f = failureCode(err, 'submit_outcome_unknown');
         throw callFailure(f.code, f.message, f.details);
       }
       if (err.cause instanceof ApplicationFailure && err.cause.type === 'rate_limit_exceeded')
         onThrottled();
+      waitedForService += delay;
       await sleep(delay);
     }
   }

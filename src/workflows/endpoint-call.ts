@@ -31,6 +31,7 @@ import {
   submitOnce,
   type CallStateAttr,
 } from './call-steps.js';
+import { measuredJobMs } from '../batch/job-duration.js';
 import { pollDelayMs } from './poll-schedule.js';
 import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from './signals.js';
 import type { CallInput, CallOutcome, CallState, CallTiming } from './types.js';
@@ -55,8 +56,9 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
       `no asynchronous endpoint named ${input.endpoint}`,
     );
   }
-  const started = Date.now();
-  const deadline = started + (input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  // The maximum wait measures the service's job, from its acceptance: time spent waiting for
+  // permits of our own throttle before the submit is "throttled", never late.
+  const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   const state: CallState = { phase: 'submitting', polls: 0 };
   setHandler(callStateQuery, () => state);
 
@@ -104,13 +106,19 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   };
   enter('submitting');
 
-  // Set when the submit is accepted: the start of the job's measured duration.
-  let acceptedAt = started;
+  // Set when the submit is accepted: the start of the job's measured duration and of its deadline.
+  let acceptedAt = Date.now();
+  let acceptedAtActivity: number | undefined;
   const finish = (result: PollResult, requestId: string): CallOutcome => {
     state.lastStatus = result.status;
     enter('done', 'done', result.kind === 'found' ? 'found' : 'empty');
     const timing: CallTiming = {
-      jobMs: Date.now() - acceptedAt,
+      jobMs: measuredJobMs({
+        ...(acceptedAtActivity !== undefined ? { acceptedAt: acceptedAtActivity } : {}),
+        ...(result.sentAt !== undefined ? { sentAt: result.sentAt } : {}),
+        ...(result.serviceJobMs !== undefined ? { serviceJobMs: result.serviceJobMs } : {}),
+        fallbackMs: Date.now() - acceptedAt,
+      }),
       polls: state.polls,
       ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
     };
@@ -127,11 +135,13 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   // Submit (the no-replay rule lives in submitOnce).
   let submitted;
   try {
-    submitted = await submitWithRetries(input, deadline, () => enter('submitting', 'throttled'));
+    submitted = await submitWithRetries(input, maxWaitMs, () => enter('submitting', 'throttled'));
   } catch (err) {
     return fail(err, 'submit_outcome_unknown');
   }
   acceptedAt = Date.now();
+  acceptedAtActivity = submitted.acceptedAt;
+  const deadline = acceptedAt + maxWaitMs;
   state.requestId = submitted.requestId;
   state.lastStatus = submitted.status;
   // Goes with the next change of phase.
@@ -142,7 +152,9 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   const poll = async (): Promise<PollResult> => {
     state.polls += 1;
     try {
-      const r = await pollActivities(deadline - Date.now()).pollCall({
+      // No bound on the attempts: the job may be charged, so it is read however long our own
+      // throttle or an outage delays the poll. The deadline is judged on what the service says.
+      const r = await pollActivities().pollCall({
         endpoint: endpoint.name,
         keyId: submitted.keyId,
         requestId: submitted.requestId,
@@ -157,10 +169,15 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
     fail(
       callFailure(
         'poll_timeout',
-        `poll_timeout: no terminal status within ${Math.round((deadline - started) / 1000)} s`,
+        `poll_timeout: the job was still running ${Math.round(maxWaitMs / 1000)} s after the service accepted it`,
       ),
       'poll_timeout',
     );
+  /** The service said "running" at or after the deadline (by the time the poll really went out). */
+  const pastDeadline = (r: PollResult) =>
+    r.sentAt !== undefined && acceptedAtActivity !== undefined
+      ? r.sentAt - acceptedAtActivity >= maxWaitMs
+      : Date.now() >= deadline;
 
   if (input.webhook) {
     const fallbackMs = input.webhookFallbackPollMs ?? DEFAULT_WEBHOOK_FALLBACK_POLL_MS;
@@ -194,10 +211,10 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
         if (confirmed.kind !== 'running') return finish(confirmed, submitted.requestId);
         continue;
       }
-      if (Date.now() >= deadline) return timeout();
-      // No delivery in time: one fallback poll.
+      // No delivery in time: one fallback poll (at the deadline, the one that decides).
       const r = await poll();
       if (r.kind !== 'running') return finish(r, submitted.requestId);
+      if (pastDeadline(r)) return timeout();
     }
   }
 
@@ -209,11 +226,12 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
     ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
   };
   for (;;) {
+    // The last poll lands at the deadline; a job still running then has timed out.
     const left = deadline - Date.now();
-    if (left <= 0) return timeout();
     await sleep(Math.max(1, Math.min(pollDelayMs(state.polls + 1, schedule), left)));
     const r = await poll();
     if (r.kind !== 'running') return finish(r, submitted.requestId);
+    if (pastDeadline(r)) return timeout();
     setCurrentDetails(
       `${endpoint.name}: polling (request ${submitted.requestId}, status ${r.status}, ${state.polls} polls)`,
     );
@@ -222,7 +240,7 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
 
 async function submitWithRetries(
   input: EndpointCallInput,
-  deadline: number,
+  serviceWaitMs: number,
   onThrottled: () => void,
 ) {
   return submitOnce(
@@ -234,7 +252,7 @@ async function submitWithRetries(
         ...(input.webhook ? { webhook: true } : {}),
         intentToken,
       }),
-    deadline,
+    serviceWaitMs,
     onThrottled,
   );
 }

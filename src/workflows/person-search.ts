@@ -58,7 +58,7 @@ export interface PersonSearchResult {
 export async function personSearch(input: PersonSearchInput): Promise<PersonSearchResult> {
   const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, input.pageSize ?? MAX_PAGE_SIZE));
   const maxResults = Math.max(1, input.maxResults);
-  const deadline = Date.now() + (input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   const state: CallState = { phase: 'submitting', polls: 0 };
   setHandler(callStateQuery, () => state);
   upsertSearchAttributes([
@@ -85,7 +85,7 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     params,
     { offset, limit },
     input.keyId,
-    deadline,
+    maxWaitMs,
     () => setState('throttled'),
     fail,
   );
@@ -104,12 +104,12 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     if (pages > 0) {
       state.phase = 'submitting';
       setState('submitting');
-      await requestFurtherPage(ref, deadline, () => setState('throttled'), fail);
+      await requestFurtherPage(ref, maxWaitMs, () => setState('throttled'), fail);
     }
     state.phase = 'polling';
     setState('polling');
-    const page = await readPageUntilDone((left) => pollActivities(left).readSearchPage(ref), {
-      deadline,
+    const page = await readPageUntilDone(() => pollActivities().readSearchPage(ref), {
+      maxWaitMs,
       intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
       fail,
       onRead: (p) => {

@@ -53,7 +53,7 @@ const files = proxyActivities<Activities>({
 export async function searchExport(input: SearchExportInput): Promise<SearchExportSummary> {
   const pageSize = Math.min(100, Math.max(1, input.pageSize ?? 100));
   const maxResults = Math.max(1, Math.floor(input.maxResults));
-  const deadline = Date.now() + (input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   upsertSearchAttributes([
     { key: PcdsEndpoint, value: 'person_search' },
     { key: PcdsBatchId, value: input.exportId },
@@ -74,7 +74,7 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
     params,
     { offset, limit },
     input.keyId,
-    deadline,
+    maxWaitMs,
     () => undefined,
     fail,
   );
@@ -86,17 +86,17 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
   let stoppedBy: SearchExportSummary['stoppedBy'];
   for (;;) {
     const ref = { keyId, requestId, offset, limit };
-    if (pages > 0) await requestFurtherPage(ref, deadline, () => undefined, fail);
+    if (pages > 0) await requestFurtherPage(ref, maxWaitMs, () => undefined, fail);
     // Read the page by GET until it is terminal; the activity appends its rows to the file.
     const page = await readPageUntilDone(
-      (left) =>
-        pollActivities(left).exportSearchPage({
+      () =>
+        pollActivities().exportSearchPage({
           ref,
           path: input.output,
           firstRow: rows + 1,
           take: maxResults - rows,
         }),
-      { deadline, intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, fail },
+      { maxWaitMs, intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, fail },
     );
     lastStatus = page.status;
     pages += 1;

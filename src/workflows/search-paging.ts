@@ -28,7 +28,7 @@ export async function submitSearch(
   params: Record<string, unknown>,
   page: { offset: number; limit: number },
   keyId: string | undefined,
-  deadline: number,
+  serviceWaitMs: number,
   onThrottled: () => void,
   fail: Fail,
 ): Promise<SubmitCallResult> {
@@ -41,7 +41,7 @@ export async function submitSearch(
           ...(keyId ? { keyId } : {}),
           intentToken,
         }),
-      deadline,
+      serviceWaitMs,
       onThrottled,
     );
   } catch (err) {
@@ -52,14 +52,14 @@ export async function submitSearch(
 /** Asks the service once for a further page of the search (a POST; repeated only when not accepted). */
 export async function requestFurtherPage(
   ref: SearchPageRef,
-  deadline: number,
+  serviceWaitMs: number,
   onThrottled: () => void,
   fail: Fail,
 ): Promise<void> {
   try {
     await submitOnce(
       (intentToken) => submitActivities.requestSearchPage({ ...ref, intentToken }),
-      deadline,
+      serviceWaitMs,
       onThrottled,
     );
   } catch (err) {
@@ -69,39 +69,39 @@ export async function requestFurtherPage(
 
 /**
  * Reads a page until its status is terminal: the first read at once (a stored page is usually
- * ready), then at growing intervals until the deadline.
+ * ready), then at growing intervals. The maximum wait counts from now (the page was just
+ * accepted): a page the service still calls running after it has timed out. Reads themselves are
+ * retried without bound, so a wait of our own throttle never loses a page already paid for.
  */
 export async function readPageUntilDone<P extends { kind: string; status: string }>(
-  read: (leftMs: number) => Promise<P>,
-  o: { deadline: number; intervalMs: number; fail: Fail; onRead?: (page: P) => void },
+  read: () => Promise<P>,
+  o: { maxWaitMs: number; intervalMs: number; fail: Fail; onRead?: (page: P) => void },
 ): Promise<Extract<P, { kind: 'done' }>> {
   const schedule = {
     intervalMs: o.intervalMs,
     backoff: DEFAULT_POLL_BACKOFF,
     maxIntervalMs: DEFAULT_MAX_POLL_INTERVAL_MS,
   };
+  const deadline = Date.now() + o.maxWaitMs;
   for (let reads = 0; ; reads++) {
-    let left = o.deadline - Date.now();
-    if (left <= 0)
-      return o.fail(
-        callFailure(
-          'poll_timeout',
-          'poll_timeout: the search did not finish within the maximum wait',
-        ),
-        'poll_timeout',
-      );
-    if (reads > 0) {
-      await sleep(Math.min(pollDelayMs(reads, schedule), left));
-      left = o.deadline - Date.now();
-    }
+    if (reads > 0)
+      await sleep(Math.max(1, Math.min(pollDelayMs(reads, schedule), deadline - Date.now())));
     let page: P;
     try {
-      page = await read(left);
+      page = await read();
     } catch (err) {
       return o.fail(err, 'poll_timeout');
     }
     o.onRead?.(page);
     if (page.kind === 'done') return page as Extract<P, { kind: 'done' }>;
+    if (Date.now() >= deadline)
+      return o.fail(
+        callFailure(
+          'poll_timeout',
+          'poll_timeout: the search page was still running at the end of the maximum wait',
+        ),
+        'poll_timeout',
+      );
   }
 }
 

@@ -128,6 +128,28 @@ describe('endpoint call', () => {
     }
   });
 
+  it('fails with poll_timeout once the service still says running a maximum wait after accepting the job', async () => {
+    env.emulator.setFaults({ jobNeverFinishShare: 1, paths: ['/person/enrichment'] });
+    try {
+      await withCallWorker(env, async (client) => {
+        const started = Date.now();
+        const handle = await client.startCall(
+          'person_enrichment',
+          { email: knownEmail },
+          { maxWaitMs: 1_500, pollIntervalMs: 100 },
+        );
+        const err = await failureOf(handle.result());
+        expect(err.code).toBe('poll_timeout');
+        expect(err.message).toContain('after the service accepted it');
+        expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
+        // The last poll went out at the deadline and found the job still running.
+        expect((await handle.state()).lastStatus).toMatch(/queued|processing/);
+      });
+    } finally {
+      env.emulator.setFaults({ jobNeverFinishShare: 0, paths: [] });
+    }
+  });
+
   it('retries a 503 on submit and on poll, then succeeds with one job', async () => {
     await withCallWorker(env, async (client) => {
       const submitsBefore = env.emulator.stats().jobsSubmitted;

@@ -9,13 +9,13 @@ import { connectClient, testNamespace } from '../harness/temporal.js';
 export const TIME_SCALE = 0.05;
 export const MINUTE_MS = 60_000 * TIME_SCALE;
 
-export async function startLimitedEmulator(limits: {
-  perMinute: number;
-  perHour: number;
-}): Promise<RunningEmulator> {
+export async function startLimitedEmulator(
+  limits: { perMinute: number; perHour: number },
+  timeScale = TIME_SCALE,
+): Promise<RunningEmulator> {
   return startEmulator({
     port: 0,
-    timeScale: TIME_SCALE,
+    timeScale,
     // Jobs of about 1 s (scaled): a few polls each.
     latency: { queuedMs: 2_000, processingMs: 18_000 },
     limits: { enabled: true, ...limits },
@@ -31,13 +31,14 @@ export function throttledEnv(
   emulator: RunningEmulator,
   limits: { perMinute: number; perHour: number },
   keyId: string,
+  timeScale = TIME_SCALE,
 ): Record<string, string> {
   return {
     PCDS_BASE_URL: emulator.url,
     PCDS_API_KEYS: JSON.stringify([{ ...emulator.devKey, id: keyId }]),
     PCDS_HTTP_TIMEOUT_MS: '5000',
     PCDS_THROTTLE: 'on',
-    PCDS_THROTTLE_TIME_SCALE: String(TIME_SCALE),
+    PCDS_THROTTLE_TIME_SCALE: String(timeScale),
     PCDS_RATE_PER_MINUTE: String(limits.perMinute),
     PCDS_RATE_PER_HOUR: String(limits.perHour),
   };
@@ -47,8 +48,9 @@ export function throttledConfig(
   emulator: RunningEmulator,
   limits: { perMinute: number; perHour: number },
   keyId: string,
+  timeScale = TIME_SCALE,
 ): Config {
-  return loadConfig(throttledEnv(emulator, limits, keyId));
+  return loadConfig(throttledEnv(emulator, limits, keyId, timeScale));
 }
 
 /** Every request the emulator counted for the key, 429s included. */
@@ -58,13 +60,17 @@ export function requestsSeen(emulator: RunningEmulator, keyId: string): number {
 
 export async function pcdsClient(
   taskQueue: string,
+  defaults: { pollIntervalMs: number; maxWaitMs: number } = {
+    pollIntervalMs: 400,
+    maxWaitMs: 120_000,
+  },
 ): Promise<{ client: PcdsClient; close(): Promise<void> }> {
   const { connection } = await connectClient();
   const client = await createPcdsClient({
     connection,
     taskQueue,
     namespace: testNamespace(),
-    defaults: { pollIntervalMs: 400, maxWaitMs: 120_000 },
+    defaults,
   });
   return {
     client,

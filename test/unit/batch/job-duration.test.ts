@@ -6,6 +6,7 @@ import {
   estimateJobMs,
   firstPollDelayFor,
   jobSampleOf,
+  measuredJobMs,
   recordJobMs,
   requestsPerRow,
 } from '../../../src/batch/job-duration.js';
@@ -85,5 +86,35 @@ describe('job duration estimate', () => {
     expect(mean).toBeLessThanOrEqual(1.3);
     // ... and does not wait much past the job either: the estimate stays near its duration.
     expect(estimateJobMs(samples)).toBeLessThan(JOB_MS / FIRST_POLL_FACTOR + 400);
+  });
+});
+
+describe('measuredJobMs: the job, not the waits around it', () => {
+  it('counts from acceptance to the send of the poll that saw it done (after its permit)', () => {
+    expect(measuredJobMs({ acceptedAt: 10_000, sentAt: 10_800, fallbackMs: 45_000 })).toBe(800);
+  });
+  it('is capped by the service-stated duration plus its 1 s resolution (an outage delayed the poll)', () => {
+    // A 0.75 s job whose poll went out 45 s late: the service's timestamps say 0 or 1 s.
+    expect(
+      measuredJobMs({ acceptedAt: 0, sentAt: 45_000, serviceJobMs: 1_000, fallbackMs: 45_000 }),
+    ).toBe(2_000);
+    // The observed bound wins when it is tighter than the whole-second one.
+    expect(
+      measuredJobMs({ acceptedAt: 0, sentAt: 760, serviceJobMs: 1_000, fallbackMs: 900 }),
+    ).toBe(760);
+  });
+  it('falls back to workflow time without stamps, never below zero', () => {
+    expect(measuredJobMs({ fallbackMs: 1_234 })).toBe(1_234);
+    expect(measuredJobMs({ acceptedAt: 2_000, sentAt: 1_500, fallbackMs: 9 })).toBe(0);
+  });
+  it('keeps the learned first poll near the job after an outage (steady state)', () => {
+    const samples: number[] = [];
+    // 50 rows of 750 ms jobs in flight through a 45 s outage: every poll is late.
+    for (let i = 0; i < 50; i++)
+      recordJobMs(
+        samples,
+        measuredJobMs({ acceptedAt: 0, sentAt: 45_000, serviceJobMs: 0, fallbackMs: 45_000 }),
+      );
+    expect(firstPollDelayFor(samples)).toBeLessThanOrEqual(1_000);
   });
 });

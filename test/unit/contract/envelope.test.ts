@@ -5,6 +5,8 @@ import {
   formatTimestamp,
   jobView,
   parseEnvelope,
+  serviceJobMs,
+  timestampMs,
 } from '../../../src/contract/envelope.js';
 import { extractResult, isEmptyResult } from '../../../src/contract/results.js';
 
@@ -159,5 +161,24 @@ describe('isEmptyResult', () => {
   );
   it.each([0, false, 'x', [null], { a: 1 }, { a: { b: 'x' } }])('%j is not empty', (v) => {
     expect(isEmptyResult(v)).toBe(false);
+  });
+});
+
+describe('service timestamps', () => {
+  it('reads the interface form, with or without a trailing Z or a fraction', () => {
+    expect(timestampMs('2026-01-02T03:04:05')).toBe(Date.UTC(2026, 0, 2, 3, 4, 5));
+    expect(timestampMs('2026-01-02T03:04:05Z')).toBe(Date.UTC(2026, 0, 2, 3, 4, 5));
+    expect(timestampMs('2026-01-02T03:04:05.250Z')).toBe(Date.UTC(2026, 0, 2, 3, 4, 5, 250));
+    expect(timestampMs('yesterday')).toBeUndefined();
+    expect(timestampMs(undefined)).toBeUndefined();
+  });
+  it('gives the job duration only when both ends are there and in order', () => {
+    expect(
+      serviceJobMs({ createdOn: '2026-01-02T03:04:05', completedOn: '2026-01-02T03:04:08Z' }),
+    ).toBe(3_000);
+    expect(serviceJobMs({ createdOn: '2026-01-02T03:04:05' })).toBeUndefined();
+    expect(
+      serviceJobMs({ createdOn: '2026-01-02T03:04:08', completedOn: '2026-01-02T03:04:05' }),
+    ).toBeUndefined();
   });
 });
