@@ -108,7 +108,7 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
 
   // Set when the submit is accepted: the start of the job's measured duration and of its deadline.
   let acceptedAt = Date.now();
-  let acceptedAtActivity: number | undefined;
+  let acceptedAtActivity: number | undefined = undefined;
   const finish = (result: PollResult, requestId: string): CallOutcome => {
     state.lastStatus = result.status;
     enter('done', 'done', result.kind === 'found' ? 'found' : 'empty');
