@@ -124,6 +124,12 @@ export function isSystemic(code: string): boolean {
   return byCode.get(code)?.systemic ?? false;
 }
 
+/** 401 and 403 codes: the key is at fault (revoked, rotated, outside its allow-list, no product). */
+export function isKeyFault(code: string): boolean {
+  const http = byCode.get(code)?.http;
+  return http === 401 || http === 403;
+}
+
 /**
  * Where a failure came from: the HTTP request itself (a poll or submit that was throttled or hit
  * an unavailable service), or the job, whose stored terminal status is the failure.

@@ -61,7 +61,8 @@ import {
   type ResultLine,
   type ValidRow,
 } from '../batch/types.js';
-import { errorInfo, findEndpoint, isSystemic } from '../contract/index.js';
+// 401 and 403 codes are about one key: it leaves the pool. 402 is the account's: the batch pauses.
+import { findEndpoint, isKeyFault, isSystemic } from '../contract/index.js';
 import {
   PcdsBatchId,
   PcdsEndpoint,
@@ -96,25 +97,25 @@ interface Finished {
   row: ValidRow;
   keyId: string;
   outcome?: CallOutcome;
-  failure?: { code: string; message: string };
+  failure?: { code: string; message: string; requestId?: string };
 }
 
 const clampWindow = (n: number) => Math.max(1, Math.min(MAX_WINDOW, Math.floor(n)));
 
-function failureOf(err: unknown): { code: string; message: string } {
+function failureOf(err: unknown): { code: string; message: string; requestId?: string } {
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type)
-    return { code: cause.type, message: cause.message };
+  if (cause instanceof ApplicationFailure && cause.type) {
+    const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
+    return {
+      code: cause.type,
+      message: cause.message,
+      ...(typeof requestId === 'string' ? { requestId } : {}),
+    };
+  }
   if (isCancellation(cause)) return { code: 'cancelled', message: 'the row was cancelled' };
   const name = (cause as Error | undefined)?.name ?? 'unknown';
   return { code: 'child_failed', message: `the row's call ended without an error code (${name})` };
 }
-
-/** 401 and 403 codes are about one key: it leaves the pool. 402 is the account's: the batch pauses. */
-const isKeyFault = (code: string) => {
-  const http = errorInfo(code)?.http;
-  return http === 401 || http === 403;
-};
 
 export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   if (!BATCH_ID_PATTERN.test(input.batchId)) {
@@ -390,9 +391,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
           });
         continue;
       }
-      const { code, message } = f.failure!;
+      const { code, message, requestId } = f.failure!;
       if (cancelling && code === 'cancelled') continue;
-      if (isSystemic(code)) {
+      // Sent back to be started again only when the service accepted nothing: a row with a
+      // request id has a job (maybe charged) and ends with it, never submitted twice.
+      if (isSystemic(code) && requestId === undefined) {
         s.redo.push(f.row);
         if (isKeyFault(code)) {
           removeKey(s.pool, f.keyId, code, new Date().toISOString());
@@ -411,7 +414,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         }
         continue;
       }
-      record({ row: f.row.row, key, outcome: 'failed', code, message });
+      record({
+        row: f.row.row,
+        key,
+        outcome: 'failed',
+        code,
+        message,
+        ...(requestId ? { requestId } : {}),
+      });
     }
   };
 

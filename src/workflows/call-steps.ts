@@ -25,7 +25,8 @@ const SUBMIT_BACKOFF_BASE_MS = 1_000;
 const SUBMIT_BACKOFF_CAP_MS = 60_000;
 
 /** What operators filter on: what the workflow does now. */
-export type CallStateAttr = 'submitting' | 'polling' | 'waiting_for_webhook' | 'throttled' | 'done';
+export type CallStateAttr =
+  'submitting' | 'polling' | 'waiting_for_webhook' | 'waiting_for_key' | 'throttled' | 'done';
 
 export function setState(state: CallStateAttr): void {
   upsertSearchAttributes([{ key: PcdsState, value: state }] as SearchAttributeUpdatePair[]);

@@ -9,7 +9,7 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { classifyPoll, findEndpoint } from '../contract/index.js';
+import { classifyPoll, findEndpoint, isKeyFault } from '../contract/index.js';
 import type { PollResult } from '../activities/calls.js';
 import {
   PcdsBatchId,
@@ -151,18 +151,30 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
 
   const poll = async (): Promise<PollResult> => {
     state.polls += 1;
-    try {
-      // No bound on the attempts: the job may be charged, so it is read however long our own
-      // throttle or an outage delays the poll. The deadline is judged on what the service says.
-      const r = await pollActivities().pollCall({
-        endpoint: endpoint.name,
-        keyId: submitted.keyId,
-        requestId: submitted.requestId,
-      });
-      state.lastStatus = r.status;
-      return r;
-    } catch (err) {
-      return fail(err, 'poll_timeout');
+    for (let keyFaults = 0; ; keyFaults++) {
+      try {
+        // No bound on the attempts: the job may be charged, so it is read however long our own
+        // throttle or an outage delays the poll. The deadline is judged on what the service says.
+        const r = await pollActivities().pollCall({
+          endpoint: endpoint.name,
+          keyId: submitted.keyId,
+          requestId: submitted.requestId,
+        });
+        state.lastStatus = r.status;
+        if (keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');
+        return r;
+      } catch (err) {
+        const code = failureCode(err, 'poll_timeout').code;
+        if (!isKeyFault(code)) return fail(err, 'poll_timeout');
+        // The key was revoked, rotated or fenced off after the service accepted the job: the job
+        // is the key's (another key cannot read it) and may be charged, so it is never submitted
+        // again. The call waits, keeping its request id, and reads it once the key works again.
+        enter(input.webhook ? 'waiting_for_webhook' : 'polling', 'waiting_for_key');
+        setCurrentDetails(
+          `${endpoint.name}: waiting for key ${submitted.keyId} to work again (${code}); request ${submitted.requestId} is kept`,
+        );
+        await sleep(keyRetryDelayMs(keyFaults, input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS));
+      }
     }
   };
   const timeout = (): never =>
@@ -236,6 +248,15 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
       `${endpoint.name}: polling (request ${submitted.requestId}, status ${r.status}, ${state.polls} polls)`,
     );
   }
+}
+
+/**
+ * Spacing of the polls that ask whether a faulted key works again: 30 poll intervals at first,
+ * doubling up to 600 (30 s to 10 minutes with the default 1 s), so rows waiting on a revoked key
+ * spend little of its rate.
+ */
+function keyRetryDelayMs(faults: number, pollIntervalMs: number): number {
+  return Math.min(600, 30 * 2 ** faults) * pollIntervalMs;
 }
 
 async function submitWithRetries(

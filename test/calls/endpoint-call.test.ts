@@ -168,6 +168,36 @@ describe('endpoint call', () => {
     });
   });
 
+  it('keeps an accepted job when its key fails on a poll (revoked, then restored): waits, reads it, never submits again', async () => {
+    await withCallWorker(env, async (client) => {
+      const submitsBefore = env.emulator.stats().jobsSubmitted;
+      const pollsBefore = env.proxy.seen(POLL).length;
+      env.proxy.script(POLL, [
+        { status: 401, code: 'invalid_credentials' },
+        { status: 403, code: 'ip_not_allowed' },
+      ]);
+      const handle = await client.startCall(
+        'person_enrichment',
+        { email: knownEmail },
+        { pollIntervalMs: 50 },
+      );
+      await expect
+        .poll(async () => (await handle.workflow.describe()).typedSearchAttributes.get(PcdsState), {
+          timeout: 10_000,
+          interval: 100,
+        })
+        .toBe('waiting_for_key');
+      const out = await handle.result();
+      expect(out.outcome).toBe('found');
+      const answered = env.proxy
+        .seen(POLL)
+        .slice(pollsBefore)
+        .map((r) => r.answered);
+      expect(answered.slice(0, 3)).toEqual([401, 403, 200]);
+      expect(env.emulator.stats().jobsSubmitted - submitsBefore).toBe(1);
+    });
+  });
+
   it('waits at least Retry-After after a 429 before the next request', async () => {
     await withCallWorker(env, async (client) => {
       env.proxy.script(ENRICH, [
