@@ -150,6 +150,7 @@ export const ERRORS = [
   own('call_not_found', 'no call with that workflow id'),
   own('no_keys', 'the worker has no API key configured'),
   own('no_keys_left', "every key of the batch's pool was removed"),
+  own('paused_by_operator', 'an operator paused the batch (a pause reason, not a failure)'),
   own('invalid_row', "the input row breaks the endpoint's input rules; it was not sent"),
   own('row_already_run', 'a call for this row already completed under this batch id'),
   own('child_failed', "a batch row's call ended without an error code"),
