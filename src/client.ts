@@ -1,57 +1,62 @@
-// The typed entry point for services: validate parameters with the contract, start a durable
-// call (or a paged person search) and await its outcome or keep its handle.
+// The typed entry point for services: validate parameters with the contract, then start a durable
+// call, a paged person search, a search export or a batch, and await its outcome or keep a small
+// handle on it. Workflows are started by their function types, so inputs and results are typed.
 import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import {
   Client,
   Connection,
   WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, type SearchAttributePair } from '@temporalio/common';
+import type { SearchAttributePair } from '@temporalio/common';
+import {
+  batchHandle,
+  batchNotFound,
+  batchResult,
+  batchStatus,
+  newBatchId,
+  prepareBatch,
+  startBatchWorkflow,
+  type BatchRequest,
+  type BatchStatus,
+  type BatchWorkflowHandle,
+} from './batch/launch.js';
+import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from './batch/messages.js';
+import { BATCH_ID_PATTERN, MAX_WINDOW, type BatchSummary } from './batch/types.js';
+import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
 import {
   findEndpoint,
   formatProblems,
+  pcdsErrorCode,
   validateInput,
   type EndpointDef,
-  type InputProblem,
 } from './contract/index.js';
-import { PcdsEndpoint, PcdsKeyId, PcdsOutcome, PcdsState } from './temporal/search-attributes.js';
-import type {
-  EndpointCallInput,
-  PersonSearchInput,
-  PersonSearchResult,
+import {
+  PcdsBatchId,
+  PcdsEndpoint,
+  PcdsKeyId,
+  PcdsOutcome,
+  PcdsState,
+} from './temporal/search-attributes.js';
+import {
+  endpointCall,
+  personSearch,
+  searchExport,
+  type EndpointCallInput,
+  type PersonSearchInput,
+  type PersonSearchResult,
+  type SearchExportInput,
+  type SearchExportSummary,
 } from './workflows/index.js';
 import { callStateQuery } from './workflows/signals.js';
 import type { CallOutcome, CallState } from './workflows/types.js';
 
+export { PcdsCallError, PcdsUsageError } from './client-errors.js';
+
 /** Call outcomes a caller receives; failures are thrown as PcdsCallError. */
 export type CallSuccess = Exclude<CallOutcome, { outcome: 'failed' }>;
-
-/** A call ended in failure; `code` is the service's error code (or an orchestrator code such as poll_timeout). */
-export class PcdsCallError extends Error {
-  override name = 'PcdsCallError';
-  constructor(
-    readonly code: string,
-    message: string,
-    readonly workflowId: string,
-    readonly httpStatus?: number,
-    readonly requestId?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Parameters or options were refused before anything started. */
-export class PcdsUsageError extends Error {
-  override name = 'PcdsUsageError';
-  constructor(
-    message: string,
-    readonly problems: InputProblem[] = [],
-  ) {
-    super(message);
-  }
-}
 
 export interface PcdsClientOptions {
   connection?: Connection;
@@ -59,7 +64,7 @@ export interface PcdsClientOptions {
   address?: string;
   namespace?: string;
   taskQueue?: string;
-  /** Defaults for every call started by this client (e.g. from the PCDS_ configuration). */
+  /** Defaults for every call started by this client, batch rows included (e.g. from the PCDS_ configuration). */
   defaults?: Pick<EndpointCallInput, 'pollIntervalMs' | 'maxWaitMs' | 'webhookFallbackPollMs'>;
 }
 
@@ -76,8 +81,9 @@ export interface CallHandle {
   workflowId: string;
   /** The outcome (found / empty); throws PcdsCallError when the call failed. */
   result(): Promise<CallSuccess>;
+  /** Where the call stands (phase, request id, polls). */
   state(): Promise<CallState>;
-  workflow: WorkflowHandle;
+  workflow: WorkflowHandle<typeof endpointCall>;
 }
 
 export interface SearchPeopleOptions {
@@ -89,14 +95,64 @@ export interface SearchPeopleOptions {
   maxWaitMs?: number;
 }
 
+/** The service pages a search up to offset 999, so an export holds at most 1,099 rows. */
+export const MAX_EXPORT_RESULTS = 1099;
+
+export interface SearchExportOptions {
+  /** Most results to export, 1 to MAX_EXPORT_RESULTS. */
+  maxResults: number;
+  /** JSONL file the worker writes, one line `{row, result}` per result: workers must see this path. */
+  output: string;
+  /** Results per page, 1-100 (default 100). */
+  pageSize?: number;
+  keyId?: string;
+  /** Letters, digits, _ and - (never personal data); default: generated. A used id is refused. */
+  exportId?: string;
+  /** Replace an existing non-empty output file. */
+  overwrite?: boolean;
+  pollIntervalMs?: number;
+  maxWaitMs?: number;
+}
+
+export interface SearchExportHandle {
+  exportId: string;
+  workflowId: string;
+  /** The export's summary once every page is written; throws PcdsCallError when it failed. */
+  result(): Promise<SearchExportSummary>;
+  workflow: WorkflowHandle<typeof searchExport>;
+}
+
+export interface BatchHandle {
+  batchId: string;
+  workflowId: string;
+  /** Progress while the batch runs (paused included), its summary once it ended. */
+  status(): Promise<BatchStatus>;
+  /** Stop starting rows; rows in flight finish and are written. The reason must hold no personal data. */
+  pause(reason?: string): Promise<void>;
+  /** Start rows again (the worker re-reads its keys and closes their credit breakers). */
+  resume(): Promise<void>;
+  /** Rows in flight at once, 1 to MAX_WINDOW. */
+  setWindow(width: number): Promise<void>;
+  /** Rows in flight are cancelled; what finished is written, and result() gives the summary. */
+  cancel(): Promise<void>;
+  /** The summary once the batch ends (state done or cancelled); throws PcdsCallError when it failed. */
+  result(): Promise<BatchSummary>;
+  workflow: BatchWorkflowHandle;
+}
+
 const KEY_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 export function callWorkflowId(endpoint: string, idempotencyKey?: string): string {
   if (idempotencyKey !== undefined && !KEY_RE.test(idempotencyKey)) {
-    throw new PcdsUsageError('idempotency key: 1-128 letters, digits, _ . : - only');
+    throw new PcdsUsageError(
+      'invalid_options',
+      'idempotency key: 1-128 letters, digits, _ . : - only',
+    );
   }
   return `call-${endpoint}-${idempotencyKey ?? randomUUID()}`;
 }
+
+export const searchExportWorkflowId = (exportId: string) => `search-export-${exportId}`;
 
 export interface PcdsClient {
   temporal: Client;
@@ -110,12 +166,23 @@ export interface PcdsClient {
     params: Record<string, unknown>,
     options?: StartCallOptions,
   ): Promise<CallSuccess>;
-  /** A handle on a call started earlier (by id). */
+  /** A handle on a call started earlier (by workflow id). */
   getCall(workflowId: string): CallHandle;
   searchPeople(
     params: Record<string, unknown>,
     options: SearchPeopleOptions,
   ): Promise<PersonSearchResult>;
+  /** Pages one person search into a JSONL file written by the worker. */
+  startSearchExport(
+    params: Record<string, unknown>,
+    options: SearchExportOptions,
+  ): Promise<SearchExportHandle>;
+  /** A handle on an export started earlier (by export id). */
+  getSearchExport(exportId: string): SearchExportHandle;
+  /** Checks the request (endpoint, files, columns, output, id), then starts the batch. */
+  startBatch(request: BatchRequest): Promise<BatchHandle>;
+  /** A handle on a batch started earlier (by batch id). */
+  getBatch(batchId: string): BatchHandle;
   close(): Promise<void>;
 }
 
@@ -125,40 +192,37 @@ export function validatedParams(
 ): { endpoint: EndpointDef; params: Record<string, unknown> } {
   const endpoint = findEndpoint(endpointName);
   if (!endpoint)
-    throw new PcdsUsageError(`unknown endpoint "${endpointName}" (see \`pcds call --help\`)`);
+    throw new PcdsUsageError(
+      'unknown_endpoint',
+      `unknown endpoint "${endpointName}" (see \`pcds call --help\`)`,
+    );
   if (endpoint.polling === 'sync') {
-    throw new PcdsUsageError(`${endpoint.name} is synchronous: there is no durable call to start`);
+    throw new PcdsUsageError(
+      'not_async_endpoint',
+      `${endpoint.name} is synchronous: there is no durable call to start`,
+    );
   }
   const v = validateInput(endpoint, params);
   if (!v.ok)
     throw new PcdsUsageError(
+      'invalid_params',
       `invalid parameters for ${endpoint.name}: ${formatProblems(v.problems)}`,
       v.problems,
     );
   return { endpoint, params: v.value };
 }
 
-/** Rethrows a workflow failure as PcdsCallError (the failure type is the error code). */
-export async function outcomeOf<T>(workflowId: string, result: Promise<T>): Promise<T> {
-  try {
-    return await result;
-  } catch (err) {
-    if (
-      err instanceof WorkflowFailedError &&
-      err.cause instanceof ApplicationFailure &&
-      err.cause.type
-    ) {
-      const details = (err.cause.details?.[0] ?? {}) as { httpStatus?: number; requestId?: string };
-      throw new PcdsCallError(
-        err.cause.type,
-        err.cause.message,
-        workflowId,
-        details.httpStatus,
-        details.requestId,
-      );
-    }
-    throw err;
-  }
+const isIntIn = (n: number | undefined, min: number, max: number) =>
+  n !== undefined && Number.isInteger(n) && n >= min && n <= max;
+
+function checkPaging(maxResults: number, pageSize: number | undefined, maxOfMax: number) {
+  if (!isIntIn(maxResults, 1, maxOfMax))
+    throw new PcdsUsageError(
+      'invalid_options',
+      `maxResults must be an integer from 1 to ${maxOfMax}`,
+    );
+  if (pageSize !== undefined && !isIntIn(pageSize, 1, 100))
+    throw new PcdsUsageError('invalid_options', 'pageSize must be an integer from 1 to 100');
 }
 
 export async function createPcdsClient(options: PcdsClientOptions = {}): Promise<PcdsClient> {
@@ -168,17 +232,71 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     (await Connection.connect({ address: options.address ?? '127.0.0.1:7233' }));
   const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
   const taskQueue = options.taskQueue ?? 'pcds';
+  const defaults = options.defaults ?? {};
 
-  const handleOf = (workflow: WorkflowHandle): CallHandle => ({
-    workflowId: workflow.workflowId,
-    workflow,
-    result: () =>
-      outcomeOf(
-        workflow.workflowId,
-        workflow.result() as Promise<CallOutcome>,
-      ) as Promise<CallSuccess>,
-    state: () => workflow.query(callStateQuery),
-  });
+  const callHandleOf = (workflow: WorkflowHandle<typeof endpointCall>): CallHandle => {
+    const { workflowId } = workflow;
+    const notFound = () =>
+      new PcdsUsageError('call_not_found', `no call with workflow id ${workflowId}`);
+    return {
+      workflowId,
+      workflow,
+      async result() {
+        const outcome = await orNotFound(() => outcomeOf(workflowId, workflow.result()), notFound);
+        // Failures end the workflow with their code; a returned failure is reported the same way.
+        if (outcome.outcome === 'failed')
+          throw new PcdsCallError(
+            pcdsErrorCode(outcome.code),
+            outcome.message,
+            workflowId,
+            outcome.httpStatus,
+            outcome.requestId,
+          );
+        return outcome;
+      },
+      state: () => orNotFound(() => workflow.query(callStateQuery), notFound),
+    };
+  };
+
+  const exportHandleOf = (exportId: string): SearchExportHandle => {
+    const workflowId = searchExportWorkflowId(exportId);
+    const workflow = temporal.workflow.getHandle<typeof searchExport>(workflowId);
+    return {
+      exportId,
+      workflowId,
+      workflow,
+      result: () =>
+        orNotFound(
+          () => outcomeOf(workflowId, workflow.result()),
+          () => new PcdsUsageError('export_not_found', `no search export with id ${exportId}`),
+        ),
+    };
+  };
+
+  const batchHandleOf = (workflow: BatchWorkflowHandle, batchId: string): BatchHandle => {
+    const notFound = () => batchNotFound(batchId);
+    return {
+      batchId,
+      workflowId: workflow.workflowId,
+      workflow,
+      status: () => batchStatus(workflow),
+      pause: (reason) =>
+        orNotFound(() => workflow.signal(pauseBatchSignal, reason ? { reason } : {}), notFound),
+      resume: () => orNotFound(() => workflow.signal(resumeBatchSignal), notFound),
+      async setWindow(width) {
+        if (!isIntIn(width, 1, MAX_WINDOW))
+          throw new PcdsUsageError(
+            'invalid_options',
+            `the window must be an integer from 1 to ${MAX_WINDOW}`,
+          );
+        await orNotFound(() => workflow.signal(setBatchWindowSignal, width), notFound);
+      },
+      async cancel() {
+        await orNotFound(() => workflow.cancel(), notFound);
+      },
+      result: () => batchResult(workflow),
+    };
+  };
 
   const startCall: PcdsClient['startCall'] = async (endpointName, rawParams, opts = {}) => {
     const { endpoint, params } = validatedParams(endpointName, rawParams);
@@ -186,7 +304,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     const input: EndpointCallInput = {
       endpoint: endpoint.name,
       params,
-      ...options.defaults,
+      ...defaults,
       ...(opts.keyId ? { keyId: opts.keyId } : {}),
       ...(opts.webhook ? { webhook: true } : {}),
       ...(opts.pollIntervalMs ? { pollIntervalMs: opts.pollIntervalMs } : {}),
@@ -196,10 +314,10 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       { key: PcdsEndpoint, value: endpoint.name },
       { key: PcdsOutcome, value: 'running' },
       { key: PcdsState, value: 'submitting' },
-      ...(opts.keyId ? [{ key: PcdsKeyId, value: opts.keyId }] : []),
-    ] as SearchAttributePair[];
+    ];
+    if (opts.keyId) attrs.push({ key: PcdsKeyId, value: opts.keyId });
     try {
-      const workflow = await temporal.workflow.start('endpointCall', {
+      const workflow = await temporal.workflow.start(endpointCall, {
         taskQueue,
         workflowId,
         args: [input],
@@ -208,11 +326,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         typedSearchAttributes: attrs,
         staticSummary: `${endpoint.name} call`,
       });
-      return handleOf(workflow);
+      return callHandleOf(workflow);
     } catch (err) {
       // The same key finished earlier: that call is the answer, not a second one.
       if (err instanceof WorkflowExecutionAlreadyStartedError)
-        return handleOf(temporal.workflow.getHandle(workflowId));
+        return callHandleOf(temporal.workflow.getHandle<typeof endpointCall>(workflowId));
       throw err;
     }
   };
@@ -224,17 +342,12 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       const handle = await startCall(endpoint, params, opts);
       return handle.result();
     },
-    getCall: (workflowId) => handleOf(temporal.workflow.getHandle(workflowId)),
+    getCall: (workflowId) =>
+      callHandleOf(temporal.workflow.getHandle<typeof endpointCall>(workflowId)),
+
     async searchPeople(rawParams, opts) {
       const { params } = validatedParams('person_search', rawParams);
-      if (!Number.isInteger(opts.maxResults) || opts.maxResults < 1)
-        throw new PcdsUsageError('maxResults must be a positive integer');
-      if (
-        opts.pageSize !== undefined &&
-        (!Number.isInteger(opts.pageSize) || opts.pageSize < 1 || opts.pageSize > 100)
-      ) {
-        throw new PcdsUsageError('pageSize must be an integer from 1 to 100');
-      }
+      checkPaging(opts.maxResults, opts.pageSize, Number.MAX_SAFE_INTEGER);
       const workflowId = callWorkflowId('person_search', opts.idempotencyKey).replace(
         /^call-/,
         'search-',
@@ -244,13 +357,13 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         maxResults: opts.maxResults,
         ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
         ...(opts.keyId ? { keyId: opts.keyId } : {}),
-        pollIntervalMs: opts.pollIntervalMs ?? options.defaults?.pollIntervalMs,
-        maxWaitMs: opts.maxWaitMs ?? options.defaults?.maxWaitMs,
+        pollIntervalMs: opts.pollIntervalMs ?? defaults.pollIntervalMs,
+        maxWaitMs: opts.maxWaitMs ?? defaults.maxWaitMs,
         output: { kind: 'return' },
       };
-      let workflow: WorkflowHandle;
+      let workflow: WorkflowHandle<typeof personSearch>;
       try {
-        workflow = await temporal.workflow.start('personSearch', {
+        workflow = await temporal.workflow.start(personSearch, {
           taskQueue,
           workflowId,
           args: [input],
@@ -264,10 +377,77 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        workflow = temporal.workflow.getHandle(workflowId);
+        workflow = temporal.workflow.getHandle<typeof personSearch>(workflowId);
       }
-      return outcomeOf(workflowId, workflow.result() as Promise<PersonSearchResult>);
+      return outcomeOf(workflowId, workflow.result());
     },
+
+    async startSearchExport(rawParams, opts) {
+      const { params } = validatedParams('person_search', rawParams);
+      checkPaging(opts.maxResults, opts.pageSize, MAX_EXPORT_RESULTS);
+      const exportId = opts.exportId ?? `s${newBatchId().slice(1)}`;
+      if (!BATCH_ID_PATTERN.test(exportId))
+        throw new PcdsUsageError('invalid_batch_id', 'export id: 1 to 64 letters, digits, _ or -');
+      const output = resolve(opts.output);
+      const existing = await stat(output).catch(() => undefined);
+      if (existing && existing.size > 0 && !opts.overwrite) {
+        throw new PcdsUsageError(
+          'output_exists',
+          `the output file ${opts.output} exists and is not empty: choose another output or overwrite it`,
+        );
+      }
+      const pollIntervalMs = opts.pollIntervalMs ?? defaults.pollIntervalMs;
+      const maxWaitMs = opts.maxWaitMs ?? defaults.maxWaitMs;
+      const input: SearchExportInput = {
+        params,
+        maxResults: opts.maxResults,
+        output,
+        exportId,
+        ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+        ...(opts.keyId ? { keyId: opts.keyId } : {}),
+        ...(pollIntervalMs ? { pollIntervalMs } : {}),
+        ...(maxWaitMs ? { maxWaitMs } : {}),
+      };
+      try {
+        await temporal.workflow.start(searchExport, {
+          taskQueue,
+          workflowId: searchExportWorkflowId(exportId),
+          args: [input],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          typedSearchAttributes: [
+            { key: PcdsBatchId, value: exportId },
+            { key: PcdsEndpoint, value: 'person_search' },
+          ],
+          staticSummary: `person search export of up to ${opts.maxResults} rows`,
+        });
+      } catch (err) {
+        if (err instanceof WorkflowExecutionAlreadyStartedError)
+          throw new PcdsUsageError(
+            'export_exists',
+            `a search export with id ${exportId} already exists: choose another id`,
+          );
+        throw err;
+      }
+      return exportHandleOf(exportId);
+    },
+    getSearchExport(exportId) {
+      if (!BATCH_ID_PATTERN.test(exportId))
+        throw new PcdsUsageError('invalid_batch_id', 'export id: 1 to 64 letters, digits, _ or -');
+      return exportHandleOf(exportId);
+    },
+
+    async startBatch(request) {
+      const prepared = await prepareBatch({
+        ...request,
+        pollIntervalMs: request.pollIntervalMs ?? defaults.pollIntervalMs,
+        maxWaitMs: request.maxWaitMs ?? defaults.maxWaitMs,
+        webhookFallbackPollMs: request.webhookFallbackPollMs ?? defaults.webhookFallbackPollMs,
+      });
+      const workflow = await startBatchWorkflow(temporal, taskQueue, prepared);
+      return batchHandleOf(workflow, prepared.input.batchId);
+    },
+    getBatch: (batchId) => batchHandleOf(batchHandle(temporal, batchId), batchId),
+
     async close() {
       if (ownsConnection) await connection.close();
     },

@@ -1,16 +1,31 @@
-// The package's public surface for services: the typed client, its errors and the types of what
-// it returns. Workers come from `pcds-orchestrator/worker`, the workflows module from
-// `pcds-orchestrator/workflows`, the local emulator from `pcds-orchestrator/emulator`.
+// The package's public surface for services: the typed client, its handles, its errors and the
+// types of what it returns. Workers come from `pcds-orchestrator/worker`, the workflows module
+// from `pcds-orchestrator/workflows`, the local emulator from `pcds-orchestrator/emulator`.
 export {
   createPcdsClient,
-  PcdsCallError,
-  PcdsUsageError,
+  MAX_EXPORT_RESULTS,
+  type BatchHandle,
   type CallHandle,
   type CallSuccess,
   type PcdsClient,
   type PcdsClientOptions,
+  type SearchExportHandle,
+  type SearchExportOptions,
   type SearchPeopleOptions,
   type StartCallOptions,
 } from './client.js';
-export type { CallOutcome, CallState } from './workflows/types.js';
+export { PcdsCallError, PcdsUsageError } from './client-errors.js';
+export { BatchSetupError, type BatchRequest, type BatchStatus } from './batch/launch.js';
+export { PcdsError } from './contract/pcds-error.js';
+export { ERROR_CODES, isPcdsErrorCode, type PcdsErrorCode } from './contract/errors.js';
+export {
+  MAX_WINDOW,
+  type BatchProgress,
+  type BatchStateName,
+  type BatchSummary,
+  type PauseReason,
+  type ResultLine,
+} from './batch/types.js';
+export type { CallOutcome, CallState, CallTiming } from './workflows/types.js';
 export type { PersonSearchResult } from './workflows/person-search.js';
+export type { SearchExportSummary } from './workflows/search-export.js';

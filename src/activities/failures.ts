@@ -33,19 +33,8 @@ export interface FailureDetails {
   retryDelayMs?: number;
 }
 
-// Codes of this orchestrator that the contract's taxonomy does not list.
-const ORCHESTRATOR_CODES: Record<string, string> = {
-  unknown_endpoint: 'no such endpoint in the catalogue',
-  not_async_endpoint: 'the endpoint is synchronous: there is no job to submit and poll',
-  unknown_key: 'no key with that id is configured on the worker',
-  webhook_not_configured: 'webhook mode needs a configured receiver (PCDS_WEBHOOK_PUBLIC_URL)',
-  submit_intent_not_recorded:
-    'the workflow could not record that the submit was about to be sent, so it was not sent',
-};
-
 export function describeCode(code: string, httpStatus?: number): string {
-  const meaning =
-    errorInfo(code)?.meaning ?? ORCHESTRATOR_CODES[code] ?? 'the service refused the request';
+  const meaning = errorInfo(code)?.meaning ?? 'the service refused the request';
   return `${code}${httpStatus ? ` (HTTP ${httpStatus})` : ''}: ${meaning}`;
 }
 

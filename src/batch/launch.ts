@@ -1,19 +1,28 @@
 // Client side of a batch: checks everything that can be checked before a batch starts (endpoint,
 // files, columns, output, batch id), then starts the workflow with its search attributes and
-// summary, and finds it again by id. Used by the CLI, the demo, the client and the tests.
+// summary, finds it again by id and reads its status. Used by the CLI, the demo, the client and
+// the tests.
 import { randomBytes } from 'node:crypto';
 import { access, stat, truncate } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   WorkflowExecutionAlreadyStartedError,
   type Client,
+  type WorkflowExecutionStatusName,
   type WorkflowHandle,
 } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
-import { findEndpoint, type EndpointDef } from '../contract/index.js';
+import {
+  findEndpoint,
+  PcdsError,
+  type EndpointDef,
+  type PcdsErrorCode,
+} from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import type { batchWorkflow } from '../workflows/batch.js';
+import { orNotFound, outcomeOf } from '../client-errors.js';
 import { ColumnError, parseColumnMap } from './columns.js';
 import { batchProgressQuery } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
@@ -23,12 +32,16 @@ import {
   batchWorkflowId,
   type BatchInput,
   type BatchProgress,
+  type BatchSummary,
   type InputInspection,
 } from './types.js';
 
-/** A batch could not start: the message names the problem and the fix. */
-export class BatchSetupError extends Error {
+/** A batch could not start (or be found): the message names the problem and the fix. */
+export class BatchSetupError extends PcdsError {
   override name = 'BatchSetupError';
+  constructor(code: PcdsErrorCode, message: string) {
+    super(code, message);
+  }
 }
 
 export interface BatchRequest {
@@ -68,38 +81,51 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
   const endpoint = findEndpoint(endpointName);
   if (!endpoint) {
     throw new BatchSetupError(
+      'unknown_endpoint',
       `unknown endpoint "${endpointName}"; see \`pcds call --help\` for the catalogue`,
     );
   }
   if (endpoint.polling === 'sync') {
-    throw new BatchSetupError(`${endpoint.name} is synchronous: there is nothing to batch`);
+    throw new BatchSetupError(
+      'not_async_endpoint',
+      `${endpoint.name} is synchronous: there is nothing to batch`,
+    );
   }
   const batchId = req.batchId ?? newBatchId();
   if (!BATCH_ID_PATTERN.test(batchId)) {
-    throw new BatchSetupError('--id: 1 to 64 letters, digits, _ or - (and never personal data)');
+    throw new BatchSetupError(
+      'invalid_batch_id',
+      '--id: 1 to 64 letters, digits, _ or - (and never personal data)',
+    );
   }
   if (
     req.window !== undefined &&
     (!Number.isInteger(req.window) || req.window < 1 || req.window > MAX_WINDOW)
   ) {
-    throw new BatchSetupError(`--window must be an integer from 1 to ${MAX_WINDOW}`);
+    throw new BatchSetupError(
+      'invalid_options',
+      `--window must be an integer from 1 to ${MAX_WINDOW}`,
+    );
   }
   const inputPath = resolve(req.input);
   const outputPath = resolve(req.output);
-  if (inputPath === outputPath) throw new BatchSetupError('--output must not be the input file');
+  if (inputPath === outputPath)
+    throw new BatchSetupError('invalid_options', '--output must not be the input file');
   try {
     const st = await stat(inputPath);
-    if (!st.isFile()) throw new BatchSetupError(`${req.input} is not a file`);
+    if (!st.isFile()) throw new BatchSetupError('input_not_readable', `${req.input} is not a file`);
     await access(inputPath, constants.R_OK);
   } catch (err) {
     if (err instanceof BatchSetupError) throw err;
     throw new BatchSetupError(
+      'input_not_readable',
       `cannot read the input file ${req.input}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
     );
   }
   const existing = await stat(outputPath).catch(() => undefined);
   if (existing && existing.size > 0 && !req.overwrite) {
     throw new BatchSetupError(
+      'output_exists',
       `the output file ${req.output} exists and is not empty: choose another --output or pass --overwrite`,
     );
   }
@@ -133,12 +159,14 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
     return { input, endpoint, inspection };
   } catch (err) {
     if (err instanceof ColumnError || err instanceof InputError)
-      throw new BatchSetupError(err.message);
+      throw new BatchSetupError('invalid_input_file', err.message);
     throw err;
   }
 }
 
-export type BatchHandle = WorkflowHandle<typeof batchWorkflow>;
+export type BatchWorkflowHandle = WorkflowHandle<typeof batchWorkflow>;
+/** @deprecated The client's BatchHandle is another type: use BatchWorkflowHandle. */
+export type BatchHandle = BatchWorkflowHandle;
 
 /** Starts the batch workflow; a batch id already used is refused (its rows' ids would collide). */
 export async function startBatchWorkflow(
@@ -164,6 +192,7 @@ export async function startBatchWorkflow(
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
       throw new BatchSetupError(
+        'batch_exists',
         `a batch with id ${input.batchId} already exists: choose another --id`,
       );
     }
@@ -172,12 +201,79 @@ export async function startBatchWorkflow(
 }
 
 export function batchHandle(client: Client, batchId: string): BatchHandle {
-  if (!BATCH_ID_PATTERN.test(batchId)) throw new BatchSetupError(`"${batchId}" is not a batch id`);
+  // The id is not echoed: a malformed one may be anything, personal data included.
+  if (!BATCH_ID_PATTERN.test(batchId))
+    throw new BatchSetupError(
+      'invalid_batch_id',
+      'not a batch id: 1 to 64 letters, digits, _ or -',
+    );
   return client.workflow.getHandle<typeof batchWorkflow>(batchWorkflowId(batchId));
 }
 
 export function queryProgress(handle: BatchHandle): Promise<BatchProgress> {
   return handle.query(batchProgressQuery);
+}
+
+/** Where a batch stands: its progress while it runs (paused included), its summary once it ended. */
+export type BatchStatus =
+  { ended: false; progress: BatchProgress } | { ended: true; summary: BatchSummary };
+
+/**
+ * How a batch's status is read from its execution status: a running batch answers the progress
+ * query, a completed one (done or cancelled) has its summary as result, any other end is a failure.
+ */
+export function batchStatusSource(
+  execution: WorkflowExecutionStatusName,
+): 'progress' | 'summary' | 'failure' {
+  switch (execution) {
+    case 'RUNNING':
+    case 'CONTINUED_AS_NEW':
+    case 'PAUSED':
+      return 'progress';
+    case 'COMPLETED':
+      return 'summary';
+    default:
+      return 'failure';
+  }
+}
+
+const batchIdOf = (handle: BatchWorkflowHandle) => handle.workflowId.replace(/^batch-/, '');
+
+/** A batch id that names no batch. */
+export const batchNotFound = (batchId: string) =>
+  new BatchSetupError('batch_not_found', `no batch with id ${batchId} (workflow batch-${batchId})`);
+
+/** The summary of a batch once it ends; a batch that failed throws its PcdsCallError. */
+export function batchResult(handle: BatchWorkflowHandle): Promise<BatchSummary> {
+  return orNotFound(
+    () => outcomeOf(handle.workflowId, handle.result()),
+    () => batchNotFound(batchIdOf(handle)),
+  );
+}
+
+/** Queries are refused between two runs of a batch and before its first task: ask a few times. */
+const PROGRESS_ATTEMPTS = 5;
+const PROGRESS_RETRY_MS = 200;
+
+/**
+ * The status of a batch, as `pcds batch status` shows it: the progress while it runs, the summary
+ * once it ended. A batch that failed or was terminated throws a PcdsCallError with its code; an
+ * unknown id a BatchSetupError (batch_not_found).
+ */
+export async function batchStatus(handle: BatchWorkflowHandle): Promise<BatchStatus> {
+  const notFound = () => batchNotFound(batchIdOf(handle));
+  for (let attempt = 1; ; attempt++) {
+    const { status } = await orNotFound(() => handle.describe(), notFound);
+    const source = batchStatusSource(status.name);
+    // Completed: its summary. Failed, terminated or timed out: the result throws why.
+    if (source !== 'progress') return { ended: true, summary: await batchResult(handle) };
+    try {
+      return { ended: false, progress: await queryProgress(handle) };
+    } catch (err) {
+      if (attempt >= PROGRESS_ATTEMPTS) throw err;
+      await sleep(PROGRESS_RETRY_MS);
+    }
+  }
 }
 
 /** The Web UI page of a workflow. */

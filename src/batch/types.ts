@@ -1,6 +1,7 @@
 // Data of a batch shared by the batch workflow, its activities, the client and the CLI. Pure
 // types: workflow code imports this file. Rows are numbered from 1 (the first data row).
 
+import type { PcdsErrorCode } from '../contract/errors.js';
 import type { RequestCounts } from './job-duration.js';
 
 export type InputFormat = 'csv' | 'jsonl';
@@ -77,7 +78,7 @@ export interface ResultLine {
 }
 
 /** Code of a row that was not sent because its input is malformed. */
-export const INVALID_ROW = 'invalid_row';
+export const INVALID_ROW = 'invalid_row' satisfies PcdsErrorCode;
 
 export type BatchStateName =
   'running' | 'paused' | 'draining' | 'cancelling' | 'done' | 'cancelled';

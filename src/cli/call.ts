@@ -1,11 +1,11 @@
 // `pcds call <endpoint> --<param> <value> ...`: one durable call, printed as JSON.
 import type { Command } from 'commander';
-import { createPcdsClient, validatedParams, type PcdsClient } from '../client.js';
+import { validatedParams } from '../client.js';
 import { ASYNC_ENDPOINTS, findEndpoint } from '../contract/index.js';
 import { loadConfig } from '../config.js';
 import { action, printJson, UsageError } from './output.js';
 import { parameterHelp, paramsFromArgs } from './params.js';
-import { temporalUnreachable } from './temporal-connection.js';
+import { connectPcdsClient } from './temporal-connection.js';
 
 const CALL_FLAGS = `Call options:
   --wait / --no-wait   wait for the outcome (default) or print the workflow id and return
@@ -110,21 +110,7 @@ export function registerCallCommand(program: Command): Command {
         // Bad parameters are reported before anything connects (exit 2, like any usage error).
         validatedParams(endpoint.name, params);
         const config = loadConfig();
-        let client: PcdsClient;
-        try {
-          client = await createPcdsClient({
-            address: config.PCDS_TEMPORAL_ADDRESS,
-            namespace: config.PCDS_TEMPORAL_NAMESPACE,
-            taskQueue: config.PCDS_TASK_QUEUE,
-            defaults: {
-              pollIntervalMs: config.PCDS_POLL_INTERVAL_MS,
-              maxWaitMs: config.PCDS_MAX_WAIT_MS,
-              webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS,
-            },
-          });
-        } catch {
-          throw temporalUnreachable(config);
-        }
+        const client = await connectPcdsClient(config);
         try {
           const handle = await client.startCall(endpoint.name, params, {
             ...(flags.id ? { idempotencyKey: flags.id } : {}),

@@ -1,16 +1,10 @@
 // `pcds search export`: every result of one person search, up to a maximum, into a JSONL file
 // (one line `{row, result}` per person), read from stored pages by GET.
-import { resolve } from 'node:path';
-import { stat } from 'node:fs/promises';
-import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { Command } from 'commander';
-import { newBatchId, webUiLink } from '../batch/launch.js';
-import { BATCH_ID_PATTERN } from '../batch/types.js';
-import { formatProblems, getEndpoint, validateInput } from '../contract/index.js';
+import { webUiLink } from '../batch/launch.js';
+import { MAX_EXPORT_RESULTS, validatedParams } from '../client.js';
 import { loadConfig } from '../config.js';
-import { PcdsBatchId, PcdsEndpoint } from '../temporal/search-attributes.js';
-import type { searchExport } from '../workflows/search-export.js';
-import { connectTemporal } from './temporal-connection.js';
+import { connectPcdsClient } from './temporal-connection.js';
 import { action, UsageError } from './output.js';
 import { intArg } from './args.js';
 
@@ -39,7 +33,7 @@ export function registerSearchCommand(program: Command): Command {
     .requiredOption(
       '--max <n>',
       'most results to export (the service pages up to offset 999)',
-      intArg('--max', 1, 1099),
+      intArg('--max', 1, MAX_EXPORT_RESULTS),
     )
     .requiredOption('-o, --output <file>', 'JSONL file: one line per result')
     .option('--page-size <n>', 'results per page (1-100)', intArg('--page-size', 1, 100), 100)
@@ -60,45 +54,22 @@ export function registerSearchCommand(program: Command): Command {
           }
         }
         const params = { ...extra, ...(o.query ? { query: o.query } : {}) };
-        const checked = validateInput(getEndpoint('person_search'), params);
-        if (!checked.ok) throw new UsageError(`person_search: ${formatProblems(checked.problems)}`);
-        const exportId = o.id ?? `s${newBatchId().slice(1)}`;
-        if (!BATCH_ID_PATTERN.test(exportId))
-          throw new UsageError('--id: 1 to 64 letters, digits, _ or -');
-        const output = resolve(o.output);
-        const existing = await stat(output).catch(() => undefined);
-        if (existing && existing.size > 0 && !o.overwrite) {
-          throw new UsageError(
-            `the output file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
-          );
-        }
+        // Bad parameters are reported before anything connects (exit 2, like any usage error).
+        validatedParams('person_search', params);
         const config = loadConfig();
-        const { client, close } = await connectTemporal(config);
+        const client = await connectPcdsClient(config);
         try {
-          const workflowId = `search-export-${exportId}`;
-          const handle = await client.workflow.start<typeof searchExport>('searchExport', {
-            taskQueue: config.PCDS_TASK_QUEUE,
-            workflowId,
-            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            args: [
-              {
-                params: checked.value,
-                maxResults: o.max,
-                output,
-                pageSize: o.pageSize,
-                exportId,
-                ...(o.key ? { keyId: o.key } : {}),
-              },
-            ],
-            typedSearchAttributes: [
-              { key: PcdsBatchId, value: exportId },
-              { key: PcdsEndpoint, value: 'person_search' },
-            ],
-            staticSummary: `person search export of up to ${o.max} rows`,
+          const handle = await client.startSearchExport(params, {
+            maxResults: o.max,
+            output: o.output,
+            pageSize: o.pageSize,
+            ...(o.key ? { keyId: o.key } : {}),
+            ...(o.id ? { exportId: o.id } : {}),
+            ...(o.overwrite ? { overwrite: true } : {}),
           });
-          process.stdout.write(`export ${exportId}\n`);
+          process.stdout.write(`export ${handle.exportId}\n`);
           process.stderr.write(
-            `Web UI: ${webUiLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, workflowId)}\n`,
+            `Web UI: ${webUiLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, handle.workflowId)}\n`,
           );
           if (o.detach) return;
           const s = await handle.result();
@@ -106,7 +77,7 @@ export function registerSearchCommand(program: Command): Command {
             `exported ${s.rows} rows in ${s.pages} pages to ${s.output} (stopped: ${s.stoppedBy.replace(/_/g, ' ')}; last status ${s.lastStatus})\n`,
           );
         } finally {
-          await close();
+          await client.close();
         }
       }),
     );

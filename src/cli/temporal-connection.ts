@@ -1,6 +1,7 @@
 // How CLI commands reach Temporal: one connection per command, and one clear message (with the
 // fix) when the server cannot be reached, instead of the core's transport error.
 import { Client, Connection } from '@temporalio/client';
+import { createPcdsClient, type PcdsClient } from '../client.js';
 import type { Config } from '../config.js';
 import { CliError } from './output.js';
 
@@ -21,4 +22,22 @@ export async function connectTemporal(
   }
   const client = new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE });
   return { client, close: () => connection.close() };
+}
+
+/** The typed client on the configured server, task queue and call defaults. */
+export async function connectPcdsClient(config: Config): Promise<PcdsClient> {
+  try {
+    return await createPcdsClient({
+      address: config.PCDS_TEMPORAL_ADDRESS,
+      namespace: config.PCDS_TEMPORAL_NAMESPACE,
+      taskQueue: config.PCDS_TASK_QUEUE,
+      defaults: {
+        pollIntervalMs: config.PCDS_POLL_INTERVAL_MS,
+        maxWaitMs: config.PCDS_MAX_WAIT_MS,
+        webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS,
+      },
+    });
+  } catch {
+    throw temporalUnreachable(config);
+  }
 }

@@ -1,12 +1,13 @@
 // The error taxonomy: every error.code of the interface with its HTTP status and how a caller
-// must react to it. Codes are the service's own; a few client-side codes are added for outcomes
-// the interface leaves to the caller (marked `local`).
+// must react to it, then the orchestrator's own codes (marked `local`): outcomes the interface
+// leaves to the caller, and refusals of the orchestrator itself. One list: `PcdsErrorCode` is
+// derived from it, so a code used anywhere is a code of this table.
 
 /** How a caller reacts: retry after the wait the service asked, back off and retry, or stop. */
 export type RetryRule = 'after_wait' | 'backoff' | 'never';
 
-export interface ErrorInfo {
-  readonly code: string;
+export interface ErrorInfo<C extends string = string> {
+  readonly code: C;
   readonly http: number;
   readonly retry: RetryRule;
   /**
@@ -18,14 +19,14 @@ export interface ErrorInfo {
   readonly local?: boolean;
 }
 
-const e = (
-  code: string,
+const e = <const C extends string>(
+  code: C,
   http: number,
   retry: RetryRule,
   systemic: boolean,
   meaning: string,
   local = false,
-): ErrorInfo => ({
+): ErrorInfo<C> => ({
   code,
   http,
   retry,
@@ -34,7 +35,11 @@ const e = (
   ...(local ? { local } : {}),
 });
 
-export const ERRORS: readonly ErrorInfo[] = [
+/** An orchestrator code: no HTTP status, never retried, about one call or batch. */
+const own = <const C extends string>(code: C, meaning: string) =>
+  e(code, 0, 'never', false, meaning, true);
+
+export const ERRORS = [
   e('missing_credentials', 401, 'never', true, 'no key or secret sent'),
   e('invalid_credentials', 401, 'never', true, 'key or secret wrong, or key disabled'),
   e('api_key_expired', 401, 'never', true, 'key past expiry'),
@@ -111,11 +116,67 @@ export const ERRORS: readonly ErrorInfo[] = [
   ),
   e('poll_timeout', 0, 'never', false, 'the job did not finish within the maximum wait', true),
   e('invalid_response', 0, 'backoff', false, 'the reply did not match the interface', true),
-];
+  e(
+    'unknown_code',
+    0,
+    'never',
+    false,
+    'the service answered an error code the interface does not document',
+    true,
+  ),
+  // The orchestrator's own refusals and outcomes (workers, workflows, client and CLI).
+  own('unknown_endpoint', 'no such endpoint in the catalogue'),
+  own('not_async_endpoint', 'the endpoint is synchronous: there is no job to submit and poll'),
+  own('unknown_key', 'no key with that id is configured on the worker'),
+  own(
+    'webhook_not_configured',
+    'webhook mode needs a configured receiver (PCDS_WEBHOOK_PUBLIC_URL)',
+  ),
+  own(
+    'submit_intent_not_recorded',
+    'the workflow could not record that the submit was about to be sent, so it was not sent',
+  ),
+  own('unknown_throttle', 'no throttle runs for that key id'),
+  own('invalid_params', "the parameters break the endpoint's input rules"),
+  own('invalid_options', 'an option is missing or out of range'),
+  own('invalid_batch_id', 'a batch or export id is 1 to 64 letters, digits, _ or -'),
+  own('input_not_readable', 'the input file cannot be read'),
+  own('invalid_input_file', 'the input file or its columns do not fit the endpoint'),
+  own('output_exists', 'the output file exists and is not empty'),
+  own('batch_exists', 'a batch with that id was started before'),
+  own('export_exists', 'a search export with that id was started before'),
+  own('batch_not_found', 'no batch with that id'),
+  own('export_not_found', 'no search export with that id'),
+  own('call_not_found', 'no call with that workflow id'),
+  own('no_keys', 'the worker has no API key configured'),
+  own('no_keys_left', "every key of the batch's pool was removed"),
+  own('paused_by_operator', 'an operator paused the batch (a pause reason, not a failure)'),
+  own('invalid_row', "the input row breaks the endpoint's input rules; it was not sent"),
+  own('row_already_run', 'a call for this row already completed under this batch id'),
+  own('child_failed', "a batch row's call ended without an error code"),
+  own('cancelled', 'cancelled before it finished'),
+  own('terminated', 'terminated by an operator'),
+  own('workflow_failed', 'the workflow ended without an error code (e.g. timed out)'),
+] as const satisfies readonly ErrorInfo[];
 
-const byCode = new Map(ERRORS.map((x) => [x.code, x]));
+/** Every code of the table: the service's and the orchestrator's. */
+export type PcdsErrorCode = (typeof ERRORS)[number]['code'];
 
-export function errorInfo(code: string): ErrorInfo | undefined {
+/** The codes of the table, in its order. */
+export const ERROR_CODES: readonly PcdsErrorCode[] = ERRORS.map((x) => x.code);
+
+const byCode = new Map<string, ErrorInfo<PcdsErrorCode>>(ERRORS.map((x) => [x.code, x]));
+
+export function isPcdsErrorCode(code: string): code is PcdsErrorCode {
+  return byCode.has(code);
+}
+
+/** A code as received (a failure type, a service's error.code): itself if known, else unknown_code. */
+export function pcdsErrorCode(code: string | undefined): PcdsErrorCode {
+  return code !== undefined && isPcdsErrorCode(code) ? code : 'unknown_code';
+}
+
+export function errorInfo(code: string): ErrorInfo<PcdsErrorCode> | undefined {
   return byCode.get(code);
 }
 

@@ -5,6 +5,7 @@ export * from './params.js';
 export * from './validate.js';
 export * from './status.js';
 export * from './errors.js';
+export * from './pcds-error.js';
 export * from './envelope.js';
 export * from './results.js';
 export * from './classify.js';

@@ -1,5 +1,7 @@
 // Typed errors of the HTTP layer: a request that got no reply (TransportError, with whether the
-// service may have received it) and a synchronous call the service refused (ServiceError).
+// service may have received it) and a synchronous call the service refused (ServiceError), both
+// PcdsErrors with a code of the taxonomy.
+import { PcdsError, type PcdsErrorCode } from '../contract/index.js';
 
 /**
  * Where a transport failure happened. `connect`: the request never left this process (refused,
@@ -9,30 +11,34 @@
  */
 export type TransportPhase = 'connect' | 'after_send';
 
-export class TransportError extends Error {
+export class TransportError extends PcdsError {
   override name = 'TransportError';
-  readonly code = 'transport_error';
+  declare readonly code: 'transport_error';
   constructor(
     readonly phase: TransportPhase,
     /** The underlying error code (ECONNREFUSED, UND_ERR_HEADERS_TIMEOUT, ...): no request data. */
     readonly causeCode: string,
   ) {
     super(
+      'transport_error',
       `${phase === 'connect' ? 'could not connect to the service' : 'no reply from the service'} (${causeCode})`,
     );
   }
 }
 
-/** The service answered a synchronous call with a failure envelope or an unexpected body. */
-export class ServiceError extends Error {
+/**
+ * The service answered a synchronous call with a failure envelope or an unexpected body. A code
+ * the interface does not document is `unknown_code` (the message names the code received).
+ */
+export class ServiceError extends PcdsError {
   override name = 'ServiceError';
   constructor(
-    readonly code: string,
+    code: PcdsErrorCode,
     readonly httpStatus: number,
     message: string,
     readonly retryAfterMs?: number,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

@@ -1,6 +1,7 @@
 // The gate every request to the service passes first. The HTTP activities ask it for a permit;
 // the shared throttle (src/throttle) implements it across workers; tests may use `unthrottled`.
 
+import { PcdsError } from '../contract/index.js';
 import type { PermitKind } from '../throttle/windows.js';
 
 export type RequestKind = PermitKind;
@@ -33,15 +34,16 @@ export const unthrottled: PermitGate = {
 };
 
 /** The key's credit breaker is open (a 402 was seen): no submit is sent until an operator resumes. */
-export class PermitRefusedError extends Error {
+export class PermitRefusedError extends PcdsError {
   override name = 'PermitRefusedError';
-  readonly code = 'insufficient_credits';
+  declare readonly code: 'insufficient_credits';
   constructor(
     readonly keyId: string,
     /** When the breaker opened (epoch ms). */
     readonly since: number,
   ) {
     super(
+      'insufficient_credits',
       `key ${keyId}: credits exhausted (402); submits are paused until an operator resumes (pcds throttle resume ${keyId})`,
     );
   }

@@ -2,7 +2,13 @@
 // keep-alive), credential headers per key, and every reply turned into a Reply value or a typed
 // error. Async endpoints return the raw Reply, which the contract's classifiers interpret.
 import { Pool } from 'undici';
-import { parseEnvelope, parseRetryAfter, type EndpointDef, type Reply } from '../contract/index.js';
+import {
+  parseEnvelope,
+  parseRetryAfter,
+  pcdsErrorCode,
+  type EndpointDef,
+  type Reply,
+} from '../contract/index.js';
 import { ServiceError, transportErrorOf } from './errors.js';
 
 export interface Credentials {
@@ -140,7 +146,7 @@ function syncData(reply: Reply): Record<string, unknown> {
           : 'invalid_response';
   const code = env?.error?.code ?? fallback;
   throw new ServiceError(
-    code,
+    pcdsErrorCode(code),
     reply.httpStatus,
     `${code} (HTTP ${reply.httpStatus})`,
     reply.retryAfterMs,

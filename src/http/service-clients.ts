@@ -1,6 +1,7 @@
 // The worker's clients, one per configured key id, over one shared pool. Secrets stay in here:
 // callers name a key by its id.
 import { requireKeys, type Config } from '../config.js';
+import { PcdsError } from '../contract/index.js';
 import { ServiceHttp, type ServiceClient } from './service-client.js';
 
 export interface ServiceClients {
@@ -12,9 +13,11 @@ export interface ServiceClients {
   close(): Promise<void>;
 }
 
-export class UnknownKeyError extends Error {
+export class UnknownKeyError extends PcdsError {
   override name = 'UnknownKeyError';
-  readonly code = 'unknown_key';
+  constructor(message: string) {
+    super('unknown_key', message);
+  }
 }
 
 export function createServiceClients(config: Config): ServiceClients {

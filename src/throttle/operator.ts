@@ -1,6 +1,7 @@
 // What operators do with the throttles: read each key's state and close a credit breaker.
 // Used by `pcds throttle` and available to services through the typed client.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { PcdsError } from '../contract/index.js';
 import {
   keyIdOfThrottleWorkflow,
   resetCreditsUpdate,
@@ -10,11 +11,14 @@ import {
   type ThrottleStatus,
 } from './protocol.js';
 
-export class UnknownThrottleError extends Error {
+export class UnknownThrottleError extends PcdsError {
   override name = 'UnknownThrottleError';
-  readonly code = 'unknown_throttle';
+  declare readonly code: 'unknown_throttle';
   constructor(readonly keyId: string) {
-    super(`no throttle runs for key "${keyId}" (it starts with the key's first request)`);
+    super(
+      'unknown_throttle',
+      `no throttle runs for key "${keyId}" (it starts with the key's first request)`,
+    );
   }
 }
 

@@ -3,6 +3,7 @@
 // the URL is what authenticates them; the token therefore never enters workflow history or logs.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { checkCallbackUrl } from '../contract/callback-url.js';
+import { PcdsError } from '../contract/pcds-error.js';
 import type { WebhookSecret, WebhookSettings } from './settings.js';
 
 /** 128 bits of the HMAC: far beyond online guessing, and short enough for the 1024-character limit. */
@@ -21,10 +22,13 @@ export function callbackToken(secret: WebhookSecret, workflowId: string): string
 }
 
 /** Raised when a callback URL would be refused by the service; the message never holds the token. */
-export class CallbackUrlRefusedError extends Error {
+export class CallbackUrlRefusedError extends PcdsError {
   override name = 'CallbackUrlRefusedError';
   /** The service's own code for the refusal, so callers can fail the call with it. */
-  readonly code = 'invalid_callback_url';
+  declare readonly code: 'invalid_callback_url';
+  constructor(message: string) {
+    super('invalid_callback_url', message);
+  }
 }
 
 /**

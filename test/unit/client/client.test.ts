@@ -1,0 +1,158 @@
+// The client's pure parts: how workflow failures become PcdsCallErrors, how a batch's status is
+// read from its execution status, and what the client refuses before anything is sent (with
+// messages that never echo a parameter's value). No server: the connection is lazy and unused.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection, WorkflowFailedError } from '@temporalio/client';
+import {
+  ApplicationFailure,
+  CancelledFailure,
+  RetryState,
+  TerminatedFailure,
+  TimeoutFailure,
+  TimeoutType,
+} from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchStatusSource, prepareBatch } from '../../../src/batch/launch.js';
+import { callErrorOf } from '../../../src/client-errors.js';
+import { createPcdsClient, type PcdsClient } from '../../../src/client.js';
+import { PcdsCallError, PcdsError, type PcdsErrorCode } from '../../../src/index.js';
+
+const failed = (cause: Error) =>
+  new WorkflowFailedError('Workflow execution failed', cause, RetryState.NON_RETRYABLE_FAILURE);
+
+describe('callErrorOf', () => {
+  it('takes the failure type as code and the details it carries', () => {
+    const err = callErrorOf(
+      'call-x',
+      failed(
+        ApplicationFailure.create({
+          type: 'insufficient_credits',
+          message: 'insufficient_credits (HTTP 402): credits insufficient',
+          nonRetryable: true,
+          details: [{ code: 'insufficient_credits', httpStatus: 402, requestId: 'r-1' }],
+        }),
+      ),
+    );
+    expect(err).toBeInstanceOf(PcdsCallError);
+    expect(err).toMatchObject({
+      code: 'insufficient_credits',
+      workflowId: 'call-x',
+      httpStatus: 402,
+      requestId: 'r-1',
+      message: 'insufficient_credits (HTTP 402): credits insufficient',
+    });
+  });
+
+  it.each<[string, Error, PcdsErrorCode]>([
+    ['an undocumented type', ApplicationFailure.nonRetryable('m', 'brand_new'), 'unknown_code'],
+    ['a cancel', new CancelledFailure('cancelled'), 'cancelled'],
+    ['a terminate', new TerminatedFailure('terminated'), 'terminated'],
+    [
+      'a timeout',
+      new TimeoutFailure('timed out', undefined, TimeoutType.START_TO_CLOSE),
+      'workflow_failed',
+    ],
+  ])('maps %s to %s', (_what, cause, code) => {
+    const err = callErrorOf('batch-b1', failed(cause));
+    expect(err).toBeInstanceOf(PcdsCallError);
+    expect((err as PcdsCallError).code).toBe(code);
+    expect((err as PcdsCallError).workflowId).toBe('batch-b1');
+  });
+
+  it('leaves other errors alone', () => {
+    const other = new Error('connection lost');
+    expect(callErrorOf('call-x', other)).toBe(other);
+  });
+});
+
+describe('batchStatusSource', () => {
+  it.each([
+    ['RUNNING', 'progress'],
+    ['CONTINUED_AS_NEW', 'progress'],
+    ['PAUSED', 'progress'],
+    ['COMPLETED', 'summary'],
+    ['FAILED', 'failure'],
+    ['TERMINATED', 'failure'],
+    ['TIMED_OUT', 'failure'],
+    ['CANCELLED', 'failure'],
+  ] as const)('%s: %s', (execution, source) => {
+    expect(batchStatusSource(execution)).toBe(source);
+  });
+});
+
+describe('what the client refuses before sending anything', () => {
+  const EMAIL = 'jane.roe@example.com';
+  let client: PcdsClient;
+  const dir = mkdtempSync(join(tmpdir(), 'pcds-client-unit-'));
+  const input = join(dir, 'in.csv');
+  writeFileSync(input, `email\n${EMAIL}\n`);
+
+  beforeAll(async () => {
+    // Nothing here reaches the server: every case fails before the first request.
+    client = await createPcdsClient({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+  });
+  afterAll(async () => {
+    await client.close();
+  });
+
+  const refusal = async (p: Promise<unknown> | (() => unknown)): Promise<PcdsError> => {
+    const err: unknown = await (typeof p === 'function' ? Promise.resolve().then(p) : p).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PcdsError);
+    expect((err as Error).message).not.toContain(EMAIL);
+    return err as PcdsError;
+  };
+
+  it('bad parameters: invalid_params, naming the field, not the value', async () => {
+    const extra = await refusal(
+      client.startCall('person_enrichment', { email: EMAIL, unexpected_field: EMAIL }),
+    );
+    expect(extra.code).toBe('invalid_params');
+    expect(extra.name).toBe('PcdsUsageError');
+    expect(extra.message).toContain('unexpected_field');
+    const malformed = 'jane.roe-at-example.com';
+    const bad = await refusal(client.startCall('person_enrichment', { email: malformed }));
+    expect(bad.code).toBe('invalid_params');
+    expect(bad.message).toContain('email');
+    expect(bad.message).not.toContain(malformed);
+  });
+
+  it('unknown and synchronous endpoints', async () => {
+    expect((await refusal(client.call('no_such_endpoint', {}))).code).toBe('unknown_endpoint');
+    expect((await refusal(client.call('usage', {}))).code).toBe('not_async_endpoint');
+  });
+
+  it('out-of-range options: invalid_options', async () => {
+    const search = { query: 'engineers in Berlin' };
+    for (const p of [
+      client.startCall('person_enrichment', { email: EMAIL }, { idempotencyKey: EMAIL }),
+      client.searchPeople(search, { maxResults: 0 }),
+      client.startSearchExport(search, { maxResults: 5000, output: join(dir, 'o.jsonl') }),
+      client.startSearchExport(search, { maxResults: 5, pageSize: 101, output: join(dir, 'o') }),
+      client.startBatch({ input, output: join(dir, 'out.jsonl'), window: 0 }),
+    ])
+      expect((await refusal(p)).code).toBe('invalid_options');
+    expect((await refusal(client.getBatch('b1').setWindow(1001))).code).toBe('invalid_options');
+  });
+
+  it('ids that are no ids are refused without being echoed', async () => {
+    expect((await refusal(() => client.getBatch(EMAIL))).code).toBe('invalid_batch_id');
+    expect((await refusal(() => client.getSearchExport(EMAIL))).code).toBe('invalid_batch_id');
+    expect(
+      (await refusal(prepareBatch({ input, output: join(dir, 'o2.jsonl'), batchId: EMAIL }))).code,
+    ).toBe('invalid_batch_id');
+  });
+
+  it('an output that exists is kept unless overwrite is asked', async () => {
+    const output = join(dir, 'exists.jsonl');
+    writeFileSync(output, '{}\n');
+    expect((await refusal(client.startBatch({ input, output }))).code).toBe('output_exists');
+    expect(
+      (await refusal(client.startSearchExport({ query: 'x' }, { maxResults: 5, output }))).code,
+    ).toBe('output_exists');
+  });
+});

@@ -1,0 +1,106 @@
+// One error vocabulary: PcdsErrorCode is the taxonomy's list, every code used in src/ is on it,
+// and the project's errors share the PcdsError base with a typed code.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BatchSetupError } from '../../../src/batch/launch.js';
+import { INVALID_ROW } from '../../../src/batch/types.js';
+import { PcdsCallError, PcdsUsageError } from '../../../src/client-errors.js';
+import {
+  ERROR_CODES,
+  ERRORS,
+  isPcdsErrorCode,
+  pcdsErrorCode,
+  PcdsError,
+  type PcdsErrorCode,
+} from '../../../src/contract/index.js';
+import { ServiceError, TransportError } from '../../../src/http/errors.js';
+import { PermitRefusedError } from '../../../src/http/permits.js';
+import { UnknownKeyError } from '../../../src/http/service-clients.js';
+import { projectRoot } from '../../../src/temporal/cli-binary.js';
+import { UnknownThrottleError } from '../../../src/throttle/operator.js';
+import { CallbackUrlRefusedError } from '../../../src/webhooks/token.js';
+
+// Type level (checked by tsc): the union is the list's literals, not string.
+const known: PcdsErrorCode = 'batch_not_found';
+// @ts-expect-error a code that is not on the list is not a PcdsErrorCode
+const unknown: PcdsErrorCode = 'no_such_code';
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory()
+      ? sourceFiles(join(dir, d.name))
+      : d.name.endsWith('.ts')
+        ? [join(dir, d.name)]
+        : [],
+  );
+}
+
+// `code: 'x'`, `code = 'x'` and the type of a created ApplicationFailure (comparisons are left
+// out: zod's issue codes are compared too).
+const CODE_LITERAL =
+  /\bcode\s*[:=]\s*'([a-z]+(?:_[a-z]+)+)'|ApplicationFailure\.create\(\{\s*type:\s*'([a-z]+(?:_[a-z]+)+)'/g;
+
+describe('PcdsErrorCode', () => {
+  it('is the list of the taxonomy, once each', () => {
+    expect(ERROR_CODES).toEqual(ERRORS.map((e) => e.code));
+    expect(new Set(ERROR_CODES).size).toBe(ERROR_CODES.length);
+    expect(isPcdsErrorCode(known)).toBe(true);
+    expect(isPcdsErrorCode(unknown)).toBe(false);
+  });
+
+  it("holds the service's codes and the orchestrator's own", () => {
+    for (const code of ['insufficient_credits', 'rate_limit_exceeded', 'search_error'])
+      expect(ERROR_CODES).toContain(code);
+    for (const code of [
+      INVALID_ROW,
+      'invalid_params',
+      'invalid_options',
+      'batch_not_found',
+      'batch_exists',
+      'poll_timeout',
+      'submit_outcome_unknown',
+      'unknown_key',
+      'cancelled',
+      'terminated',
+    ])
+      expect(ERROR_CODES).toContain(code);
+  });
+
+  it('every code written in src/ is on the list', () => {
+    const found = new Set<string>();
+    for (const file of sourceFiles(join(projectRoot(), 'src'))) {
+      for (const m of readFileSync(file, 'utf8').matchAll(CODE_LITERAL)) found.add(m[1] ?? m[2]);
+    }
+    // The scan sees the codes of the workflows, activities and emulator, not a handful.
+    expect(found.size).toBeGreaterThan(20);
+    expect([...found].filter((c) => !isPcdsErrorCode(c))).toEqual([]);
+  });
+
+  it('an undocumented code received from outside becomes unknown_code', () => {
+    expect(pcdsErrorCode('insufficient_credits')).toBe('insufficient_credits');
+    expect(pcdsErrorCode('brand_new_code')).toBe('unknown_code');
+    expect(pcdsErrorCode(undefined)).toBe('unknown_code');
+  });
+});
+
+describe('PcdsError', () => {
+  const errors: [PcdsError, string, PcdsErrorCode][] = [
+    [new PcdsCallError('poll_timeout', 'm', 'call-x'), 'PcdsCallError', 'poll_timeout'],
+    [new PcdsUsageError('invalid_params', 'm'), 'PcdsUsageError', 'invalid_params'],
+    [new BatchSetupError('batch_exists', 'm'), 'BatchSetupError', 'batch_exists'],
+    [new ServiceError('invalid_month', 400, 'm'), 'ServiceError', 'invalid_month'],
+    [new TransportError('connect', 'ECONNREFUSED'), 'TransportError', 'transport_error'],
+    [new UnknownKeyError('m'), 'UnknownKeyError', 'unknown_key'],
+    [new PermitRefusedError('k1', 0), 'PermitRefusedError', 'insufficient_credits'],
+    [new UnknownThrottleError('k1'), 'UnknownThrottleError', 'unknown_throttle'],
+    [new CallbackUrlRefusedError('m'), 'CallbackUrlRefusedError', 'invalid_callback_url'],
+  ];
+  it.each(errors)('%s is a PcdsError named %s with code %s', (err, name, code) => {
+    expect(err).toBeInstanceOf(PcdsError);
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe(name);
+    expect(err.code).toBe(code);
+    expect(isPcdsErrorCode(err.code)).toBe(true);
+  });
+});
