@@ -43,7 +43,6 @@ const REASONS: Record<string, string> = {
   EPERM: 'operation not permitted',
   EROFS: 'read-only file system',
   EIO: 'input/output error',
-  short_write: 'the disk accepted only part of the write',
 };
 
 /** An OutputUnwritableError for a system error with one of the codes above, else the error. */
@@ -201,18 +200,15 @@ async function appendWhole(path: string, at: number, data: Buffer): Promise<void
     let done = 0;
     while (done < data.length) {
       const { bytesWritten } = await fh.write(data, done, data.length - done);
-      // A regular file that takes nothing is full: writing on would spin.
+      // A regular file that takes nothing more is full: writing on would spin.
       if (bytesWritten === 0)
-        throw Object.assign(new Error('short write'), { code: 'short_write' });
+        throw Object.assign(new Error('no byte was written'), { code: 'ENOSPC' });
       done += bytesWritten;
     }
     await fh.sync();
   } catch (err) {
     await fh.truncate(at).catch(() => undefined);
-    const code = (err as NodeJS.ErrnoException).code;
-    throw code === 'short_write'
-      ? new OutputUnwritableError(code, `cannot write the output: ${REASONS.short_write}`)
-      : classifyWriteError(err);
+    throw classifyWriteError(err);
   } finally {
     await fh.close();
   }

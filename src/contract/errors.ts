@@ -114,7 +114,22 @@ export const ERRORS = [
     'the submit could not be sent within the maximum wait (nothing was sent)',
     true,
   ),
-  e('poll_timeout', 0, 'never', false, 'the job did not finish within the maximum wait', true),
+  e(
+    'poll_timeout',
+    0,
+    'never',
+    false,
+    'the service still called the job running a maximum wait after accepting it',
+    true,
+  ),
+  e(
+    'output_unwritable',
+    0,
+    'never',
+    false,
+    'the output file cannot be written (disk full, quota, permissions): the batch pauses',
+    true,
+  ),
   e('invalid_response', 0, 'backoff', false, 'the reply did not match the interface', true),
   e(
     'unknown_code',
