@@ -129,7 +129,7 @@ export interface BatchHandle {
   status(): Promise<BatchStatus>;
   /** Stop starting rows; rows in flight finish and are written. The reason must hold no personal data. */
   pause(reason?: string): Promise<void>;
-  /** Start rows again (the worker re-reads its keys and closes their credit breakers). */
+  /** Start rows again (the worker re-reads its keys; after a 402 pause, closes their credit breakers). */
   resume(): Promise<void>;
   /** Rows in flight at once, 1 to MAX_WINDOW. */
   setWindow(width: number): Promise<void>;
