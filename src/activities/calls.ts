@@ -136,6 +136,8 @@ export function createCallActivities(deps: ActivityDeps) {
           'submit',
           (c) => c.submit(endpoint, params),
           intentRecorder(input.intentToken),
+          // A job whose result a webhook delivers needs no poll held for it.
+          input.webhook ? 0 : 1,
         );
       } catch (err) {
         if (err instanceof TransportError) {

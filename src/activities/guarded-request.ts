@@ -13,11 +13,13 @@ export async function guardedRequest(
   kind: RequestKind,
   send: (client: ServiceClient) => Promise<Reply>,
   beforeSend?: () => Promise<void>,
+  /** For a submit: the polls its job will need (see PermitGate.acquire). */
+  followUps?: number,
 ): Promise<Reply> {
   const client = deps.clients.get(keyId);
   return withHeartbeat(async (signal) => {
     try {
-      await deps.permits.acquire(keyId, kind, signal, beforeSend);
+      await deps.permits.acquire(keyId, kind, signal, beforeSend, followUps);
     } catch (err) {
       // The key is closed for good (credits exhausted): nothing was sent, and retrying will not help.
       if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });

@@ -11,12 +11,15 @@ export interface PermitGate {
    * Resolves when `keyId` may send one request of `kind` now; rejects when the key is closed for
    * good. `beforeSend`, the caller's last step before sending (a submit records its intent), runs
    * once the permit is near, while the caller waits for its slot; if it fails, nothing is sent.
+   * `followUps`, for a submit: the later requests (polls) its job will need, whose budget the
+   * throttle holds before it grants new submits (default 1; 0 when a webhook delivers the result).
    */
   acquire(
     keyId: string,
     kind: RequestKind,
     signal?: AbortSignal,
     beforeSend?: () => Promise<void>,
+    followUps?: number,
   ): Promise<void>;
   /** The service answered 429: the key is closed for every caller until the wait has passed. */
   rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void>;

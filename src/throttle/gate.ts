@@ -97,10 +97,12 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
       kind: RequestKind,
       signal?: AbortSignal,
       beforeSend?: () => Promise<void>,
+      followUps?: number,
     ): Promise<void> {
       const keyChannel = channel(keyId);
       const halfMargin = keyChannel.settings.marginMs / 2;
-      let answer = await keyChannel.ask({ kind });
+      const fresh = { kind, ...(followUps !== undefined ? { followUps } : {}) };
+      let answer = await keyChannel.ask(fresh);
       let moves = 0;
       let prepared: Promise<void> | undefined;
       for (;;) {
@@ -109,7 +111,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         if (answer.kind === 'retry') {
           // A little spread, so the callers told the same time do not all come back at once.
           await sleepUntil(answer.retryAt + Math.random() * 100, signal);
-          answer = await keyChannel.ask({ kind });
+          answer = await keyChannel.ask(fresh);
           continue;
         }
         if (answer.confirm) {

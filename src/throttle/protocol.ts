@@ -38,6 +38,8 @@ export interface PermitRequest {
   leadMs?: number;
   /** With confirmAt: the caller is past the reserved time; move the reservation to a fresh slot. */
   move?: boolean;
+  /** For a new submit: how many later requests (polls) its job needs held (default 1; 0 with a webhook). */
+  followUps?: number;
 }
 
 /** The requests one worker process gathered for a key; answered in order. */

@@ -34,6 +34,12 @@ export interface ThrottleSettings {
   confirmAfterMs: number;
   /** Share of the minute window that polls leave to other kinds (submits, page reads, usage). */
   submitShare: number;
+  /**
+   * How long the hour-window budget held for an accepted job's follow-up request (its poll or
+   * page read) stays held when none comes (a webhook delivered it, the job failed at once).
+   * Absent in settings carried from before it existed: 30 minutes' worth of the time scale.
+   */
+  followUpTtlMs?: number;
   /** Slots closer than this to now go to whoever asks, polls included, so none is wasted. */
   submitShareLeadMs: number;
   /** Wait assumed for a 429 without Retry-After. */
@@ -65,6 +71,13 @@ export interface ThrottleState {
   breaker: { open: boolean; since?: number; reason?: string; resetAt?: number; resetBy?: string };
   recent429s: RateLimitEvent[];
   counts: Record<PermitKind, number> & { refused: number; retryLater: number; rateLimited: number };
+  /**
+   * Hour-window budget held for the follow-ups (polls, page reads) of submits granted: one
+   * expiry time each, sorted. Submits fit only in what the hour leaves after them, so the jobs
+   * already accepted (and maybe charged) are always read before new ones are sent. Absent in a
+   * state carried from before it existed.
+   */
+  followUps?: number[];
 }
 
 export type PermitAnswer =
@@ -89,6 +102,7 @@ export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSe
     leadMs: 250,
     confirmAfterMs: 50,
     submitShare: 0.1,
+    followUpTtlMs: 30 * minuteMs,
     submitShareLeadMs: Math.round(minuteMs * 0.05),
     defaultRetryAfterMs: minuteMs,
     recentLimit: 10,
@@ -107,6 +121,7 @@ export function createThrottleState(settings: ThrottleSettings, now: number): Th
     easeUntil: 0,
     breaker: { open: false },
     recent429s: [],
+    followUps: [],
     counts: {
       submit: 0,
       poll: 0,
@@ -147,26 +162,55 @@ export function configureLimits(state: ThrottleState, limits: WindowLimits): voi
   state.settings = { ...state.settings, limits: { ...limits } };
 }
 
-/** Hands out the earliest time one more request of `kind` fits, and records it. */
+/** Follow-up requests a submit holds budget for when its caller does not say: one poll. */
+export const defaultFollowUps = (kind: PermitKind): number => (kind === 'submit' ? 1 : 0);
+
+/**
+ * Hands out the earliest time one more request of `kind` fits, and records it. A granted submit
+ * holds hour-window budget for `followUps` later requests (its polls); a granted poll or page
+ * read uses one such hold. `track` is off when a reservation only moves (see `confirm`).
+ */
 export function reserve(
   state: ThrottleState,
   now: number,
   kind: PermitKind,
   leadMs: number = state.settings.leadMs,
+  followUps: number = defaultFollowUps(kind),
+  track = true,
 ): PermitAnswer {
   prepare(state, now);
   if (state.breaker.open && kind === 'submit') {
     state.counts.refused += 1;
     return { kind: 'refused', code: 'insufficient_credits', since: state.breaker.since ?? now };
   }
-  const { at, boundBy } = earliestFit(state, now, kind, now + leadMs);
   const s = state.settings;
+  const held = state.followUps ?? [];
+  const holds = kind === 'submit' ? followUps : 0;
+  if (kind === 'submit' && held.length + holds >= effectiveAt(state, now).hour) {
+    // Every request the hour allows is held for jobs already accepted: they go first.
+    state.counts.retryLater += 1;
+    return {
+      kind: 'retry',
+      retryAt: Math.max(now + 1, Math.min(held[0], now + s.horizonMs)),
+      reason: 'hour_window',
+    };
+  }
+  const { at, boundBy } = earliestFit(state, now, kind, now + leadMs, track ? holds : 0);
   if (at > now + s.horizonMs) {
     state.counts.retryLater += 1;
     return { kind: 'retry', retryAt: Math.max(now + 1, at - s.horizonMs), reason: boundBy };
   }
   insertSorted(state.log, at);
   state.counts[kind] += 1;
+  if (track) {
+    if (kind === 'submit' && followUps > 0) {
+      const until = at + (s.followUpTtlMs ?? 30 * s.minuteMs);
+      for (let i = 0; i < followUps; i++) insertSorted(held, until);
+    } else if ((kind === 'poll' || kind === 'page') && held.length > 0) {
+      held.shift();
+    }
+    state.followUps = held;
+  }
   const mustConfirm = at > now + leadMs + s.confirmAfterMs;
   if (!mustConfirm) state.lastUnconfirmedAt = Math.max(state.lastUnconfirmedAt, at);
   return { kind: 'granted', at, confirm: mustConfirm };
@@ -212,7 +256,8 @@ export function confirm(
     return { kind: 'granted', at, confirm: false };
   }
   drop();
-  return reserve(state, now, kind, leadMs);
+  // A moved reservation already holds (or used) its follow-up budget.
+  return reserve(state, now, kind, leadMs, 0, false);
 }
 
 /**
@@ -298,6 +343,8 @@ export interface ThrottleSnapshot {
   hour: WindowUse;
   /** Callers holding a reservation for a later time. */
   waiting: number;
+  /** Hour-window requests held for the polls of jobs already accepted. */
+  heldForFollowUps: number;
   closedUntil?: number;
   closedReason?: string;
   easingUntil?: number;
@@ -321,6 +368,7 @@ export function snapshot(state: ThrottleState, now: number): ThrottleSnapshot {
     minute: use(s.minuteMs, eff.minute, s.limits.perMinute),
     hour: use(s.hourMs, eff.hour, s.limits.perHour),
     waiting: countIn(state.log, now, Infinity),
+    heldForFollowUps: (state.followUps ?? []).filter((t) => t > now).length,
     ...(state.closedUntil > now
       ? { closedUntil: state.closedUntil, closedReason: state.closedReason }
       : {}),
@@ -338,6 +386,7 @@ export function summaryLine(snap: ThrottleSnapshot): string {
     `hour ${snap.hour.used}/${snap.hour.limit}`,
     `waiting ${snap.waiting}`,
   ];
+  if (snap.heldForFollowUps > 0) parts.push(`held for polls ${snap.heldForFollowUps}`);
   if (snap.minute.limit < snap.minute.configured || snap.hour.limit < snap.hour.configured)
     parts.push('learned limit');
   if (snap.closedUntil)
@@ -354,6 +403,8 @@ function prepare(state: ThrottleState, now: number): void {
   const oldest = now - s.hourMs - s.marginMs;
   if (state.log.length > 0 && state.log[0] <= oldest)
     state.log.splice(0, upperBound(state.log, oldest));
+  const held = state.followUps;
+  if (held && held.length > 0 && held[0] <= now) held.splice(0, upperBound(held, now));
   recover(state, now);
 }
 
@@ -399,19 +450,26 @@ function earliestFit(
   now: number,
   kind: PermitKind,
   from: number,
+  /** Follow-ups this request will hold: they must fit the hour beside it. */
+  holds = 0,
 ): { at: number; boundBy: 'closed' | 'minute_window' | 'hour_window' } {
   const s = state.settings;
   const log = state.log;
   const minuteSpan = s.minuteMs + s.marginMs;
   const hourSpan = s.hourMs + s.marginMs;
   const start = Math.max(from, state.closedUntil);
+  const held = state.followUps ?? [];
+  /** Holds still live at `t` (a hold that expires before `t` frees its budget by then). */
+  const heldAt = (t: number) => held.length - upperBound(held, t);
   const fitsAt = (t: number): 'minute_window' | 'hour_window' | null => {
     const eff = effectiveAt(state, t);
     if (!fits(log, t, minuteSpan, limitFor(state, eff.minute, kind, t, now)))
       return 'minute_window';
     // The share is kept in the minute window only: kept in the hour window, it could hold polls
-    // back for most of an hour once the hour's budget runs low.
-    if (!fits(log, t, hourSpan, eff.hour)) return 'hour_window';
+    // back for most of an hour once the hour's budget runs low. What submits leave in the hour
+    // window is the other way round: the follow-ups of accepted jobs are held there for them.
+    if (!fits(log, t, hourSpan, eff.hour - (kind === 'submit' ? heldAt(t) + holds : 0)))
+      return 'hour_window';
     return null;
   };
   let blocked = fitsAt(start);
@@ -424,6 +482,7 @@ function earliestFit(
   for (let i = upperBound(log, start - hourSpan); i < log.length; i++)
     candidates.push(log[i] + hourSpan);
   if (state.easeUntil > start) candidates.push(state.easeUntil);
+  if (kind === 'submit') for (const t of held) if (t > start) candidates.push(t);
   candidates.sort((a, b) => a - b);
   let previous = start;
   for (const t of candidates) {

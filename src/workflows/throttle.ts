@@ -28,6 +28,7 @@ import {
   confirm,
   createThrottleState,
   creditsExhausted,
+  defaultFollowUps,
   PERMIT_KINDS,
   rateLimited,
   reserve,
@@ -64,7 +65,7 @@ export async function throttle(input: ThrottleInput): Promise<void> {
       const answers = batch.requests.map((r) =>
         r.confirmAt !== undefined
           ? confirm(state, now, r.confirmAt, r.kind, r.leadMs, r.move === true)
-          : reserve(state, now, r.kind, r.leadMs),
+          : reserve(state, now, r.kind, r.leadMs, r.followUps ?? defaultFollowUps(r.kind)),
       );
       publish();
       return answers;
@@ -134,5 +135,10 @@ function validatePermitBatch(batch: PermitBatch): void {
     }
     if (r.confirmAt !== undefined && !Number.isFinite(r.confirmAt))
       throw new TypeError('confirmAt must be epoch milliseconds');
+    if (
+      r.followUps !== undefined &&
+      !(Number.isInteger(r.followUps) && r.followUps >= 0 && r.followUps <= 10)
+    )
+      throw new TypeError('followUps must be an integer from 0 to 10');
   }
 }

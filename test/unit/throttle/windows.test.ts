@@ -96,37 +96,39 @@ describe('reserve', () => {
 
   it('uses the whole allowance: 25 requests within the hour take three minute-windows, no more', () => {
     const state = createThrottleState(settings(), T0);
-    const ats = Array.from({ length: 25 }, () => granted(reserve(state, T0, 'submit')));
+    const ats = Array.from({ length: 25 }, () =>
+      granted(reserve(state, T0, 'submit', undefined, 0)),
+    );
     expect(ats.slice(0, 10)).toEqual(Array(10).fill(T0));
     expect(ats.slice(10, 20)).toEqual(Array(10).fill(T0 + 1_050));
     expect(ats.slice(20)).toEqual(Array(5).fill(T0 + 2_100));
-    expect(granted(reserve(state, T0, 'submit'))).toBe(T0 + 10_050);
+    expect(granted(reserve(state, T0, 'submit', undefined, 0))).toBe(T0 + 10_050);
   });
 
   it('fills a gap left in the queue instead of appending after the last reservation', () => {
     const state = createThrottleState(settings({ limits: { perMinute: 2, perHour: 100 } }), T0);
-    granted(reserve(state, T0, 'submit'));
-    granted(reserve(state, T0 + 900, 'submit'));
+    granted(reserve(state, T0, 'submit', undefined, 0));
+    granted(reserve(state, T0 + 900, 'submit', undefined, 0));
     // The window (T0 - 1050, T0 + 900] is full; the next fits once T0 leaves it.
-    expect(granted(reserve(state, T0 + 950, 'submit'))).toBe(T0 + 1_050);
-    expect(granted(reserve(state, T0 + 950, 'submit'))).toBe(T0 + 1_950);
+    expect(granted(reserve(state, T0 + 950, 'submit', undefined, 0))).toBe(T0 + 1_050);
+    expect(granted(reserve(state, T0 + 950, 'submit', undefined, 0))).toBe(T0 + 1_950);
   });
 
   it('makes no reservation beyond the horizon and says when to ask again', () => {
     const state = createThrottleState(settings({ horizonMs: 500 }), T0);
-    for (let i = 0; i < 10; i++) granted(reserve(state, T0, 'submit'));
-    const answer = reserve(state, T0, 'submit');
+    for (let i = 0; i < 10; i++) granted(reserve(state, T0, 'submit', undefined, 0));
+    const answer = reserve(state, T0, 'submit', undefined, 0);
     expect(answer).toEqual({ kind: 'retry', retryAt: T0 + 1_050 - 500, reason: 'minute_window' });
     expect(snapshot(state, T0).waiting).toBe(0);
-    expect(granted(reserve(state, T0 + 550, 'submit'))).toBe(T0 + 1_050);
+    expect(granted(reserve(state, T0 + 550, 'submit', undefined, 0))).toBe(T0 + 1_050);
   });
 
   it('tells a caller blocked by the hour window why', () => {
     const state = createThrottleState(settings({ horizonMs: 2_000 }), T0);
-    for (let i = 0; i < 10; i++) granted(reserve(state, T0, 'submit'));
-    for (let i = 0; i < 10; i++) granted(reserve(state, T0 + 1_100, 'submit'));
-    for (let i = 0; i < 5; i++) granted(reserve(state, T0 + 2_200, 'submit'));
-    expect(reserve(state, T0 + 2_300, 'submit')).toEqual({
+    for (let i = 0; i < 10; i++) granted(reserve(state, T0, 'submit', undefined, 0));
+    for (let i = 0; i < 10; i++) granted(reserve(state, T0 + 1_100, 'submit', undefined, 0));
+    for (let i = 0; i < 5; i++) granted(reserve(state, T0 + 2_200, 'submit', undefined, 0));
+    expect(reserve(state, T0 + 2_300, 'submit', undefined, 0)).toEqual({
       kind: 'retry',
       retryAt: T0 + 10_050 - 2_000,
       reason: 'hour_window',
@@ -135,7 +137,7 @@ describe('reserve', () => {
 
   it('forgets reservations older than the hour span', () => {
     const state = createThrottleState(settings(), T0);
-    for (let i = 0; i < 25; i++) reserve(state, T0, 'submit');
+    for (let i = 0; i < 25; i++) reserve(state, T0, 'submit', undefined, 0);
     reserve(state, T0 + 20_000, 'poll');
     expect(state.log).toEqual([T0 + 20_000]);
   });
@@ -383,5 +385,61 @@ describe('configuration and reporting', () => {
     expect(summaryLine(snap)).toMatch(
       /^minute 10\/\d+ \| hour 10\/25 \| waiting 0 \| .*closed until /,
     );
+  });
+});
+
+describe('budget held for the polls of accepted jobs', () => {
+  it('grants no submit that would leave an accepted job without its poll in the hour', () => {
+    // 25 an hour: submits stop once what they hold for polls fills the rest of the hour.
+    const state = createThrottleState(settings({ horizonMs: 10_000 }), T0);
+    let submits = 0;
+    for (;;) {
+      const a = reserve(state, T0, 'submit');
+      if (a.kind !== 'granted') break;
+      submits += 1;
+    }
+    expect(submits).toBe(12);
+    expect(snapshot(state, T0).heldForFollowUps).toBe(12);
+    // Each accepted job's poll still fits the hour, before any new submit.
+    const polls = Array.from({ length: 12 }, () => granted(reserve(state, T0, 'poll')));
+    expect(Math.max(...polls)).toBeLessThan(T0 + 10_050);
+    expect(snapshot(state, T0).heldForFollowUps).toBe(0);
+  });
+
+  it('every job gets its poll within the hour, however many submits ask (a batch meets the hourly limit)', () => {
+    const state = createThrottleState(settings({ horizonMs: 100_000 }), T0);
+    const hourSpan = 10_050;
+    // A window of jobs: each submit is followed by one poll 300 ms after it was sent.
+    const pending: number[] = [];
+    const pollDelays: number[] = [];
+    let t = T0;
+    for (let step = 0; step < 400; step++, t += 100) {
+      while (pending.length > 0 && pending[0] <= t) {
+        const due = pending.shift()!;
+        const at = granted(reserve(state, t, 'poll'));
+        pollDelays.push(at - due);
+      }
+      const a = reserve(state, t, 'submit');
+      if (a.kind === 'granted') pending.push(a.at + 300);
+    }
+    expect(pollDelays.length).toBeGreaterThan(20);
+    // No poll waited for the hour window to move on.
+    expect(Math.max(...pollDelays)).toBeLessThan(hourSpan / 2);
+  });
+
+  it('holds nothing for a submit whose result a webhook delivers, and lets an unused hold expire', () => {
+    const state = createThrottleState(settings({ followUpTtlMs: 5_000 }), T0);
+    granted(reserve(state, T0, 'submit', undefined, 0));
+    expect(snapshot(state, T0).heldForFollowUps).toBe(0);
+    granted(reserve(state, T0, 'submit'));
+    expect(snapshot(state, T0).heldForFollowUps).toBe(1);
+    expect(snapshot(state, T0 + 5_001).heldForFollowUps).toBe(0);
+  });
+
+  it('a moved reservation neither holds nor uses budget again', () => {
+    const state = createThrottleState(settings(), T0);
+    const at = granted(reserve(state, T0, 'submit'));
+    confirm(state, T0 + 5_000, at, 'submit', undefined, true);
+    expect(snapshot(state, T0 + 5_000).heldForFollowUps).toBe(1);
   });
 });
