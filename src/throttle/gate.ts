@@ -120,8 +120,11 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
           answer = await keyChannel.ask({ kind, confirmAt: answer.at });
           continue;
         }
-        // The caller's last step runs while it waits for its slot (once, even if the slot moves).
+        // The caller's last step (a submit records its intent to send) runs as late as it can:
+        // one round trip before the slot, so it is done by then, and nothing waits after it. A
+        // worker lost before that step sent nothing, which the workflow can then prove.
         if (beforeSend && !prepared) {
+          await sleepUntil(answer.at - keyChannel.leadMs(), signal);
           prepared = beforeSend();
           prepared.catch(() => undefined);
         }
@@ -129,8 +132,10 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         if (prepared) await prepared;
         // An answer that came back after its time, or a wake-up delayed by a busy process, would be
         // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
-        // a process slower than that still sends, and a 429 would teach the throttle).
-        if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
+        // a process slower than that still sends, and a 429 would teach the throttle). Once the
+        // intent is recorded the request goes now, however late: a move could mean a long wait
+        // (the key may have closed meanwhile) between the intent and the send.
+        if (!prepared && Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
           moves += 1;
           answer = await keyChannel.ask({ kind, confirmAt: answer.at, move: true });
           continue;
