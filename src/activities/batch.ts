@@ -16,7 +16,7 @@ export type ExportPage =
 export function createBatchActivities(deps: ActivityDeps) {
   const pages = createSearchPageActivities(deps);
   return {
-    ...createRowActivities(),
+    ...createRowActivities({ maxRowBytes: deps.config.PCDS_MAX_ROW_BYTES }),
     ...createResultActivities(),
 
     /** The worker's keys that may serve a batch, weighted by their per-minute limit. */

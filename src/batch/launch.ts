@@ -51,6 +51,8 @@ export interface BatchRequest {
   chunkSize?: number;
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  /** Rows longer than this fail with row_too_large; the worker's PCDS_MAX_ROW_BYTES by default. */
+  maxRowBytes?: number;
 }
 
 export interface PreparedBatch {
@@ -110,7 +112,7 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
     };
-    const inspection = await inspectInput(source, endpoint.name);
+    const inspection = await inspectInput(source, endpoint.name, req.maxRowBytes);
     const input: BatchInput = {
       batchId,
       endpoint: endpoint.name,
@@ -126,6 +128,7 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.chunkSize ? { chunkSize: req.chunkSize } : {}),
       ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),
       ...(req.maxWaitMs ? { maxWaitMs: req.maxWaitMs } : {}),
+      ...(req.maxRowBytes ? { maxRowBytes: req.maxRowBytes } : {}),
     };
     return { input, endpoint, inspection };
   } catch (err) {

@@ -44,6 +44,7 @@ import {
 import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate.js';
 import {
   BATCH_ID_PATTERN,
+  DEFAULT_CHUNK_BYTES,
   DEFAULT_CHUNK_SIZE,
   DEFAULT_HISTORY_THRESHOLD,
   DEFAULT_WINDOW,
@@ -95,15 +96,22 @@ interface Finished {
   row: ValidRow;
   keyId: string;
   outcome?: CallOutcome;
-  failure?: { code: string; message: string };
+  failure?: { code: string; message: string; requestId?: string };
 }
 
 const clampWindow = (n: number) => Math.max(1, Math.min(MAX_WINDOW, Math.floor(n)));
 
-function failureOf(err: unknown): { code: string; message: string } {
+function failureOf(err: unknown): { code: string; message: string; requestId?: string } {
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type)
-    return { code: cause.type, message: cause.message };
+  if (cause instanceof ApplicationFailure && cause.type) {
+    // A job that exists (say, its result was too large to carry) keeps its request id.
+    const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
+    return {
+      code: cause.type,
+      message: cause.message,
+      ...(typeof requestId === 'string' ? { requestId } : {}),
+    };
+  }
   if (isCancellation(cause)) return { code: 'cancelled', message: 'the row was cancelled' };
   const name = (cause as Error | undefined)?.name ?? 'unknown';
   return { code: 'child_failed', message: `the row's call ended without an error code (${name})` };
@@ -139,7 +147,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     s = input.carried;
   } else {
     const [inspection, keys] = await Promise.all([
-      firstPass.inspectBatchInput({ source: input.source, endpoint: endpoint.name }),
+      firstPass.inspectBatchInput({
+        source: input.source,
+        endpoint: endpoint.name,
+        ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      }),
       accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) }),
     ]);
     if (keys.length === 0) {
@@ -162,6 +174,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       runs: 0,
       rate: [],
       historyEvents: 0,
+      blankLines: inspection.blankLines,
     };
   }
   s.runs += 1;
@@ -210,6 +223,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       startedAt: s.startedAt,
       runs: s.runs,
       output: input.output,
+      blankLines: s.blankLines ?? 0,
     };
   };
 
@@ -375,7 +389,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
           });
         continue;
       }
-      const { code, message } = f.failure!;
+      const { code, message, requestId } = f.failure!;
       if (cancelling && code === 'cancelled') continue;
       if (isSystemic(code)) {
         s.redo.push(f.row);
@@ -396,7 +410,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         }
         continue;
       }
-      record({ row: f.row.row, key, outcome: 'failed', code, message });
+      record({
+        row: f.row.row,
+        key,
+        outcome: 'failed',
+        code,
+        message,
+        ...(requestId ? { requestId } : {}),
+      });
     }
   };
 
@@ -407,6 +428,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       ...(s.header ? { header: s.header } : {}),
       from: s.cursor,
       count: chunkSize,
+      maxBytes: DEFAULT_CHUNK_BYTES,
+      ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
     });
     queue.push(...got.rows);
     s.cursor = got.next;
@@ -435,7 +458,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
           row: next.row,
           key: next.key,
           outcome: 'failed',
-          code: INVALID_ROW,
+          code: next.code ?? INVALID_ROW,
           message: next.problem,
         });
         continue;
@@ -546,6 +569,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       rowsPerSecond: Math.round((s.counters.done / seconds) * 100) / 100,
       runs: s.runs,
       historyEvents: s.historyEvents + workflowInfo().historyLength,
+      blankLines: s.blankLines ?? 0,
     };
   }
 
