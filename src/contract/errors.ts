@@ -111,6 +111,22 @@ export const ERRORS: readonly ErrorInfo[] = [
   ),
   e('poll_timeout', 0, 'never', false, 'the job did not finish within the maximum wait', true),
   e('invalid_response', 0, 'backoff', false, 'the reply did not match the interface', true),
+  e(
+    'result_too_large',
+    0,
+    'never',
+    false,
+    "the job's result is over PCDS_MAX_RESULT_BYTES: not carried (nor submitted again); read it from the service by its request_id",
+    true,
+  ),
+  e(
+    'row_too_large',
+    0,
+    'never',
+    false,
+    "a batch input row is over PCDS_MAX_ROW_BYTES (or the batch's maxRowBytes): not sent",
+    true,
+  ),
 ];
 
 const byCode = new Map(ERRORS.map((x) => [x.code, x]));
