@@ -72,18 +72,24 @@ export async function inspectInput(
     let header: string[] | undefined;
     let dataOffset = 0;
     for await (const item of csvItems(source.path, 0, { maxRowBytes: limit })) {
-      if (item.kind === 'blank') blankLines += 1;
-      else if (header) total += 1;
-      else if (item.kind === 'bad') {
-        throw new InputError(`${source.path}: the header row is not valid CSV: ${item.problem}`);
-      } else {
-        header = item.fields.map((c) => c.trim());
-        dataOffset = item.end;
-        planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
+      if (item.kind === 'blank') {
+        blankLines += 1;
+        continue;
       }
+      if (item.kind === 'bad')
+        throw new InputError(`${source.path}: the header row cannot be read: ${item.problem}`);
+      header = item.fields.map((c) => c.trim());
+      dataOffset = item.end;
+      planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
+      break;
     }
     if (!header)
       throw new InputError(`${source.path}: the file is empty (a CSV needs a header row)`);
+    // Counted as readRows reads them: with the header, which decides where a quoted field ends.
+    for await (const item of csvItems(source.path, dataOffset, { maxRowBytes: limit, header })) {
+      if (item.kind === 'blank') blankLines += 1;
+      else total += 1;
+    }
     return { total, header, dataOffset, blankLines };
   }
   let checked = false;

@@ -135,7 +135,7 @@ describe('CSV chunks', () => {
       format: 'csv',
     };
     await expect(inspectInput(source, 'person_enrichment')).rejects.toThrow(
-      /header row is not valid CSV: field 2: a quoted field is not closed/,
+      /header row cannot be read: field 2: a quoted field is not closed/,
     );
   });
 });
@@ -161,10 +161,12 @@ describe('broken CSV', () => {
       'i@j.co,"Multi\nLine"\n' + // 5: a real quoted line break still reads
       '"m@n.co,Ann\n' + // 6: an open quote that a later line would close badly
       'o@p.co,"Bob"\n' + // 7
-      'k@l.co,Kay'; // 8
+      '"q@r.co,Quinn\n' + // 8: closed on a later line, but as one field where the header has two
+      's@t.co,Sam"\n' + // 9
+      'k@l.co,Kay'; // 10
     const source: InputSource = { path: file('stray.csv', text), format: 'csv' };
     const info = await inspectInput(source, 'person_enrichment');
-    expect(info.total).toBe(8);
+    expect(info.total).toBe(10);
     const rows = await readAll(source, 100);
     expect(rows.map((r) => [r.row, problemOf(r)])).toEqual([
       [1, ['invalid_row', expect.stringMatching(/^column "name": a quote inside a field/)]],
@@ -174,11 +176,13 @@ describe('broken CSV', () => {
       [5, 'ok'],
       [6, ['invalid_row', expect.stringMatching(/not closed/)]],
       [7, 'ok'],
-      [8, 'ok'],
+      [8, ['invalid_row', expect.stringMatching(/not closed/)]],
+      [9, ['invalid_row', expect.stringMatching(/a quote inside a field/)]],
+      [10, 'ok'],
     ]);
     expect(rows[4]).toMatchObject({ params: { email: 'i@j.co', name: 'Multi\nLine' } });
     expect(rows[6]).toMatchObject({ params: { email: 'o@p.co', name: 'Bob' } });
-    expectNoValues(rows, ['Neil', 'c@d.co', 'Unclosed', 'g@h.co', 'Gus', 'm@n.co', 'Ann']);
+    expectNoValues(rows, ['Neil', 'c@d.co', 'Unclosed', 'g@h.co', 'Gus', 'm@n.co', 'Ann', 'Quinn']);
     for (const size of [1, 3]) expect(await readAll(source, size)).toEqual(rows);
   });
 
