@@ -19,6 +19,7 @@ import { batchProgressQuery } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import {
   BATCH_ID_PATTERN,
+  MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
   batchWorkflowId,
   type BatchInput,
@@ -85,6 +86,16 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
     (!Number.isInteger(req.window) || req.window < 1 || req.window > MAX_WINDOW)
   ) {
     throw new BatchSetupError(`--window must be an integer from 1 to ${MAX_WINDOW}`);
+  }
+  if (
+    req.maxRowBytes !== undefined &&
+    (!Number.isInteger(req.maxRowBytes) ||
+      req.maxRowBytes < 1 ||
+      req.maxRowBytes > MAX_ROW_BYTES_LIMIT)
+  ) {
+    throw new BatchSetupError(
+      `--max-row-bytes must be an integer from 1 to ${MAX_ROW_BYTES_LIMIT}`,
+    );
   }
   const inputPath = resolve(req.input);
   const outputPath = resolve(req.output);

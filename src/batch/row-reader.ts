@@ -78,6 +78,10 @@ export async function inspectInput(
       }
       if (item.kind === 'bad')
         throw new InputError(`${source.path}: the header row cannot be read: ${item.problem}`);
+      if (item.fields.some((c) => c.includes('\r')))
+        throw new InputError(
+          `${source.path}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
+        );
       header = item.fields.map((c) => c.trim());
       dataOffset = item.end;
       planColumns(endpoint, header, source.columnMap, source.ignoreColumns);

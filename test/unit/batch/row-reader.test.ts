@@ -285,6 +285,19 @@ describe('broken CSV', () => {
     expect(rows.slice(1).every((r) => !isInvalidRow(r))).toBe(true);
   });
 
+  it('refuses a file whose lines end with a lone carriage return, quoting none of it', async () => {
+    const source: InputSource = {
+      path: file('mac.csv', 'email,name\ra@b.co,Ann\rb@b.co,Bob\r'),
+      format: 'csv',
+    };
+    const err = await inspectInput(source, 'person_enrichment').then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).toMatch(/lone carriage return/);
+    expect(err?.message).not.toContain('Ann');
+  });
+
   it('caps each chunk in bytes, holding at least one row', async () => {
     const lines = Array.from({ length: 40 }, (_, i) => `p${i}@b.co,${'n'.repeat(i * 10)}`);
     const source: InputSource = {
