@@ -130,6 +130,8 @@ export async function* csvItems(
         }
         joined += last.eol + more.bytes.toString('utf8');
         last = more;
+        // Without a quote the line cannot close the field: no need to parse it all again.
+        if (!more.bytes.includes(0x22)) continue;
         result = parseRecord(joined);
         if (!('error' in result) || result.error !== QUOTE_NOT_CLOSED) break;
       }
