@@ -2,8 +2,11 @@
 // webhook secrets) live only here and in the worker's dependencies, never in workflow data.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { DEFAULT_MAX_ROW_BYTES, MAX_ROW_BYTES_LIMIT } from './batch/types.js';
 
 const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
+const intUpTo = (def: number, max: number) =>
+  z.coerce.number().int().positive().max(max, `at most ${max}`).default(def);
 
 /** One service credential. `id` is a non-secret label shown to operators instead of the key. */
 export const apiKeySchema = z.object({
@@ -39,6 +42,13 @@ const envSchema = z.object({
   PCDS_HTTP_TIMEOUT_MS: intFrom(30_000),
   PCDS_POLL_INTERVAL_MS: intFrom(1_000),
   PCDS_MAX_WAIT_MS: intFrom(30 * 60_000),
+  /** A batch input row longer than this fails with row_too_large (it is never carried whole). */
+  PCDS_MAX_ROW_BYTES: intUpTo(DEFAULT_MAX_ROW_BYTES, MAX_ROW_BYTES_LIMIT),
+  /**
+   * A job result whose serialized size passes this fails its call with result_too_large (kept
+   * well under Temporal's 2 MB payload limit; the result stays readable from the service).
+   */
+  PCDS_MAX_RESULT_BYTES: intUpTo(1024 * 1024, 1536 * 1024),
   PCDS_WEBHOOK_PUBLIC_URL: z.url().optional(),
   PCDS_WEBHOOK_SECRET: z
     .string()

@@ -7,16 +7,15 @@ import { appendResultLines } from '../batch/result-writer.js';
 import type { ActivityDeps } from './deps.js';
 import { createResultActivities } from './results.js';
 import { createRowActivities } from './rows.js';
-import { createSearchPageActivities, type SearchPageRef } from './search-pages.js';
+import { fetchSearchPage, type SearchPageRef } from './search-pages.js';
 
 export type ExportPage =
   | { kind: 'running'; status: string }
   | { kind: 'done'; status: string; rows: number; written: number; hasMore: boolean };
 
 export function createBatchActivities(deps: ActivityDeps) {
-  const pages = createSearchPageActivities(deps);
   return {
-    ...createRowActivities(),
+    ...createRowActivities({ maxRowBytes: deps.config.PCDS_MAX_ROW_BYTES }),
     ...createResultActivities(),
 
     /** The worker's keys that may serve a batch, weighted by their per-minute limit. */
@@ -52,7 +51,8 @@ export function createBatchActivities(deps: ActivityDeps) {
       firstRow: number;
       take: number;
     }): Promise<ExportPage> {
-      const page = await pages.readSearchPage(input.ref);
+      // Rows go to the file, not into a result: a page of any size is fine here.
+      const page = await fetchSearchPage(deps, input.ref);
       if (page.kind === 'running') return page;
       const rows = page.rows.slice(0, input.take);
       const { written } = await appendResultLines(

@@ -14,6 +14,7 @@ import { TransportError } from '../http/errors.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { guardedRequest } from './guarded-request.js';
+import { withinResultBound } from './result-size.js';
 import { intentRecorder } from './submit-intent.js';
 
 export interface SubmitCallInput {
@@ -152,13 +153,17 @@ export function createCallActivities(deps: ActivityDeps) {
         case 'accepted':
           return { keyId, requestId: outcome.requestId, status: outcome.status, acceptedAt };
         case 'done':
-          return {
-            keyId,
-            requestId: outcome.requestId,
-            status: ('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed',
-            immediate: pollResultOf(outcome.poll, outcome.requestId),
-            acceptedAt,
-          };
+          return withinResultBound(
+            {
+              keyId,
+              requestId: outcome.requestId,
+              status: ('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed',
+              immediate: pollResultOf(outcome.poll, outcome.requestId),
+              acceptedAt,
+            },
+            deps.config.PCDS_MAX_RESULT_BYTES,
+            outcome.requestId,
+          );
         case 'retry':
           throw transientFailure(outcome.failure, outcome.retryAfterMs);
         case 'rejected':
@@ -166,7 +171,10 @@ export function createCallActivities(deps: ActivityDeps) {
       }
     },
 
-    /** GETs the job's state. Polls are free and safe to repeat, so every transient failure retries. */
+    /**
+     * GETs the job's state. Polls are free and safe to repeat, so every transient failure retries.
+     * A result too large to carry ends the call (result_too_large), never a refused completion.
+     */
     async pollCall(input: PollCallInput): Promise<PollResult> {
       const endpoint = asyncEndpoint(input.endpoint);
       let reply;
@@ -180,7 +188,11 @@ export function createCallActivities(deps: ActivityDeps) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;
       }
-      return pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt);
+      return withinResultBound(
+        pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt),
+        deps.config.PCDS_MAX_RESULT_BYTES,
+        input.requestId,
+      );
     },
   };
 }

@@ -37,14 +37,18 @@ export function inputFailure(err: unknown, path: string): unknown {
   return err;
 }
 
-export function createRowActivities() {
+/** `maxRowBytes`: the worker's row limit (PCDS_MAX_ROW_BYTES), unless a batch sets its own. */
+export function createRowActivities(defaults: { maxRowBytes: number }) {
   return {
     async inspectBatchInput(input: {
       source: InputSource;
       endpoint: string;
+      maxRowBytes?: number;
     }): Promise<InputInspection> {
       try {
-        return await withHeartbeat(() => inspectInput(input.source, input.endpoint));
+        return await withHeartbeat(() =>
+          inspectInput(input.source, input.endpoint, input.maxRowBytes ?? defaults.maxRowBytes),
+        );
       } catch (err) {
         throw inputFailure(err, input.source.path);
       }
@@ -52,7 +56,7 @@ export function createRowActivities() {
 
     async readBatchRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
       try {
-        return await readRows(req);
+        return await readRows({ ...req, maxRowBytes: req.maxRowBytes ?? defaults.maxRowBytes });
       } catch (err) {
         throw inputFailure(err, req.source.path);
       }

@@ -6,6 +6,7 @@ import { TransportError } from '../http/errors.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { guardedRequest } from './guarded-request.js';
+import { withinResultBound } from './result-size.js';
 import { intentRecorder } from './submit-intent.js';
 
 export interface SearchPageRef {
@@ -27,6 +28,41 @@ export type SearchPage =
     };
 
 const personSearch = getEndpoint('person_search');
+
+/** One page, as big as it is: for callers that write its rows out instead of returning them. */
+export async function fetchSearchPage(deps: ActivityDeps, ref: SearchPageRef): Promise<SearchPage> {
+  let reply;
+  try {
+    reply = await guardedRequest(deps, ref.keyId, 'page', (c) =>
+      c.readSearchPage(ref.requestId, ref.offset, ref.limit),
+    );
+  } catch (err) {
+    if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
+    throw err;
+  }
+  const outcome = classifyPoll(personSearch, reply);
+  switch (outcome.kind) {
+    case 'running':
+      return { kind: 'running', status: outcome.status };
+    case 'retry':
+      throw transientFailure(outcome.failure, outcome.retryAfterMs);
+    case 'failed':
+      throw terminalFailure(outcome.failure, ref.requestId);
+    case 'found':
+    case 'empty': {
+      const data = outcome.data;
+      const rows = Array.isArray(data.results) ? data.results : [];
+      const page: SearchPage = {
+        kind: 'done',
+        status: outcome.status,
+        rows,
+        hasMore: data.has_more === true,
+      };
+      if (typeof data.next_cursor === 'string') page.nextCursor = data.next_cursor;
+      return page;
+    }
+  }
+}
 
 export function createSearchPageActivities(deps: ActivityDeps) {
   return {
@@ -73,39 +109,16 @@ export function createSearchPageActivities(deps: ActivityDeps) {
       }
     },
 
-    /** GETs one page (request_id + offset + limit): its state while running, its rows when done. */
+    /**
+     * GETs one page (request_id + offset + limit): its state while running, its rows when done.
+     * A page too large to carry ends the read (result_too_large).
+     */
     async readSearchPage(ref: SearchPageRef): Promise<SearchPage> {
-      let reply;
-      try {
-        reply = await guardedRequest(deps, ref.keyId, 'page', (c) =>
-          c.readSearchPage(ref.requestId, ref.offset, ref.limit),
-        );
-      } catch (err) {
-        if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
-        throw err;
-      }
-      const outcome = classifyPoll(personSearch, reply);
-      switch (outcome.kind) {
-        case 'running':
-          return { kind: 'running', status: outcome.status };
-        case 'retry':
-          throw transientFailure(outcome.failure, outcome.retryAfterMs);
-        case 'failed':
-          throw terminalFailure(outcome.failure, ref.requestId);
-        case 'found':
-        case 'empty': {
-          const data = outcome.data;
-          const rows = Array.isArray(data.results) ? data.results : [];
-          const page: SearchPage = {
-            kind: 'done',
-            status: outcome.status,
-            rows,
-            hasMore: data.has_more === true,
-          };
-          if (typeof data.next_cursor === 'string') page.nextCursor = data.next_cursor;
-          return page;
-        }
-      }
+      return withinResultBound(
+        await fetchSearchPage(deps, ref),
+        deps.config.PCDS_MAX_RESULT_BYTES,
+        ref.requestId,
+      );
     },
   };
 }

@@ -28,6 +28,7 @@ import { batchProgressQuery } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import {
   BATCH_ID_PATTERN,
+  MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
   batchWorkflowId,
   type BatchInput,
@@ -64,6 +65,8 @@ export interface BatchRequest {
   chunkSize?: number;
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  /** Rows longer than this fail with row_too_large; the worker's PCDS_MAX_ROW_BYTES by default. */
+  maxRowBytes?: number;
 }
 
 export interface PreparedBatch {
@@ -107,6 +110,17 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       `--window must be an integer from 1 to ${MAX_WINDOW}`,
     );
   }
+  if (
+    req.maxRowBytes !== undefined &&
+    (!Number.isInteger(req.maxRowBytes) ||
+      req.maxRowBytes < 1 ||
+      req.maxRowBytes > MAX_ROW_BYTES_LIMIT)
+  ) {
+    throw new BatchSetupError(
+      'invalid_options',
+      `--max-row-bytes must be an integer from 1 to ${MAX_ROW_BYTES_LIMIT}`,
+    );
+  }
   const inputPath = resolve(req.input);
   const outputPath = resolve(req.output);
   if (inputPath === outputPath)
@@ -136,7 +150,7 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
     };
-    const inspection = await inspectInput(source, endpoint.name);
+    const inspection = await inspectInput(source, endpoint.name, req.maxRowBytes);
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
     if (existing && existing.size > 0 && req.overwrite) await truncate(outputPath, 0);
@@ -155,6 +169,7 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.chunkSize ? { chunkSize: req.chunkSize } : {}),
       ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),
       ...(req.maxWaitMs ? { maxWaitMs: req.maxWaitMs } : {}),
+      ...(req.maxRowBytes ? { maxRowBytes: req.maxRowBytes } : {}),
     };
     return { input, endpoint, inspection };
   } catch (err) {

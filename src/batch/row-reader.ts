@@ -1,127 +1,118 @@
 // Reads an input file in chunks from a byte offset (CSV with a header row, or JSONL), maps each
 // record to an endpoint's parameters and validates it. A malformed row becomes a problem that
-// names the fields and the rule, never the values; reading goes on.
-import { createReadStream } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { parse, type Info } from 'csv-parse';
+// names the fields and the rule, never the values; reading goes on. Blank lines are counted, not
+// rows; a row over the size limit is measured, never read into memory or carried.
 import { formatProblems, getEndpoint, validateInput, type EndpointDef } from '../contract/index.js';
 import { paramsOf, planColumns, rowKey, type ColumnPlan } from './columns.js';
-import type {
-  InputInspection,
-  InputRow,
-  InputSource,
-  ReadCursor,
-  ReadRowsRequest,
-  ReadRowsResult,
+import { csvItems, tooLargeProblem, type CsvItem } from './csv-records.js';
+import { describeTextProblem, isBlankLine, physicalLines, textProblem } from './input-lines.js';
+import {
+  DEFAULT_CHUNK_BYTES,
+  DEFAULT_MAX_ROW_BYTES,
+  MAX_ROW_BYTES_LIMIT,
+  ROW_TOO_LARGE,
+  type InputInspection,
+  type InputRow,
+  type InputSource,
+  type ReadCursor,
+  type ReadRowsRequest,
+  type ReadRowsResult,
 } from './types.js';
 
 export class InputError extends Error {
   override name = 'InputError';
 }
 
-const csvOptions = (atStart: boolean) => ({
-  info: true as const,
-  skip_empty_lines: true,
-  // A row with the wrong number of fields is a bad row, not the end of the file.
-  relax_column_count: true,
-  bom: atStart,
-});
+/** The row limit asked for, within 1 byte and MAX_ROW_BYTES_LIMIT. */
+export const rowLimitOf = (maxRowBytes?: number): number =>
+  Math.max(1, Math.min(MAX_ROW_BYTES_LIMIT, Math.floor(maxRowBytes ?? DEFAULT_MAX_ROW_BYTES)));
 
-interface CsvRecord {
-  record: string[];
-  info: Info;
-}
-
-/** Yields [record, byte offset of its start, byte offset after it] from `start`. */
-async function* csvRecords(
+/** Items of a JSONL file, like csvItems: a record is the line's text. */
+async function* jsonlItems(
   path: string,
   start: number,
-): AsyncGenerator<[string[], number, number]> {
-  const stream = createReadStream(path, { start });
-  const parser = stream.pipe(parse(csvOptions(start === 0)));
-  let consumed = 0;
-  try {
-    for await (const { record, info } of parser as AsyncIterable<CsvRecord>) {
-      const begin = start + consumed;
-      consumed = info.bytes;
-      yield [record, begin, start + consumed];
+  maxRowBytes: number,
+): AsyncGenerator<CsvItem & { text?: string }> {
+  for await (const line of physicalLines(path, start, maxRowBytes)) {
+    const at = { begin: line.start, end: line.end };
+    if (!line.bytes) {
+      yield {
+        kind: 'bad',
+        ...at,
+        code: ROW_TOO_LARGE,
+        problem: tooLargeProblem(line.size, maxRowBytes),
+      };
+    } else if (isBlankLine(line.bytes)) {
+      yield { kind: 'blank', ...at };
+    } else {
+      const issue = textProblem(line.bytes);
+      if (issue)
+        yield {
+          kind: 'bad',
+          ...at,
+          code: 'invalid_row',
+          problem: `line has ${describeTextProblem(issue)}`,
+        };
+      else yield { kind: 'record', ...at, fields: [], text: line.bytes.toString('utf8') };
     }
-  } catch (err) {
-    throw new InputError(`${path}: not valid CSV: ${(err as Error).message}`);
-  } finally {
-    stream.destroy();
-    parser.destroy();
   }
 }
 
-/** Yields [line, start offset, end offset] of each non-blank line from `start`. */
-async function* jsonLines(path: string, start: number): AsyncGenerator<[string, number, number]> {
-  const fh = await open(path, 'r');
-  try {
-    const block = Buffer.alloc(1 << 16);
-    let pending = Buffer.alloc(0);
-    let pendingStart = start;
-    let position = start;
-    for (;;) {
-      const { bytesRead } = await fh.read(block, 0, block.length, position);
-      const eof = bytesRead === 0;
-      position += bytesRead;
-      pending = pending.length
-        ? Buffer.concat([pending, block.subarray(0, bytesRead)])
-        : Buffer.from(block.subarray(0, bytesRead));
-      let nl: number;
-      while ((nl = pending.indexOf(0x0a)) !== -1 || (eof && pending.length > 0)) {
-        const end = nl === -1 ? pending.length : nl + 1;
-        const line = pending
-          .subarray(0, end)
-          .toString('utf8')
-          .replace(/\r?\n$/, '');
-        const lineStart = pendingStart;
-        pending = pending.subarray(end);
-        pendingStart += end;
-        if (line.trim() !== '') yield [line, lineStart, pendingStart];
-      }
-      if (eof) return;
-    }
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Counts the rows, reads the CSV header and checks it against the endpoint. */
+/** Counts the rows and blank lines, reads the CSV header and checks it against the endpoint. */
 export async function inspectInput(
   source: InputSource,
   endpointName: string,
+  maxRowBytes?: number,
 ): Promise<InputInspection> {
   const endpoint = getEndpoint(endpointName);
+  const limit = rowLimitOf(maxRowBytes);
   let total = 0;
+  let blankLines = 0;
   if (source.format === 'csv') {
     let header: string[] | undefined;
     let dataOffset = 0;
-    for await (const [record, , end] of csvRecords(source.path, 0)) {
-      if (!header) {
-        header = record.map((c) => c.trim());
-        dataOffset = end;
-        planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
-      } else total += 1;
+    for await (const item of csvItems(source.path, 0, { maxRowBytes: limit })) {
+      if (item.kind === 'blank') {
+        blankLines += 1;
+        continue;
+      }
+      if (item.kind === 'bad')
+        throw new InputError(`${source.path}: the header row cannot be read: ${item.problem}`);
+      if (item.fields.some((c) => c.includes('\r')))
+        throw new InputError(
+          `${source.path}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
+        );
+      header = item.fields.map((c) => c.trim());
+      dataOffset = item.end;
+      planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
+      break;
     }
     if (!header)
       throw new InputError(`${source.path}: the file is empty (a CSV needs a header row)`);
-    return { total, header, dataOffset };
+    // Counted as readRows reads them: with the header, which decides where a quoted field ends.
+    for await (const item of csvItems(source.path, dataOffset, { maxRowBytes: limit, header })) {
+      if (item.kind === 'blank') blankLines += 1;
+      else total += 1;
+    }
+    return { total, header, dataOffset, blankLines };
   }
   let checked = false;
-  for await (const [line] of jsonLines(source.path, 0)) {
+  for await (const item of jsonlItems(source.path, 0, limit)) {
+    if (item.kind === 'blank') {
+      blankLines += 1;
+      continue;
+    }
     total += 1;
-    if (!checked) {
+    if (!checked && item.text !== undefined) {
       // The first object's keys are checked like a header, so a wrong name fails before any row runs.
-      const obj = parseObject(line);
+      const obj = parseObject(item.text);
       if (obj) {
         planColumns(endpoint, Object.keys(obj), source.columnMap, source.ignoreColumns, true);
         checked = true;
       }
     }
   }
-  return { total, dataOffset: 0 };
+  return { total, dataOffset: 0, blankLines };
 }
 
 function parseObject(line: string): Record<string, unknown> | undefined {
@@ -146,52 +137,83 @@ function validatedRow(
   return { row, offset, problem: formatProblems(v.problems), key: rowKey(endpoint, params) };
 }
 
-/** Reads up to `count` rows from the cursor. */
+const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+
+/** Reads up to `count` rows (and at most about `maxBytes` of them) from the cursor. */
 export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
   const endpoint = getEndpoint(req.endpoint);
   const rows: InputRow[] = [];
   let next: ReadCursor = { ...req.from };
   if (req.from.done || req.count <= 0) return { rows, next };
   const { source } = req;
+  const maxRowBytes = rowLimitOf(req.maxRowBytes);
+  const maxBytes = req.maxBytes ?? DEFAULT_CHUNK_BYTES;
 
+  let toRow: (
+    item: Extract<CsvItem, { kind: 'record' }> & { text?: string },
+    row: number,
+  ) => InputRow;
+  let items: AsyncGenerator<CsvItem & { text?: string }>;
   if (source.format === 'csv') {
     if (!req.header) throw new InputError('CSV rows need the header found by inspectInput');
     const header = req.header;
     const plan = planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
-    for await (const [record, begin, end] of csvRecords(source.path, req.from.byteOffset)) {
-      const row = next.row;
-      next = { row: row + 1, byteOffset: end, done: false };
+    items = csvItems(source.path, req.from.byteOffset, { maxRowBytes, header });
+    toRow = ({ fields: record, begin }, row) => {
       const fields: Record<string, string> = {};
       header.forEach((c, i) => (fields[c] = record[i] ?? ''));
       if (record.length !== header.length) {
         const params = paramsOf(endpoint, plan, fields, false);
-        rows.push({
+        return {
           row,
           offset: begin,
           problem: `has ${record.length} fields where the header has ${header.length}`,
           key: rowKey(endpoint, params),
-        });
-      } else {
-        rows.push(validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, fields, true)));
+        };
       }
-      if (rows.length >= req.count) return { rows, next };
-    }
-    return { rows, next: { ...next, done: true } };
+      return validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, fields, true));
+    };
+  } else {
+    const inverse = new Map(Object.entries(source.columnMap ?? {}).map(([p, c]) => [c, p]));
+    const plan: ColumnPlan = new Map<string, string | null>(inverse);
+    for (const c of source.ignoreColumns ?? []) plan.set(c, null);
+    items = jsonlItems(source.path, req.from.byteOffset, maxRowBytes);
+    toRow = ({ text, begin }, row) => {
+      const obj = parseObject(text ?? '');
+      if (!obj) return { row, offset: begin, problem: 'line is not a JSON object', key: {} };
+      return validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false));
+    };
   }
 
-  const inverse = new Map(Object.entries(source.columnMap ?? {}).map(([p, c]) => [c, p]));
-  const plan: ColumnPlan = new Map<string, string | null>(inverse);
-  for (const c of source.ignoreColumns ?? []) plan.set(c, null);
-  for await (const [line, begin, end] of jsonLines(source.path, req.from.byteOffset)) {
-    const row = next.row;
-    next = { row: row + 1, byteOffset: end, done: false };
-    const obj = parseObject(line);
-    if (!obj) {
-      rows.push({ row, offset: begin, problem: 'line is not a JSON object', key: {} });
-    } else {
-      rows.push(validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false)));
+  let bytes = 0;
+  try {
+    for await (const item of items) {
+      if (item.kind === 'blank') continue;
+      const row = next.row;
+      let got: InputRow =
+        item.kind === 'bad'
+          ? { row, offset: item.begin, code: item.code, problem: item.problem, key: {} }
+          : toRow(item, row);
+      // Quotes and escapes can make a row's parameters longer than its line: the limit holds for both.
+      if (jsonBytes('params' in got ? got.params : got.key) > maxRowBytes) {
+        got = {
+          row,
+          offset: item.begin,
+          code: ROW_TOO_LARGE,
+          problem: `the row's parameters are over the limit of ${maxRowBytes} bytes (PCDS_MAX_ROW_BYTES, or the batch's maxRowBytes)`,
+          key: {},
+        };
+      }
+      const size = jsonBytes(got);
+      // This row goes in the next chunk: the cursor stays at the end of the last one taken.
+      if (rows.length > 0 && bytes + size > maxBytes) return { rows, next };
+      bytes += size;
+      rows.push(got);
+      next = { row: row + 1, byteOffset: item.end, done: false };
+      if (rows.length >= req.count) return { rows, next };
     }
-    if (rows.length >= req.count) return { rows, next };
+  } finally {
+    await items.return(undefined);
   }
   return { rows, next: { ...next, done: true } };
 }

@@ -38,6 +38,8 @@ export interface InvalidRow {
   offset: number;
   /** Names the fields and the rule, never the values. */
   problem: string;
+  /** invalid_row when absent; row_too_large for a row over the size limit. */
+  code?: string;
   key: Record<string, unknown>;
 }
 
@@ -52,6 +54,10 @@ export interface ReadRowsRequest {
   header?: string[];
   from: ReadCursor;
   count: number;
+  /** A longer row fails with row_too_large; the worker's PCDS_MAX_ROW_BYTES when absent. */
+  maxRowBytes?: number;
+  /** The chunk's rows stop before this many bytes (serialized), but hold at least one row. */
+  maxBytes?: number;
 }
 
 export interface ReadRowsResult {
@@ -64,6 +70,8 @@ export interface InputInspection {
   header?: string[];
   /** Where the first data row starts. */
   dataOffset: number;
+  /** Lines with nothing but spaces: skipped, not rows. */
+  blankLines: number;
 }
 
 /** One line of the output file: exactly one per input row. */
@@ -79,6 +87,8 @@ export interface ResultLine {
 
 /** Code of a row that was not sent because its input is malformed. */
 export const INVALID_ROW = 'invalid_row' satisfies PcdsErrorCode;
+/** Code of a row that was not sent because it is over the row size limit. */
+export const ROW_TOO_LARGE = 'row_too_large' satisfies PcdsErrorCode;
 
 export type BatchStateName =
   'running' | 'paused' | 'draining' | 'cancelling' | 'done' | 'cancelled';
@@ -135,6 +145,8 @@ export interface BatchInput {
   /** Passed to each child. */
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  /** Rows longer than this fail with row_too_large; the worker's PCDS_MAX_ROW_BYTES by default. */
+  maxRowBytes?: number;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }
@@ -160,6 +172,8 @@ export interface CarriedState {
   jobMs?: number[];
   /** Submits and polls of the rows that finished found or empty. */
   requests?: RequestCounts;
+  /** Blank lines of the input (absent in a state carried from a run that did not count them). */
+  blankLines?: number;
 }
 
 export interface BatchProgress {
@@ -186,6 +200,8 @@ export interface BatchProgress {
   startedAt: string;
   runs: number;
   output: string;
+  /** Blank lines of the input, skipped (not rows). */
+  blankLines: number;
 }
 
 export interface BatchSummary {
@@ -205,6 +221,8 @@ export interface BatchSummary {
   rowsPerSecond: number;
   runs: number;
   historyEvents: number;
+  /** Blank lines of the input, skipped (not rows). */
+  blankLines: number;
 }
 
 export const BATCH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -212,6 +230,12 @@ export const DEFAULT_WINDOW = 50;
 export const MAX_WINDOW = 1000;
 export const DEFAULT_CHUNK_SIZE = 250;
 export const DEFAULT_HISTORY_THRESHOLD = 10_000;
+/** Rows longer than this fail with row_too_large (PCDS_MAX_ROW_BYTES). */
+export const DEFAULT_MAX_ROW_BYTES = 64 * 1024;
+/** The row limit may not go above this: a chunk of one such row stays far under 2 MB. */
+export const MAX_ROW_BYTES_LIMIT = 256 * 1024;
+/** Bytes of rows per chunk read into the workflow (payloads warn at 256 KB, fail at 2 MB). */
+export const DEFAULT_CHUNK_BYTES = 192 * 1024;
 
 export const childWorkflowId = (batchId: string, row: number) => `batch-${batchId}-row-${row}`;
 export const batchWorkflowId = (batchId: string) => `batch-${batchId}`;

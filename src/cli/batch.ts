@@ -18,6 +18,7 @@ import {
 } from '../batch/launch.js';
 import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
 import {
+  MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
   batchWorkflowId,
   type BatchProgress,
@@ -61,6 +62,9 @@ export function summaryText(s: BatchSummary): string {
   return [
     `batch ${s.batchId} ${s.state}: ${s.done} of ${s.total} rows in ${s.seconds} s (${s.rowsPerSecond} rows/s)`,
     `  found ${s.found}, empty ${s.empty}, failed ${s.failed}${failed ? ` (${failed})` : ''}`,
+    ...(s.blankLines
+      ? [`  ${s.blankLines} blank line${s.blankLines === 1 ? '' : 's'} skipped`]
+      : []),
     `  output: ${s.output} (summary: ${s.output}.summary.json)`,
   ].join('\n');
 }
@@ -216,6 +220,7 @@ interface StartFlags {
   id?: string;
   window?: number;
   keys?: string[];
+  maxRowBytes?: number;
   webhooks?: boolean;
   overwrite?: boolean;
   detach?: boolean;
@@ -275,6 +280,11 @@ export function registerBatchCommand(program: Command): Command {
       'comma-separated key ids of the pool (default: every configured key)',
       listArg,
     )
+    .option(
+      '--max-row-bytes <n>',
+      `a longer row fails with row_too_large (default: the worker's PCDS_MAX_ROW_BYTES, at most ${MAX_ROW_BYTES_LIMIT})`,
+      intArg('--max-row-bytes', 1, MAX_ROW_BYTES_LIMIT),
+    )
     .option('--webhooks', 'rows wait for webhook deliveries instead of polling')
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the batch id and return at once')
@@ -292,6 +302,7 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.id ? { batchId: o.id } : {}),
           ...(o.window ? { window: o.window } : {}),
           ...(o.keys ? { keyIds: o.keys } : {}),
+          ...(o.maxRowBytes ? { maxRowBytes: o.maxRowBytes } : {}),
           ...(o.webhooks
             ? { webhooks: true, webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS }
             : {}),

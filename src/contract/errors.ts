@@ -139,6 +139,22 @@ export const ERRORS = [
     'the service answered an error code the interface does not document',
     true,
   ),
+  e(
+    'result_too_large',
+    0,
+    'never',
+    false,
+    "the job's result is over PCDS_MAX_RESULT_BYTES: not carried (nor submitted again); read it from the service by its request_id",
+    true,
+  ),
+  e(
+    'row_too_large',
+    0,
+    'never',
+    false,
+    "a batch input row is over PCDS_MAX_ROW_BYTES (or the batch's maxRowBytes): not sent",
+    true,
+  ),
   // The orchestrator's own refusals and outcomes (workers, workflows, client and CLI).
   own('unknown_endpoint', 'no such endpoint in the catalogue'),
   own('not_async_endpoint', 'the endpoint is synchronous: there is no job to submit and poll'),

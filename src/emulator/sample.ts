@@ -11,7 +11,7 @@ export interface SampleOptions {
   seed?: number;
   /** Share of rows whose identity is not in the dataset (an empty, free result). */
   unknownShare?: number;
-  /** Share of malformed rows: alternately a bad email and a row with no identity. */
+  /** Share of malformed rows: alternately a bad email and a row with empty identity columns. */
   badShare?: number;
   withName?: boolean;
   withPhone?: boolean;
@@ -70,7 +70,11 @@ export function sampleCsv(o: SampleOptions): string {
     ...(o.withPhone ? ['phone'] : []),
   ] as (keyof SampleRow)[];
   const lines = [cols.join(',')];
-  for (const r of sampleRows(o)) lines.push(cols.map((c) => csvCell(r[c] ?? '')).join(','));
+  for (const r of sampleRows(o)) {
+    const line = cols.map((c) => csvCell(r[c] ?? '')).join(',');
+    // A row of one empty cell is written quoted: an empty line would be a blank line, not a row.
+    lines.push(line === '' ? '""' : line);
+  }
   return lines.join('\n') + '\n';
 }
 

@@ -45,6 +45,7 @@ import {
 import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate.js';
 import {
   BATCH_ID_PATTERN,
+  DEFAULT_CHUNK_BYTES,
   DEFAULT_CHUNK_SIZE,
   DEFAULT_HISTORY_THRESHOLD,
   DEFAULT_WINDOW,
@@ -105,6 +106,7 @@ const clampWindow = (n: number) => Math.max(1, Math.min(MAX_WINDOW, Math.floor(n
 function failureOf(err: unknown): { code: string; message: string; requestId?: string } {
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure && cause.type) {
+    // A job that exists (say, its result was too large to carry) keeps its request id.
     const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
     return {
       code: cause.type,
@@ -141,7 +143,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     s = input.carried;
   } else {
     const [inspection, keys] = await Promise.all([
-      firstPass.inspectBatchInput({ source: input.source, endpoint: endpoint.name }),
+      firstPass.inspectBatchInput({
+        source: input.source,
+        endpoint: endpoint.name,
+        ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      }),
       accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) }),
     ]);
     if (keys.length === 0) {
@@ -164,6 +170,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       runs: 0,
       rate: [],
       historyEvents: 0,
+      blankLines: inspection.blankLines,
     };
   }
   s.runs += 1;
@@ -214,6 +221,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       startedAt: s.startedAt,
       runs: s.runs,
       output: input.output,
+      blankLines: s.blankLines ?? 0,
     };
   };
 
@@ -432,6 +440,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       ...(s.header ? { header: s.header } : {}),
       from: s.cursor,
       count: chunkSize,
+      maxBytes: DEFAULT_CHUNK_BYTES,
+      ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
     });
     queue.push(...got.rows);
     s.cursor = got.next;
@@ -464,7 +474,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
           row: next.row,
           key: next.key,
           outcome: 'failed',
-          code: INVALID_ROW,
+          code: next.code ?? INVALID_ROW,
           message: next.problem,
         });
         continue;
@@ -576,6 +586,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       rowsPerSecond: Math.round((s.counters.done / seconds) * 100) / 100,
       runs: s.runs,
       historyEvents: s.historyEvents + workflowInfo().historyLength,
+      blankLines: s.blankLines ?? 0,
     };
   }
 

@@ -9,7 +9,7 @@ import {
   PcdsState,
 } from '../../src/temporal/search-attributes.js';
 import { submitIntentUpdate } from '../../src/workflows/signals.js';
-import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
+import { envConfig, startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
 
 let env: CallEnv;
 const knownEmail = sampleRows({ rows: 1 })[0].email;
@@ -108,6 +108,22 @@ describe('endpoint call', () => {
       }
     },
   );
+
+  it('ends with result_too_large and its request id when the result is over the bound, after one submit and no further poll', async () => {
+    // A bound far below any found result; the worker is otherwise the same.
+    const config = envConfig(env.emulator, env.proxy.url, { PCDS_MAX_RESULT_BYTES: '200' });
+    await withCallWorker({ ...env, config }, async (client) => {
+      const submitsBefore = env.emulator.stats().jobsSubmitted;
+      const err = await failureOf(client.call('person_enrichment', { email: knownEmail }));
+      expect(err.code).toBe('result_too_large');
+      expect(err.requestId).toMatch(/_\d+_\d+$/);
+      expect(err.message).toContain(err.requestId);
+      const polls = env.proxy.seen(POLL).length;
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(env.proxy.seen(POLL).length).toBe(polls);
+      expect(env.emulator.stats().jobsSubmitted - submitsBefore).toBe(1);
+    });
+  });
 
   it('fails with request_not_found when the service no longer knows the job', async () => {
     env.emulator.setFaults({ jobNeverFinishShare: 1, paths: ['/person/enrichment'] });

@@ -28,18 +28,19 @@ afterAll(async () => {
   await cli?.stop();
 });
 
-it('refuses a missing input file, an unknown column and an unknown endpoint, starting nothing', async () => {
+it('refuses a missing input file, an unknown column, an unknown endpoint and a bad row limit, starting nothing', async () => {
   const good = join(dir, 'good.csv');
   writeFileSync(good, 'email\nsomeone@example.com\n');
   const extraColumn = join(dir, 'extra-column.csv');
   writeFileSync(extraColumn, 'email,favourite_colour\nsomeone@example.com,blue\n');
   const missing = join(dir, 'missing.csv');
   const out = (n: string) => join(dir, `${n}.jsonl`);
-  const ids = ['missing', 'column', 'endpoint'].map((n) => `refused-${n}-${runId}`);
-  const [noFile, badColumn, badEndpoint] = await Promise.all([
+  const ids = ['missing', 'column', 'endpoint', 'row-limit'].map((n) => `refused-${n}-${runId}`);
+  const [noFile, badColumn, badEndpoint, badRowLimit] = await Promise.all([
     pcds('batch', 'start', '--id', ids[0], '-i', missing, '-o', out('a'), '--detach'),
     pcds('batch', 'start', '--id', ids[1], '-i', extraColumn, '-o', out('b'), '--detach'),
     pcds('batch', 'start', '--id', ids[2], '-e', 'no_such_endpoint', '-i', good, '-o', out('c')),
+    pcds('batch', 'start', '--id', ids[3], '--max-row-bytes', '300000', '-i', good, '-o', out('d')),
   ]);
   expect(noFile.code).toBe(2);
   expect(noFile.stderr).toMatch(`error: cannot read the input file ${missing}: no such file`);
@@ -49,7 +50,9 @@ it('refuses a missing input file, an unknown column and an unknown endpoint, sta
   );
   expect(badEndpoint.code).toBe(2);
   expect(badEndpoint.stderr).toMatch(/^error: unknown endpoint "no_such_endpoint"/);
-  for (const r of [noFile, badColumn, badEndpoint]) {
+  expect(badRowLimit.code).toBe(2);
+  expect(badRowLimit.stderr).toMatch(/--max-row-bytes must be an integer from 1 to 262144/);
+  for (const r of [noFile, badColumn, badEndpoint, badRowLimit]) {
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toMatch(STACK_FRAME);
   }
@@ -58,7 +61,7 @@ it('refuses a missing input file, an unknown column and an unknown endpoint, sta
       WorkflowNotFoundError,
     );
   }
-  for (const n of ['a', 'b', 'c']) expect(existsSync(out(n))).toBe(false);
+  for (const n of ['a', 'b', 'c', 'd']) expect(existsSync(out(n))).toBe(false);
   expect(cli.emulator.stats().jobsSubmitted).toBe(0);
 });
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
+import { inspectInput } from '../../src/batch/row-reader.js';
 import { emulatorOptionsFromFlags, registerEmulatorCommand } from '../../src/cli/emulator.js';
 import { EmulatorOptionsError, parseEmulatorOptions } from '../../src/emulator/index.js';
 import { datasetFor } from '../../src/emulator/dataset/dataset.js';
@@ -36,7 +37,10 @@ describe('CLI and options', () => {
     const malformed = rows.filter((e) => !/^[^@\s]+@[^@\s]+\.[a-z]+$/.test(e));
     expect(known).toHaveLength(86);
     expect(malformed).toHaveLength(4);
-    expect(malformed.filter((e) => e === '')).toHaveLength(2);
+    // "No identity" rows are rows of an empty cell, never blank lines the batch would skip.
+    expect(malformed.filter((e) => e === '""')).toHaveLength(2);
+    const inspection = await inspectInput({ path: out, format: 'csv' }, 'person_enrichment');
+    expect(inspection).toMatchObject({ total: 100, blankLines: 0 });
     // Deterministic: the same options give the same file.
     await program.parseAsync([
       'node',

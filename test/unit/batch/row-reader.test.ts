@@ -1,4 +1,6 @@
-// The chunk reader: CSV quoting, byte offsets that resume exactly, --map, and bad rows.
+// The chunk reader: CSV quoting, byte offsets that resume exactly, --map, and bad rows; broken
+// files (stray quotes, byte-order marks, bytes that are not UTF-8, blank lines, huge lines) fail
+// only their rows, with reasons that never quote a value, in chunks capped in bytes.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,16 +11,20 @@ import { isInvalidRow, type InputRow, type InputSource } from '../../../src/batc
 import { getEndpoint } from '../../../src/contract/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-reader-'));
-const file = (name: string, text: string) => {
+const file = (name: string, text: string | Buffer) => {
   const path = join(dir, name);
   writeFileSync(path, text);
   return path;
 };
 
-async function readAll(source: InputSource, chunk: number): Promise<InputRow[]> {
-  const info = await inspectInput(source, 'person_enrichment');
+async function readChunks(
+  source: InputSource,
+  chunk: number,
+  limits: { maxRowBytes?: number; maxBytes?: number } = {},
+): Promise<InputRow[][]> {
+  const info = await inspectInput(source, 'person_enrichment', limits.maxRowBytes);
   let cursor = { row: 1, byteOffset: info.dataOffset, done: false };
-  const rows: InputRow[] = [];
+  const chunks: InputRow[][] = [];
   while (!cursor.done) {
     const r = await readRows({
       source,
@@ -26,11 +32,20 @@ async function readAll(source: InputSource, chunk: number): Promise<InputRow[]> 
       header: info.header,
       from: cursor,
       count: chunk,
+      ...limits,
     });
-    rows.push(...r.rows);
+    chunks.push(r.rows);
     cursor = r.next;
   }
-  return rows;
+  return chunks;
+}
+
+async function readAll(
+  source: InputSource,
+  chunk: number,
+  limits: { maxRowBytes?: number; maxBytes?: number } = {},
+): Promise<InputRow[]> {
+  return (await readChunks(source, chunk, limits)).flat();
 }
 
 const CSV =
@@ -114,12 +129,193 @@ describe('CSV chunks', () => {
     expect(() => parseColumnMap('email')).toThrow(/parameter=column/);
   });
 
-  it('reports a file that is not CSV', async () => {
+  it('reports a header that is not CSV', async () => {
     const source: InputSource = {
-      path: file('e.csv', 'email,name\n"a@b.co,unclosed\n'),
+      path: file('e.csv', 'email,"name\na@b.co,Ann\n'),
       format: 'csv',
     };
-    await expect(inspectInput(source, 'person_enrichment')).rejects.toThrow(/not valid CSV/);
+    await expect(inspectInput(source, 'person_enrichment')).rejects.toThrow(
+      /header row cannot be read: field 2: a quoted field is not closed/,
+    );
+  });
+});
+
+const problemOf = (r: InputRow) => (isInvalidRow(r) ? [r.code ?? 'invalid_row', r.problem] : 'ok');
+
+/** No bad row's problem, key or serialized form carries any of these cell values. */
+function expectNoValues(rows: InputRow[], values: string[]) {
+  for (const r of rows.filter(isInvalidRow)) {
+    const text = JSON.stringify(r);
+    for (const v of values) expect(text).not.toContain(v);
+  }
+}
+
+describe('broken CSV', () => {
+  it('fails only the row of a stray quote, naming the column, and reads on', async () => {
+    const text =
+      'email,name\n' +
+      'a@b.co,O"Neil\n' + // 1: quote inside an unquoted field
+      '"c@d.co,Unclosed\n' + // 2: quote never closed
+      'e@f.co,Eve\n' + // 3
+      '"g@h.co"x,Gus\n' + // 4: text after a closing quote
+      'i@j.co,"Multi\nLine"\n' + // 5: a real quoted line break still reads
+      '"m@n.co,Ann\n' + // 6: an open quote that a later line would close badly
+      'o@p.co,"Bob"\n' + // 7
+      '"q@r.co,Quinn\n' + // 8: closed on a later line, but as one field where the header has two
+      's@t.co,Sam"\n' + // 9
+      'k@l.co,Kay'; // 10
+    const source: InputSource = { path: file('stray.csv', text), format: 'csv' };
+    const info = await inspectInput(source, 'person_enrichment');
+    expect(info.total).toBe(10);
+    const rows = await readAll(source, 100);
+    expect(rows.map((r) => [r.row, problemOf(r)])).toEqual([
+      [1, ['invalid_row', expect.stringMatching(/^column "name": a quote inside a field/)]],
+      [2, ['invalid_row', expect.stringMatching(/^column "email": a quoted field is not closed/)]],
+      [3, 'ok'],
+      [4, ['invalid_row', expect.stringMatching(/^column "email": text after the closing quote/)]],
+      [5, 'ok'],
+      [6, ['invalid_row', expect.stringMatching(/not closed/)]],
+      [7, 'ok'],
+      [8, ['invalid_row', expect.stringMatching(/not closed/)]],
+      [9, ['invalid_row', expect.stringMatching(/a quote inside a field/)]],
+      [10, 'ok'],
+    ]);
+    expect(rows[4]).toMatchObject({ params: { email: 'i@j.co', name: 'Multi\nLine' } });
+    expect(rows[6]).toMatchObject({ params: { email: 'o@p.co', name: 'Bob' } });
+    expectNoValues(rows, ['Neil', 'c@d.co', 'Unclosed', 'g@h.co', 'Gus', 'm@n.co', 'Ann', 'Quinn']);
+    for (const size of [1, 3]) expect(await readAll(source, size)).toEqual(rows);
+  });
+
+  it('skips a byte-order mark at the start of the file, and fails a row that has one', async () => {
+    const bom = '\uFEFF';
+    const text = `${bom}email,name\na@b.co,Al\n${bom}c@d.co,Cy\ne@f.co,E${bom}ve\ng@h.co,Gil\n`;
+    const source: InputSource = { path: file('bom.csv', text), format: 'csv' };
+    const info = await inspectInput(source, 'person_enrichment');
+    expect(info).toMatchObject({ total: 4, header: ['email', 'name'] });
+    const rows = await readAll(source, 100);
+    expect(rows.map(problemOf)).toEqual([
+      'ok',
+      ['invalid_row', expect.stringMatching(/^column "email" has a byte-order mark/)],
+      ['invalid_row', expect.stringMatching(/^column "name" has a byte-order mark/)],
+      'ok',
+    ]);
+    expectNoValues(rows, ['c@d.co', 'Cy', 'Eve', 'E\uFEFFve']);
+  });
+
+  it('fails a row with bytes that are not UTF-8 instead of replacing them', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('email,name\nok@b.co,Ok\nbad@b.co,Ren'),
+      Buffer.from([0xe9, 0x65]), // Latin-1 "é" then "e"
+      Buffer.from('\nzz@b.co,Zo\xeb\n'), // valid UTF-8 "ë"
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('@b.co,X\n'),
+    ]);
+    const source: InputSource = { path: file('latin1.csv', bytes), format: 'csv' };
+    const rows = await readAll(source, 100);
+    expect(rows.map(problemOf)).toEqual([
+      'ok',
+      ['invalid_row', expect.stringMatching(/^column "name" has bytes that are not valid UTF-8/)],
+      'ok',
+      ['invalid_row', expect.stringMatching(/^column "email" has bytes that are not valid UTF-8/)],
+    ]);
+    expect(rows[2]).toMatchObject({ params: { name: 'Zoë' } });
+    expectNoValues(rows, ['bad@b.co', 'Ren', '\uFFFD']);
+  });
+
+  it('counts blank lines, which are not rows; a row of empty cells is a row', async () => {
+    const text = '\nemail,name\n\na@b.co,A\n   \n\r\n\t\n,\nb@b.co,B\n\n';
+    const source: InputSource = { path: file('blank.csv', text), format: 'csv' };
+    const info = await inspectInput(source, 'person_enrichment');
+    expect(info).toMatchObject({ total: 3, blankLines: 6 });
+    const rows = await readAll(source, 100);
+    expect(rows.map((r) => [r.row, problemOf(r)])).toEqual([
+      [1, 'ok'],
+      [2, ['invalid_row', expect.stringMatching(/needs at least one of/)]],
+      [3, 'ok'],
+    ]);
+  });
+
+  it('fails a line over the limit as row_too_large without carrying it', async () => {
+    const huge = 'x'.repeat(3 * 1024 * 1024);
+    const wide = `w@b.co,${'y'.repeat(500)}`;
+    const text = `email,name\na@b.co,A\nhuge@b.co,${huge}\n${wide}\nb@b.co,B\n`;
+    const source: InputSource = { path: file('huge.csv', text), format: 'csv' };
+    // Default limit (64 KB): the 3 MB line fails, the 500-byte one reads.
+    const rows = await readAll(source, 100);
+    expect(rows.map(problemOf)).toEqual([
+      'ok',
+      [
+        'row_too_large',
+        expect.stringMatching(/^the row is 3145738 bytes, over the limit of 65536/),
+      ],
+      'ok',
+      'ok',
+    ]);
+    expect(JSON.stringify(rows[1]).length).toBeLessThan(400);
+    expect(rows[1].key).toEqual({});
+    // A lower limit (the batch's maxRowBytes) fails the wide line too.
+    const low = await readAll(source, 100, { maxRowBytes: 100 });
+    expect(low.map((r) => (isInvalidRow(r) ? r.code : 'ok'))).toEqual([
+      'ok',
+      'row_too_large',
+      'row_too_large',
+      'ok',
+    ]);
+    expectNoValues(low, ['huge@b.co', 'xxxx', 'w@b.co', 'yyyy']);
+    expect(await readAll(source, 1, { maxRowBytes: 100 })).toEqual(low);
+  });
+
+  it('fails a row whose parameters outgrow the limit once escaped', async () => {
+    // 50 control characters: 57 bytes in the file, about 300 as JSON.
+    const text = `email,name\na@b.co,${'\u0001'.repeat(50)}\nb@b.co,B\n`;
+    const source: InputSource = { path: file('escaped.csv', text), format: 'csv' };
+    const rows = await readAll(source, 100, { maxRowBytes: 100 });
+    expect(rows.map(problemOf)).toEqual([
+      ['row_too_large', expect.stringMatching(/parameters are over the limit of 100 bytes/)],
+      'ok',
+    ]);
+  });
+
+  it('does not read a quoted field across lines beyond the row limit', async () => {
+    const text = `email,name\na@b.co,"open\n${'b@b.co,B\n'.repeat(30)}`;
+    const source: InputSource = { path: file('open-quote.csv', text), format: 'csv' };
+    const rows = await readAll(source, 100, { maxRowBytes: 100 });
+    expect(rows).toHaveLength(31);
+    expect(problemOf(rows[0])).toEqual(['invalid_row', expect.stringMatching(/not closed/)]);
+    expect(rows.slice(1).every((r) => !isInvalidRow(r))).toBe(true);
+  });
+
+  it('refuses a file whose lines end with a lone carriage return, quoting none of it', async () => {
+    const source: InputSource = {
+      path: file('mac.csv', 'email,name\ra@b.co,Ann\rb@b.co,Bob\r'),
+      format: 'csv',
+    };
+    const err = await inspectInput(source, 'person_enrichment').then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).toMatch(/lone carriage return/);
+    expect(err?.message).not.toContain('Ann');
+  });
+
+  it('caps each chunk in bytes, holding at least one row', async () => {
+    const lines = Array.from({ length: 40 }, (_, i) => `p${i}@b.co,${'n'.repeat(i * 10)}`);
+    const source: InputSource = {
+      path: file('wide.csv', `email,name\n${lines.join('\n')}\n`),
+      format: 'csv',
+    };
+    const whole = await readAll(source, 1000);
+    expect(whole).toHaveLength(40);
+    const chunks = await readChunks(source, 1000, { maxBytes: 1000 });
+    expect(chunks.flat()).toEqual(whole);
+    expect(chunks.length).toBeGreaterThan(5);
+    for (const c of chunks) {
+      expect(c.length).toBeGreaterThan(0);
+      if (c.length > 1) expect(JSON.stringify(c).length).toBeLessThanOrEqual(1000 + c.length);
+    }
+    // Rows wider than the cap come one per chunk.
+    const single = await readChunks(source, 1000, { maxBytes: 10 });
+    expect(single.map((c) => c.length)).toEqual(whole.map(() => 1));
   });
 });
 
@@ -152,5 +348,34 @@ describe('JSONL chunks', () => {
     ]);
     expect(rows[2]).toMatchObject({ params: { email: 'c@d.co', lookup_mode: 'fast' } });
     for (const size of [1, 3]) expect(await readAll(source, size)).toEqual(rows);
+  });
+});
+
+describe('broken JSONL', () => {
+  it('fails rows with a byte-order mark, bad UTF-8 or too many bytes; skips and counts blank lines', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('\uFEFF{"email":"a@b.co"}\n\n'),
+      Buffer.from('\uFEFF{"email":"bom@b.co"}\n'),
+      Buffer.from('{"email":"bad@b.co","name":"R'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}\n  \n'),
+      Buffer.from(`{"email":"big@b.co","name":"${'z'.repeat(200_000)}"}\n`),
+      Buffer.from('{"email":"stray@b.co","name":"O"Neil"}\n'),
+      Buffer.from('{"email":"c@b.co"}'),
+    ]);
+    const source: InputSource = { path: file('broken.jsonl', bytes), format: 'jsonl' };
+    const info = await inspectInput(source, 'person_enrichment');
+    expect(info).toMatchObject({ total: 6, blankLines: 2 });
+    const rows = await readAll(source, 100);
+    expect(rows.map((r) => [r.row, problemOf(r)])).toEqual([
+      [1, 'ok'],
+      [2, ['invalid_row', expect.stringMatching(/^line has a byte-order mark/)]],
+      [3, ['invalid_row', expect.stringMatching(/^line has bytes that are not valid UTF-8/)]],
+      [4, ['row_too_large', expect.stringMatching(/over the limit of 65536 bytes/)]],
+      [5, ['invalid_row', 'line is not a JSON object']],
+      [6, 'ok'],
+    ]);
+    expectNoValues(rows, ['bom@b.co', 'bad@b.co', 'big@b.co', 'zzzz', 'stray@b.co', 'Neil']);
+    for (const size of [1, 4]) expect(await readAll(source, size)).toEqual(rows);
   });
 });

@@ -56,6 +56,10 @@ describe('error taxonomy', () => {
     expect(errorInfo('no_such_code')).toBeUndefined();
     expect(isSystemic('no_such_code')).toBe(false);
   });
+  it('a row or a result too large is local, terminal and not systemic', () => {
+    for (const code of ['row_too_large', 'result_too_large'])
+      expect(errorInfo(code)).toMatchObject({ retry: 'never', systemic: false, local: true });
+  });
   it("a job's stored 429 is local and terminal", () => {
     expect(errorInfo('job_rate_limited')).toMatchObject({ http: 429, retry: 'never', local: true });
   });
