@@ -33,7 +33,7 @@ interface CsvRecord {
 }
 
 /** Yields [record, byte offset of its start, byte offset after it] from `start`. */
-async function* csvRecords(
+export async function* csvRecords(
   path: string,
   start: number,
 ): AsyncGenerator<[string[], number, number]> {
@@ -55,7 +55,10 @@ async function* csvRecords(
 }
 
 /** Yields [line, start offset, end offset] of each non-blank line from `start`. */
-async function* jsonLines(path: string, start: number): AsyncGenerator<[string, number, number]> {
+export async function* jsonLines(
+  path: string,
+  start: number,
+): AsyncGenerator<[string, number, number]> {
   const fh = await open(path, 'r');
   try {
     const block = Buffer.alloc(1 << 16);
@@ -124,7 +127,7 @@ export async function inspectInput(
   return { total, dataOffset: 0 };
 }
 
-function parseObject(line: string): Record<string, unknown> | undefined {
+export function parseObject(line: string): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(line);
     return typeof v === 'object' && v !== null && !Array.isArray(v)
