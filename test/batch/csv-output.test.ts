@@ -1,6 +1,7 @@
 // A batch with a CSV output, against the emulator: when it ends the CSV holds exactly one row per
 // input row in row order (input columns first, bad rows with their code), also across
-// continue-as-new, and the summary beside it lists the lowest failed rows.
+// continue-as-new, and the summary beside it lists the lowest failed rows. A cancelled batch
+// writes its CSV too, the rows it never ran marked and counted.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
@@ -16,6 +17,7 @@ import {
   readOutput,
   startCsvBatch,
   tempDir,
+  waitForProgress,
   writeCsv,
 } from './fixtures.js';
 
@@ -116,5 +118,46 @@ it(
         expect(cell[col('displayname')]).toBe((line.result as { displayname: string }).displayname);
       }
     });
+  },
+);
+
+it(
+  'a cancelled batch writes its CSV with the rows it did not run marked not_run',
+  { timeout: 120_000 },
+  async () => {
+    const csvOutput = join(dir, 'cancelled.csv');
+    const { summary, done } = await withWorker(
+      { activities: worker.activities },
+      async ({ client, taskQueue }) => {
+        const { handle, batchId } = await startCsvBatch(client, taskQueue, 'csv-cancel', input, {
+          csvOutput,
+          window: 1,
+          pollIntervalMs: 50,
+        });
+        await waitForProgress(client, batchId, (p) => p.done >= 3, 60_000);
+        await handle.cancel();
+        const summary = await handle.result();
+        return { summary, done: summary.done };
+      },
+    );
+    expect(summary.state).toBe('cancelled');
+    expect(done).toBeLessThan(rows.length);
+    const notRun = rows.length - done;
+    expect(summary.csv).toMatchObject({
+      inputRows: rows.length,
+      written: rows.length,
+      withoutLine: notRun,
+    });
+    // The row in flight when the batch was cancelled has no line, nor have the rows after it.
+    const lines = new Map(readOutput(summary.output).map((l) => [l.row, l]));
+    expect(lines.size).toBe(done);
+    const expectedNotRun = rows.flatMap((_, i) => (lines.has(i + 1) ? [] : [i + 1]));
+    expect(expectedNotRun).toHaveLength(notRun);
+    expect(summary.csv?.firstWithoutLine).toEqual(expectedNotRun.slice(0, 10));
+    const cells: string[][] = parse(readFileSync(csvOutput, 'utf8'));
+    expect(cells.slice(1).map((c) => c[2])).toEqual(
+      rows.map((_, i) => lines.get(i + 1)?.outcome ?? 'not_run'),
+    );
+    expect(JSON.parse(readFileSync(`${csvOutput}.summary.json`, 'utf8'))).toEqual(summary);
   },
 );
