@@ -1,10 +1,12 @@
 // Activities that write a batch's output: idempotent appends (so retries and replays never
-// double a row), the output's creation (or a fresh start for an export), and the summary next to
-// the output. A disk or permission problem is a non-retryable `output_unwritable` failure: the
-// batch pauses with it instead of retrying forever.
+// double a row), the output's creation (or a fresh start for an export), the CSV in row order at
+// a batch's end, and the summary next to the output. A disk or permission problem is a
+// non-retryable `output_unwritable` failure: the batch pauses with it instead of retrying forever.
 import { mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
+import { exportBatchOutput } from '../batch/export.js';
+import type { NoLineLabel } from '../batch/flatten.js';
 import {
   appendResultLines,
   classifyWriteError,
@@ -12,7 +14,9 @@ import {
   resetOutput,
   type AppendResult,
 } from '../batch/result-writer.js';
-import type { BatchSummary, ResultLine } from '../batch/types.js';
+import type { BatchSummary, ExportReport, InputFiles, ResultLine } from '../batch/types.js';
+import { withHeartbeat } from './heartbeat.js';
+import { inputFailure } from './rows.js';
 
 export const summaryPathOf = (output: string) => `${output}.summary.json`;
 
@@ -54,6 +58,31 @@ export function createResultActivities() {
 
     resetBatchOutput(input: { path: string }): Promise<void> {
       return writing(() => resetOutput(input.path));
+    },
+
+    /**
+     * Writes the batch's CSV from its JSONL, in row order. Idempotent: a retry writes the same
+     * file again (written beside it, then renamed). Heartbeats: 50,000 rows take a while.
+     */
+    exportBatchCsv(input: {
+      source: InputFiles;
+      lines: string;
+      target: string;
+      noLine: NoLineLabel;
+    }): Promise<ExportReport> {
+      return withHeartbeat((signal) =>
+        exportBatchOutput({
+          source: input.source,
+          lines: input.lines,
+          target: input.target,
+          format: 'csv',
+          noLine: input.noLine,
+          signal,
+        }),
+      ).catch((err: unknown) => {
+        // An input gone or unreadable gives the same answer every time: not retried.
+        throw inputFailure(err, input.source.path);
+      });
     },
 
     async writeBatchSummary(input: { path: string; summary: unknown }): Promise<string> {

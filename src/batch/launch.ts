@@ -1,7 +1,7 @@
 // Client side of a batch: checks everything that can be checked before a batch starts (endpoint,
 // files, columns, output, batch id), then starts the workflow with its search attributes and
-// summary, finds it again by id and reads its status. Used by the CLI, the demo, the client and
-// the tests.
+// summary, finds it again by id, reads its status and finds its files for an export. Used by
+// the CLI, the demo, the client and the tests.
 import { randomBytes } from 'node:crypto';
 import { access, stat, truncate } from 'node:fs/promises';
 import { constants } from 'node:fs';
@@ -24,6 +24,7 @@ import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attribu
 import type { batchWorkflow } from '../workflows/batch.js';
 import { orNotFound, outcomeOf } from '../client-errors.js';
 import { ColumnError, parseColumnMap } from './columns.js';
+import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import {
@@ -34,6 +35,7 @@ import {
   type BatchInput,
   type BatchProgress,
   type BatchSummary,
+  type InputFiles,
   type InputInspection,
 } from './types.js';
 
@@ -74,6 +76,11 @@ export interface PreparedBatch {
   endpoint: EndpointDef;
   inspection: InputInspection;
 }
+
+/** An output named *.csv is a CSV, written in row order when the batch ends. */
+export const isCsvOutput = (path: string) => /\.csv$/i.test(path);
+/** Where the results of a CSV batch stream while it runs: a JSONL beside the CSV. */
+export const streamPathOf = (csvOutput: string) => `${csvOutput}.jsonl`;
 
 export const newBatchId = () =>
   `b${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(4).toString('hex')}`;
@@ -122,9 +129,17 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
     );
   }
   const inputPath = resolve(req.input);
-  const outputPath = resolve(req.output);
-  if (inputPath === outputPath)
+  const requested = resolve(req.output);
+  const csvOutput = isCsvOutput(requested) ? requested : undefined;
+  const outputPath = csvOutput ? streamPathOf(csvOutput) : requested;
+  if (inputPath === requested)
     throw new BatchSetupError('invalid_options', '--output must not be the input file');
+  if (inputPath === outputPath) {
+    throw new BatchSetupError(
+      'invalid_options',
+      `the results of --output ${req.output} stream to ${outputPath}, the input file: rename one of them`,
+    );
+  }
   try {
     const st = await stat(inputPath);
     if (!st.isFile()) throw new BatchSetupError('input_not_readable', `${req.input} is not a file`);
@@ -136,12 +151,14 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       `cannot read the input file ${req.input}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
     );
   }
-  const existing = await stat(outputPath).catch(() => undefined);
-  if (existing && existing.size > 0 && !req.overwrite) {
-    throw new BatchSetupError(
-      'output_exists',
-      `the output file ${req.output} exists and is not empty: choose another --output or pass --overwrite`,
-    );
+  for (const path of csvOutput ? [csvOutput, outputPath] : [outputPath]) {
+    const existing = await stat(path).catch(() => undefined);
+    if (existing && existing.size > 0 && !req.overwrite) {
+      throw new BatchSetupError(
+        'output_exists',
+        `the output file ${path} exists and is not empty: choose another --output or pass --overwrite`,
+      );
+    }
   }
   try {
     const source = {
@@ -153,12 +170,14 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
     const inspection = await inspectInput(source, endpoint.name, req.maxRowBytes);
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
-    if (existing && existing.size > 0 && req.overwrite) await truncate(outputPath, 0);
+    if (req.overwrite && ((await stat(outputPath).catch(() => undefined))?.size ?? 0) > 0)
+      await truncate(outputPath, 0);
     const input: BatchInput = {
       batchId,
       endpoint: endpoint.name,
       source,
       output: outputPath,
+      ...(csvOutput ? { csvOutput } : {}),
       ...(req.window ? { window: req.window } : {}),
       ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
       ...(req.webhooks ? { webhooks: true } : {}),
@@ -300,4 +319,71 @@ export function webUiLink(uiUrl: string, namespace: string, workflowId: string):
 export function webUiRowsLink(uiUrl: string, namespace: string, batchId: string): string {
   const query = `PcdsBatchId="${batchId}" AND WorkflowType="endpointCall"`;
   return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
+}
+
+/** What an export of a batch needs, as the batch itself records it (paths, never row data). */
+export interface BatchFiles {
+  source: InputFiles;
+  /** The streamed JSONL. */
+  output: string;
+  csvOutput?: string;
+  /** What a row with no line is: pending while the batch runs. */
+  noLine: NoLineLabel;
+  running: boolean;
+}
+
+const RUNNING = new Set(['RUNNING', 'CONTINUED_AS_NEW']);
+
+/**
+ * The files of a batch: from its progress while it runs, from its summary once it completed,
+ * and from a progress query (answered by a worker replaying it) once it failed or was stopped.
+ */
+export async function batchFiles(handle: BatchHandle): Promise<BatchFiles> {
+  const status = (await handle.describe()).status.name;
+  let from: BatchProgress | BatchSummary;
+  let noLine: NoLineLabel;
+  if (RUNNING.has(status)) {
+    from = await queryWithRetry(handle);
+    noLine = 'pending';
+  } else if (status === 'COMPLETED') {
+    from = await handle.result();
+    noLine = from.state === 'done' ? 'missing' : 'not_run';
+  } else {
+    try {
+      from = await queryProgress(handle);
+    } catch {
+      throw new BatchSetupError(
+        'export_unavailable',
+        `batch ${handle.workflowId.replace(/^batch-/, '')} is ${status.toLowerCase()} and no worker ` +
+          'answered its progress query, which names its files: start a worker, then try again',
+      );
+    }
+    noLine = 'not_run';
+  }
+  // Progress and summaries of batches started before they named their input carry no source.
+  if (!(from as Partial<BatchProgress>).source) {
+    throw new BatchSetupError(
+      'export_unavailable',
+      `batch ${handle.workflowId.replace(/^batch-/, '')} does not name its input file in its progress or summary (started by an older version)`,
+    );
+  }
+  return {
+    source: from.source,
+    output: from.output,
+    ...(from.csvOutput ? { csvOutput: from.csvOutput } : {}),
+    noLine,
+    running: RUNNING.has(status),
+  };
+}
+
+/** Between two runs of a batch (continue-as-new) a query may fail for a moment. */
+async function queryWithRetry(handle: BatchHandle): Promise<BatchProgress> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await queryProgress(handle);
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
 }

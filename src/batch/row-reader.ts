@@ -28,7 +28,7 @@ export const rowLimitOf = (maxRowBytes?: number): number =>
   Math.max(1, Math.min(MAX_ROW_BYTES_LIMIT, Math.floor(maxRowBytes ?? DEFAULT_MAX_ROW_BYTES)));
 
 /** Items of a JSONL file, like csvItems: a record is the line's text. */
-async function* jsonlItems(
+export async function* jsonlItems(
   path: string,
   start: number,
   maxRowBytes: number,
@@ -115,7 +115,7 @@ export async function inspectInput(
   return { total, dataOffset: 0, blankLines };
 }
 
-function parseObject(line: string): Record<string, unknown> | undefined {
+export function parseObject(line: string): Record<string, unknown> | undefined {
   try {
     const v: unknown = JSON.parse(line);
     return typeof v === 'object' && v !== null && !Array.isArray(v)

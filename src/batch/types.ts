@@ -130,6 +130,8 @@ export interface BatchInput {
   source: InputSource;
   /** Absolute path of the JSONL output. */
   output: string;
+  /** Absolute path of a CSV written in row order when the batch ends (`output` streams beside it). */
+  csvOutput?: string;
   /** Children in flight at once. */
   window?: number;
   /** Rows read per activity call. */
@@ -174,6 +176,8 @@ export interface CarriedState {
   requests?: RequestCounts;
   /** Blank lines of the input (absent in a state carried from a run that did not count them). */
   blankLines?: number;
+  /** The failed rows with the lowest numbers (see batch/failed-rows.ts). */
+  failedRows?: FailedRow[];
 }
 
 export interface BatchProgress {
@@ -202,6 +206,10 @@ export interface BatchProgress {
   output: string;
   /** Blank lines of the input, skipped (not rows). */
   blankLines: number;
+  /** The files an export needs; paths and formats only, never row data. */
+  source: InputFiles;
+  csvOutput?: string;
+  failedRows: FailedRow[];
 }
 
 export interface BatchSummary {
@@ -223,6 +231,44 @@ export interface BatchSummary {
   historyEvents: number;
   /** Blank lines of the input, skipped (not rows). */
   blankLines: number;
+  source: InputFiles;
+  csvOutput?: string;
+  /** The failed rows with the lowest numbers, at most MAX_FAILED_ROWS, with their codes. */
+  failedRows: FailedRow[];
+  /** What the CSV export wrote, when the batch had a CSV output. */
+  csv?: ExportReport;
+  /** Why the CSV was not written (the JSONL output is whole all the same). */
+  csvError?: string;
+}
+
+/** A failed row by number and code only: no key, no message, nothing from the row's data. */
+export interface FailedRow {
+  row: number;
+  code: string;
+}
+
+/** How many failed rows progress and summary show. */
+export const MAX_FAILED_ROWS = 10;
+
+/** What an export needs of the input: where it is, its format, and the row limit the batch read it with. */
+export type InputFiles = Pick<InputSource, 'path' | 'format'> & { maxRowBytes?: number };
+
+/** What an ordered export (batch/export.ts) wrote. */
+export interface ExportReport {
+  path: string;
+  format: 'csv' | 'jsonl';
+  /** In row order (a CSV always is; a JSONL copy is in file order unless sorted). */
+  sorted: boolean;
+  /** Data rows of the input. */
+  inputRows: number;
+  /** Rows (CSV) or lines (JSONL) written, not counting the header. */
+  written: number;
+  /** Input rows with no result line: pending while the batch runs, none at a good end. */
+  withoutLine: number;
+  /** The first of them by row number (at most MAX_FAILED_ROWS). */
+  firstWithoutLine: number[];
+  /** Result lines that match no input row or repeat a row, left out of an ordered export. */
+  strayLines: number;
 }
 
 export const BATCH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;

@@ -1,11 +1,17 @@
-// `pcds batch start|status|watch|pause|resume|window|cancel`: bulk jobs from CSV or JSONL files,
-// with a live progress bar that Ctrl-C leaves without stopping the batch.
+// `pcds batch start|status|watch|pause|resume|window|cancel|export`: bulk jobs from CSV or JSONL
+// files, with a live progress bar that Ctrl-C leaves without stopping the batch, and ordered
+// copies of their output (CSV or JSONL) at any time.
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
+import { summaryPathOf } from '../activities/results.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
+import { exportBatchOutput, type ExportFormat } from '../batch/export.js';
 import {
   BatchSetupError,
+  batchFiles,
   batchHandle,
   prepareBatch,
   queryProgress,
@@ -17,16 +23,19 @@ import {
   type PreparedBatch,
 } from '../batch/launch.js';
 import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
+import { InputError } from '../batch/row-reader.js';
 import {
   MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
   batchWorkflowId,
   type BatchProgress,
   type BatchSummary,
+  type ExportReport,
+  type FailedRow,
 } from '../batch/types.js';
 import { loadConfig, type Config } from '../config.js';
 import { createServiceClients } from '../http/service-clients.js';
-import { action, printJson, UsageError } from './output.js';
+import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
 import { intArg } from './args.js';
 
@@ -57,16 +66,66 @@ export function progressLine(p: BatchProgress): string {
   );
 }
 
+/** `row 3 invalid_row, row 8 not_found, ...` (and how many more failed). */
+export function failedRowsText(rows: FailedRow[] | undefined, failed: number): string | undefined {
+  if (!rows?.length) return undefined;
+  const more = failed - rows.length;
+  return (
+    `${rows.length < failed ? 'first failed rows' : 'failed rows'}: ` +
+    rows.map((f) => `row ${f.row} ${f.code}`).join(', ') +
+    (more > 0 ? ` (and ${more} more)` : '')
+  );
+}
+
+/** Rows listed by number, then how many more. */
+const rowList = (rows: number[], count: number) =>
+  `row${count === 1 ? '' : 's'} ${rows.join(', ')}${count > rows.length ? ` (and ${count - rows.length} more)` : ''}`;
+
 export function summaryText(s: BatchSummary): string {
   const failed = failedByCode(s);
-  return [
+  const failedRows = failedRowsText(s.failedRows, s.failed);
+  const lines = [
     `batch ${s.batchId} ${s.state}: ${s.done} of ${s.total} rows in ${s.seconds} s (${s.rowsPerSecond} rows/s)`,
     `  found ${s.found}, empty ${s.empty}, failed ${s.failed}${failed ? ` (${failed})` : ''}`,
     ...(s.blankLines
       ? [`  ${s.blankLines} blank line${s.blankLines === 1 ? '' : 's'} skipped`]
       : []),
-    `  output: ${s.output} (summary: ${s.output}.summary.json)`,
-  ].join('\n');
+    ...(failedRows ? [`  ${failedRows}`] : []),
+  ];
+  if (s.csvOutput) {
+    lines.push(
+      `  output: ${s.csvOutput} (CSV in row order; results streamed to ${s.output}; summary: ${summaryPathOf(s.csvOutput)})`,
+    );
+  } else {
+    lines.push(`  output: ${s.output} (summary: ${summaryPathOf(s.output)})`);
+  }
+  if (s.csvError) lines.push(`  warning: ${s.csvError}`);
+  if (s.csv && s.csv.withoutLine > 0) {
+    const what =
+      s.state === 'done' ? 'have no result line (outcome "missing" in the CSV)' : 'were not run';
+    lines.push(
+      `  ${s.csv.withoutLine} input rows ${what}: ${rowList(s.csv.firstWithoutLine, s.csv.withoutLine)}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/** What an export wrote, for people. */
+export function exportText(r: ExportReport, running: boolean): string[] {
+  const order = r.sorted ? 'in row order' : 'in file order';
+  const lines = [
+    `wrote ${r.written} ${r.format === 'csv' ? 'rows' : 'lines'} of ${r.inputRows} input rows to ${r.path} (${r.format}, ${order})`,
+  ];
+  if (r.withoutLine > 0) {
+    lines.push(
+      running
+        ? `${r.withoutLine} rows have no result yet (the batch is running): ${rowList(r.firstWithoutLine, r.withoutLine)}`
+        : `warning: ${r.withoutLine} input rows have no result line: ${rowList(r.firstWithoutLine, r.withoutLine)}`,
+    );
+  }
+  if (r.strayLines > 0)
+    lines.push(`note: ${r.strayLines} lines of the output match no input row or repeat a row`);
+  return lines;
 }
 
 function poolNotes(p: BatchProgress): string[] {
@@ -210,6 +269,24 @@ async function usageNote(config: Config, prepared: PreparedBatch): Promise<strin
   }
 }
 
+interface ExportFlags {
+  output: string;
+  format?: string;
+  sorted?: boolean;
+  overwrite?: boolean;
+  json?: boolean;
+}
+
+function exportFormatOf(path: string, given?: string): ExportFormat {
+  if (given === 'csv' || given === 'jsonl') return given;
+  if (given) throw new UsageError(`--format must be csv or jsonl, not "${given}"`);
+  if (/\.csv$/i.test(path)) return 'csv';
+  if (/\.(jsonl|ndjson)$/i.test(path)) return 'jsonl';
+  throw new UsageError(
+    `cannot tell the format of ${path} from its name: pass --format csv or --format jsonl`,
+  );
+}
+
 interface StartFlags {
   endpoint: string;
   input: string;
@@ -262,7 +339,11 @@ export function registerBatchCommand(program: Command): Command {
     )
     .option('-e, --endpoint <name>', 'endpoint of the catalogue', 'person_enrichment')
     .requiredOption('-i, --input <file>', 'CSV (with a header row) or JSONL file of inputs')
-    .requiredOption('-o, --output <file>', 'JSONL file of results: one line per input row')
+    .requiredOption(
+      '-o, --output <file>',
+      'results, one per input row: a .csv file is written in row order when the batch ends ' +
+        '(results stream to <file>.jsonl meanwhile); any other name is the streamed JSONL',
+    )
     .option('--format <csv|jsonl>', 'input format (default: from the file name)')
     .option(
       '--map <param=column,...>',
@@ -327,8 +408,9 @@ export function registerBatchCommand(program: Command): Command {
           }
           const { batchId } = prepared.input;
           process.stdout.write(`batch ${batchId}\n`);
+          const { csvOutput, output } = prepared.input;
           process.stderr.write(
-            `${prepared.inspection.total} rows of ${prepared.input.source.path} -> ${prepared.input.output}\n` +
+            `${prepared.inspection.total} rows of ${prepared.input.source.path} -> ${csvOutput ? `${csvOutput} (results stream to ${output})` : output}\n` +
               `Web UI: ${webUiLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, handle.workflowId)}\n` +
               `rows:   ${webUiRowsLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, batchId)}\n`,
           );
@@ -362,6 +444,8 @@ export function registerBatchCommand(program: Command): Command {
           if (o.json) return printJson(p);
           process.stdout.write(`batch ${id} ${progressLine(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);
+          const failedRows = failedRowsText(p.failedRows, p.failed);
+          if (failedRows) process.stdout.write(`  ${failedRows}\n`);
           process.stdout.write(
             `  Web UI: ${webUiLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, handle.workflowId)}\n`,
           );
@@ -415,6 +499,56 @@ export function registerBatchCommand(program: Command): Command {
         await withBatch(id, async (handle) => {
           await handle.signal(setBatchWindowSignal, n);
           process.stdout.write(`window of batch ${id} set to ${n}\n`);
+        });
+      }),
+    );
+
+  cmd
+    .command('export <id>')
+    .description(
+      "Write an ordered copy of a batch's output, running or finished: a CSV (the input's columns, " +
+        'outcome, code, message, the result flattened) or a JSONL',
+    )
+    .requiredOption('-o, --output <file>', 'file to write')
+    .option('--format <csv|jsonl>', 'format (default: from the file name)')
+    .option('--sorted', 'JSONL in row order (default: file order); a CSV is always in row order')
+    .option('--overwrite', 'replace an existing file')
+    .option('--json', 'print what was written as JSON')
+    .action(
+      action(async (id: string, o: ExportFlags) => {
+        const target = resolve(o.output);
+        const format = exportFormatOf(target, o.format);
+        await withBatch(id, async (handle) => {
+          const files = await batchFiles(handle);
+          if (target === files.output || target === files.source.path) {
+            throw new UsageError(
+              `--output must not be the batch's ${target === files.output ? 'own output' : 'input'} (${target})`,
+            );
+          }
+          const existing = await stat(target).catch(() => undefined);
+          if (existing && existing.size > 0 && !o.overwrite) {
+            throw new UsageError(
+              `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
+            );
+          }
+          let report: ExportReport;
+          try {
+            report = await exportBatchOutput({
+              source: files.source,
+              lines: files.output,
+              target,
+              format,
+              sorted: o.sorted === true,
+              noLine: files.noLine,
+            });
+          } catch (err) {
+            if (err instanceof InputError) throw new CliError(err.message);
+            throw err;
+          }
+          if (o.json) return printJson(report);
+          const [first, ...notes] = exportText(report, files.running);
+          process.stdout.write(`${first}\n`);
+          for (const n of notes) process.stderr.write(`${n}\n`);
         });
       }),
     );

@@ -178,6 +178,7 @@ export const ERRORS = [
   own('export_exists', 'a search export with that id was started before'),
   own('batch_not_found', 'no batch with that id'),
   own('export_not_found', 'no search export with that id'),
+  own('export_unavailable', "the batch's files cannot be found for an export (no worker answered)"),
   own('call_not_found', 'no call with that workflow id'),
   own('no_keys', 'the worker has no API key configured'),
   own('no_keys_left', "every key of the batch's pool was removed"),

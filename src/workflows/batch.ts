@@ -42,6 +42,7 @@ import {
   recordJobMs,
   requestsPerRow,
 } from '../batch/job-duration.js';
+import { noteFailedRow } from '../batch/failed-rows.js';
 import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate.js';
 import {
   BATCH_ID_PATTERN,
@@ -58,6 +59,8 @@ import {
   type BatchStateName,
   type BatchSummary,
   type CarriedState,
+  type ExportReport,
+  type InputFiles,
   type InputRow,
   type ResultLine,
   type ValidRow,
@@ -81,6 +84,12 @@ const files = proxyActivities<BatchActivities>({
 });
 /** The first pass over the whole input heartbeats, so a large file may take its time. */
 const firstPass = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+/** The CSV of a whole batch is written by one activity, which heartbeats. */
+const exporting = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -136,6 +145,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     });
   }
   const chunkSize = Math.max(1, Math.floor(input.chunkSize ?? DEFAULT_CHUNK_SIZE));
+  // The summary goes beside the file the user asked for: the CSV when there is one.
+  const summaryBase = input.csvOutput ?? input.output;
   const threshold = input.historyThreshold ?? DEFAULT_HISTORY_THRESHOLD;
 
   let s: CarriedState;
@@ -177,6 +188,12 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   // Absent in a state carried from a run that did not learn job durations yet.
   const jobMs = (s.jobMs ??= []);
   const requests = (s.requests ??= { rows: 0, polls: 0 });
+  const failedRows = (s.failedRows ??= []);
+  const inputFiles: InputFiles = {
+    path: input.source.path,
+    format: input.source.format,
+    ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+  };
   const startedAtMs = Date.parse(s.startedAt);
 
   // Rows of this run: read from the file but not started, in file order.
@@ -222,6 +239,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       runs: s.runs,
       output: input.output,
       blankLines: s.blankLines ?? 0,
+      source: inputFiles,
+      ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
+      failedRows: [...failedRows],
     };
   };
 
@@ -270,6 +290,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       c.failed += 1;
       const code = line.code ?? 'unknown';
       c.failedByCode[code] = (c.failedByCode[code] ?? 0) + 1;
+      noteFailedRow(failedRows, { row: line.row, code });
     }
     recordCompletions(s.rate, Date.now());
     results.push(line);
@@ -535,9 +556,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       absorbFinished();
       await flushAll();
     });
-    const summary = summarize('cancelled');
+    const summary = await CancellationScope.nonCancellable(async () =>
+      summarize('cancelled', await writeCsv('cancelled')),
+    );
     await CancellationScope.nonCancellable(() =>
-      files.writeBatchSummary({ path: input.output, summary }),
+      files.writeBatchSummary({ path: summaryBase, summary }),
     );
     show('cancelled');
     return summary;
@@ -570,7 +593,32 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     }
   }
 
-  function summarize(final: 'done' | 'cancelled'): BatchSummary {
+  /** With a CSV output: the CSV in row order, from the JSONL. A failure is told, not fatal. */
+  async function writeCsv(
+    final: 'done' | 'cancelled',
+  ): Promise<{ csv?: ExportReport; csvError?: string }> {
+    if (!input.csvOutput) return {};
+    try {
+      const csv = await exporting.exportBatchCsv({
+        source: inputFiles,
+        lines: input.output,
+        target: input.csvOutput,
+        // Rows not run at the end of a done batch should not exist: they are flagged as missing.
+        noLine: final === 'done' ? 'missing' : 'not_run',
+      });
+      return { csv };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const cause = err instanceof ActivityFailure ? err.cause : err;
+      const why = cause instanceof ApplicationFailure ? cause.message : 'unknown error';
+      return { csvError: `the CSV could not be written: ${why}` };
+    }
+  }
+
+  function summarize(
+    final: 'done' | 'cancelled',
+    csv: { csv?: ExportReport; csvError?: string } = {},
+  ): BatchSummary {
     const finishedAt = new Date();
     const seconds = Math.max(0.001, (finishedAt.getTime() - startedAtMs) / 1000);
     return {
@@ -587,6 +635,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       runs: s.runs,
       historyEvents: s.historyEvents + workflowInfo().historyLength,
       blankLines: s.blankLines ?? 0,
+      source: inputFiles,
+      ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
+      failedRows: [...failedRows],
+      ...csv,
     };
   }
 
@@ -600,8 +652,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     return continueAsNew<typeof batchWorkflow>({ ...input, carried: s });
   }
 
-  const summary = summarize('done');
-  await files.writeBatchSummary({ path: input.output, summary });
+  const summary = summarize('done', await writeCsv('done'));
+  await files.writeBatchSummary({ path: summaryBase, summary });
   show('done');
   return summary;
 }

@@ -1,0 +1,163 @@
+// A batch with a CSV output, against the emulator: when it ends the CSV holds exactly one row per
+// input row in row order (input columns first, bad rows with their code), also across
+// continue-as-new, and the summary beside it lists the lowest failed rows. A cancelled batch
+// writes its CSV too, the rows it never ran marked and counted.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { BatchSummary } from '../../src/batch/types.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { withWorker } from '../harness/temporal.js';
+import {
+  activitiesFor,
+  configFor,
+  fastEmulator,
+  readOutput,
+  startCsvBatch,
+  tempDir,
+  waitForProgress,
+  writeCsv,
+} from './fixtures.js';
+
+let emu: RunningEmulator;
+let worker: ReturnType<typeof activitiesFor>;
+const dir = tempDir('csv-output');
+
+beforeAll(async () => {
+  emu = await fastEmulator();
+  worker = activitiesFor(configFor(emu));
+});
+afterAll(async () => {
+  await worker?.close();
+  await emu?.stop();
+});
+
+// Half the rows are bad, so more fail than the summary lists.
+const rows = sampleRows({ rows: 26, unknownShare: 0.15, badShare: 0.5, withName: true });
+const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, string>[], [
+  'email',
+  'name',
+]);
+const isBad = (r: { email: string }) => !r.email || r.email.startsWith('not-an-email');
+
+it(
+  'writes the CSV in row order when it ends, across continue-as-new, with the failed rows in the summary',
+  { timeout: 120_000 },
+  async () => {
+    const csvOutput = join(dir, 'enriched.csv');
+    const summary = await withWorker(
+      { activities: worker.activities },
+      async ({ client, taskQueue }) => {
+        const { handle } = await startCsvBatch(client, taskQueue, 'csv-output', input, {
+          csvOutput,
+          window: 4,
+          chunkSize: 7,
+          historyThreshold: 60,
+          pollIntervalMs: 50,
+        });
+        return handle.result();
+      },
+    );
+    expect(summary.runs).toBeGreaterThan(1);
+    expect(summary).toMatchObject({
+      state: 'done',
+      done: rows.length,
+      source: { path: input, format: 'csv' },
+      csvOutput,
+      csv: {
+        path: csvOutput,
+        format: 'csv',
+        sorted: true,
+        inputRows: rows.length,
+        written: rows.length,
+        withoutLine: 0,
+        firstWithoutLine: [],
+        strayLines: 0,
+      },
+    });
+    expect(summary.csvError).toBeUndefined();
+
+    const badRows = rows.flatMap((r, i) => (isBad(r) ? [i + 1] : []));
+    expect(badRows.length).toBeGreaterThan(10);
+    expect(summary.failed).toBe(badRows.length);
+    // The ten lowest failed rows, whatever order they finished in and across runs.
+    expect(summary.failedRows).toEqual(
+      badRows.slice(0, 10).map((row) => ({ row, code: 'invalid_row' })),
+    );
+    const written = JSON.parse(readFileSync(`${csvOutput}.summary.json`, 'utf8')) as BatchSummary;
+    expect(written).toEqual(summary);
+
+    const [header, ...cells]: string[][] = parse(readFileSync(csvOutput, 'utf8'));
+    expect(header.slice(0, 5)).toEqual(['email', 'name', 'outcome', 'code', 'message']);
+    expect(header).toContain('displayname');
+    expect(header.some((h) => h.startsWith('social_profiles.'))).toBe(true);
+    expect(new Set(header).size).toBe(header.length);
+    const col = (name: string) => header.indexOf(name);
+
+    // Exactly one row per input row, in input order, agreeing with the streamed JSONL.
+    expect(cells).toHaveLength(rows.length);
+    const lines = new Map(readOutput(summary.output).map((l) => [l.row, l]));
+    cells.forEach((cell, i) => {
+      const src = rows[i];
+      const line = lines.get(i + 1)!;
+      expect(cell).toHaveLength(header.length);
+      expect(cell[col('email')]).toBe(src.email);
+      expect(cell[col('name')]).toBe(src.name ?? '');
+      expect(cell[col('outcome')]).toBe(line.outcome);
+      expect(cell[col('code')]).toBe(line.code ?? '');
+      if (isBad(src)) {
+        expect(cell.slice(2, 4)).toEqual(['failed', 'invalid_row']);
+        expect(cell[col('message')]).toMatch(/email|needs at least one of/);
+      } else if (src.email.endsWith('@unknown.pcds.dev')) {
+        expect(cell[col('outcome')]).toBe('empty');
+        expect(cell[col('displayname')]).toBe('');
+      } else {
+        expect(cell[col('outcome')]).toBe('found');
+        expect(cell[col('displayname')]).toBe((line.result as { displayname: string }).displayname);
+      }
+    });
+  },
+);
+
+it(
+  'a cancelled batch writes its CSV with the rows it did not run marked not_run',
+  { timeout: 120_000 },
+  async () => {
+    const csvOutput = join(dir, 'cancelled.csv');
+    const { summary, done } = await withWorker(
+      { activities: worker.activities },
+      async ({ client, taskQueue }) => {
+        const { handle, batchId } = await startCsvBatch(client, taskQueue, 'csv-cancel', input, {
+          csvOutput,
+          window: 1,
+          pollIntervalMs: 50,
+        });
+        await waitForProgress(client, batchId, (p) => p.done >= 3, 60_000);
+        await handle.cancel();
+        const summary = await handle.result();
+        return { summary, done: summary.done };
+      },
+    );
+    expect(summary.state).toBe('cancelled');
+    expect(done).toBeLessThan(rows.length);
+    const notRun = rows.length - done;
+    expect(summary.csv).toMatchObject({
+      inputRows: rows.length,
+      written: rows.length,
+      withoutLine: notRun,
+    });
+    // The row in flight when the batch was cancelled has no line, nor have the rows after it.
+    const lines = new Map(readOutput(summary.output).map((l) => [l.row, l]));
+    expect(lines.size).toBe(done);
+    const expectedNotRun = rows.flatMap((_, i) => (lines.has(i + 1) ? [] : [i + 1]));
+    expect(expectedNotRun).toHaveLength(notRun);
+    expect(summary.csv?.firstWithoutLine).toEqual(expectedNotRun.slice(0, 10));
+    const cells: string[][] = parse(readFileSync(csvOutput, 'utf8'));
+    expect(cells.slice(1).map((c) => c[2])).toEqual(
+      rows.map((_, i) => lines.get(i + 1)?.outcome ?? 'not_run'),
+    );
+    expect(JSON.parse(readFileSync(`${csvOutput}.summary.json`, 'utf8'))).toEqual(summary);
+  },
+);

@@ -1,0 +1,233 @@
+// `pcds batch start -o x.csv` and `pcds batch export` run as child processes against the emulator
+// and a worker: the CSV has one row per input row in input order with the input's own columns
+// first; exports of a paused (running) batch mark the rows still to come, exports of a finished
+// one are complete and agree with the batch's own files.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { batchWorkflowId, type ExportReport, type ResultLine } from '../../src/batch/types.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { waitForProgress } from '../batch/fixtures.js';
+import {
+  runCli,
+  STACK_FRAME,
+  startCliEnv,
+  tempDir,
+  type CliEnv,
+  type CliResult,
+} from './cli-env.js';
+
+let cli: CliEnv;
+let dir: string;
+const outputs: CliResult[] = [];
+const pcds = (...args: string[]) => runCli(args, cli.env, outputs);
+const runId = `${process.pid}-${Date.now().toString(36)}`;
+
+beforeAll(async () => {
+  cli = await startCliEnv();
+  dir = tempDir('batch-export');
+});
+afterAll(async () => {
+  await cli?.stop();
+});
+
+const readCsv = (path: string): string[][] => parse(readFileSync(path, 'utf8'));
+const readLines = (path: string) =>
+  readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as ResultLine);
+
+/** A CSV input whose columns are not the parameters' names, with a column left out. */
+function leadsCsv(name: string, emails: string[]): string {
+  const path = join(dir, name);
+  const rows = emails.map((e, i) => `${e},"Lead ${i + 1}, Inc","seg ""${i % 3}"""`);
+  writeFileSync(path, ['Email Address,Company,segment', ...rows].join('\n') + '\n');
+  return path;
+}
+const MAP = ['--map', 'email=Email Address', '--ignore', 'Company,segment'];
+
+it(
+  'batch start -o x.csv: one CSV row per input row, in input order, input columns first',
+  { timeout: 150_000 },
+  async () => {
+    const emails = sampleRows({ rows: 10 }).map((r) => r.email);
+    const bad = [3, 8];
+    for (const row of bad) emails[row - 1] = `not-an-email-${row}`;
+    const input = leadsCsv('ten.csv', emails);
+    const csv = join(dir, 'ten.csv.out.csv');
+    const id = `csv-ten-${runId}`;
+
+    const started = await pcds(
+      'batch',
+      'start',
+      '--id',
+      id,
+      '-i',
+      input,
+      '-o',
+      csv,
+      ...MAP,
+      '--detach',
+    );
+    expect(started.code, started.stderr).toBe(0);
+    expect(started.stderr).toContain(`-> ${csv} (results stream to ${csv}.jsonl)`);
+    const summary = await cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+    expect(summary).toMatchObject({ done: 10, failed: 2, csvOutput: csv, output: `${csv}.jsonl` });
+    expect(summary.failedRows).toEqual(bad.map((row) => ({ row, code: 'invalid_row' })));
+
+    const [header, ...rows] = readCsv(csv);
+    expect(header.slice(0, 6)).toEqual([
+      'Email Address',
+      'Company',
+      'segment',
+      'outcome',
+      'code',
+      'message',
+    ]);
+    expect(header).toContain('displayname');
+    expect(rows).toHaveLength(10);
+    rows.forEach((r, i) => {
+      expect(r.slice(0, 3)).toEqual([emails[i], `Lead ${i + 1}, Inc`, `seg "${i % 3}"`]);
+      if (bad.includes(i + 1)) {
+        expect(r.slice(3, 5)).toEqual(['failed', 'invalid_row']);
+        expect(r[5]).toMatch(/email/);
+        expect(r[5]).not.toContain('not-an-email');
+      } else expect(r[3]).toBe('found');
+    });
+
+    const status = await pcds('batch', 'status', id);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain('failed rows: row 3 invalid_row, row 8 invalid_row');
+    expect(status.stdout).toContain(`output: ${csv} (CSV in row order`);
+
+    // An export of the finished batch is the same CSV, from the same code.
+    const copy = join(dir, 'ten-copy.csv');
+    const exported = await pcds('batch', 'export', id, '--format', 'csv', '-o', copy);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(exported.stdout).toBe(`wrote 10 rows of 10 input rows to ${copy} (csv, in row order)\n`);
+    expect(exported.stderr).toBe('');
+    expect(readFileSync(copy, 'utf8')).toBe(readFileSync(csv, 'utf8'));
+  },
+);
+
+it(
+  'batch export of a running batch marks rows to come; of the finished batch it is complete',
+  { timeout: 200_000 },
+  async () => {
+    const N = 14;
+    const emails = sampleRows({ rows: N }).map((r) => r.email);
+    emails[1] = '';
+    const input = leadsCsv('running.csv', emails);
+    const stream = join(dir, 'running.jsonl');
+    const id = `export-running-${runId}`;
+    const started = await pcds(
+      'batch',
+      'start',
+      '--id',
+      id,
+      '-i',
+      input,
+      '-o',
+      stream,
+      ...MAP,
+      '--window',
+      '1',
+      '--detach',
+    );
+    expect(started.code, started.stderr).toBe(0);
+
+    // Paused after a few rows: the batch is running, with rows done and rows to come.
+    await waitForProgress(cli.client, id, (p) => p.done >= 3, 60_000);
+    expect((await pcds('batch', 'pause', id)).code).toBe(0);
+    const paused = await waitForProgress(
+      cli.client,
+      id,
+      (p) => p.state === 'paused' && p.inFlight === 0,
+      60_000,
+    );
+    expect(paused.done).toBeLessThan(N);
+    expect(paused.source).toEqual({ path: input, format: 'csv' });
+
+    const csv = join(dir, 'running-now.csv');
+    const sorted = join(dir, 'running-now.jsonl');
+    const [csvNow, jsonlNow] = await Promise.all([
+      pcds('batch', 'export', id, '--format', 'csv', '-o', csv),
+      pcds('batch', 'export', id, '--format', 'jsonl', '--sorted', '-o', sorted, '--json'),
+    ]);
+    expect(csvNow.code, csvNow.stderr).toBe(0);
+    expect(csvNow.stderr).toMatch(
+      new RegExp(`^${N - paused.done} rows have no result yet \\(the batch is running\\)`),
+    );
+    const rowsNow = readCsv(csv).slice(1);
+    expect(rowsNow).toHaveLength(N);
+    expect(rowsNow.map((r) => r[0])).toEqual(emails);
+    const outcomes = rowsNow.map((r) => r[3]);
+    expect(outcomes.filter((o) => o === 'pending')).toHaveLength(N - paused.done);
+    expect(outcomes[1]).toBe('failed');
+    expect(outcomes.slice(0, paused.done)).not.toContain('pending');
+
+    expect(jsonlNow.code, jsonlNow.stderr).toBe(0);
+    const report = JSON.parse(jsonlNow.stdout) as ExportReport;
+    expect(report).toMatchObject({
+      format: 'jsonl',
+      sorted: true,
+      inputRows: N,
+      written: paused.done,
+      withoutLine: N - paused.done,
+      strayLines: 0,
+    });
+    const linesNow = readLines(sorted);
+    expect(linesNow.map((l) => l.row)).toEqual(
+      Array.from({ length: paused.done }, (_, i) => i + 1),
+    );
+
+    // The export refuses to write over the batch's own output.
+    const clobber = await pcds('batch', 'export', id, '--format', 'jsonl', '-o', stream);
+    expect(clobber.code).toBe(2);
+    expect(clobber.stderr).toBe(`error: --output must not be the batch's own output (${stream})\n`);
+
+    expect((await pcds('batch', 'resume', id)).code).toBe(0);
+    await cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+
+    const finalCsv = join(dir, 'running-final.csv');
+    const finalSorted = join(dir, 'running-final.jsonl');
+    const finalCopy = join(dir, 'running-final-copy.jsonl');
+    const [csvDone, sortedDone, copyDone] = await Promise.all([
+      pcds('batch', 'export', id, '-o', finalCsv),
+      pcds('batch', 'export', id, '--sorted', '-o', finalSorted),
+      pcds('batch', 'export', id, '-o', finalCopy),
+    ]);
+    for (const r of [csvDone, sortedDone, copyDone]) {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+    }
+    expect(sortedDone.stdout).toBe(
+      `wrote ${N} lines of ${N} input rows to ${finalSorted} (jsonl, in row order)\n`,
+    );
+    const rowsDone = readCsv(finalCsv).slice(1);
+    expect(rowsDone.map((r) => r[0])).toEqual(emails);
+    expect(rowsDone.map((r) => r[3])).toEqual(emails.map((e) => (e ? 'found' : 'failed')));
+    // The rows already exported while it ran are the same in the final export.
+    rowsNow.forEach((r, i) => {
+      if (r[3] !== 'pending') expect(rowsDone[i].slice(0, 6)).toEqual(r.slice(0, 6));
+    });
+    const linesDone = readLines(finalSorted);
+    expect(linesDone.map((l) => l.row)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
+    expect(linesDone.slice(0, linesNow.length)).toEqual(linesNow);
+    // Without --sorted: the batch's JSONL as it is, in the order rows finished.
+    expect(readFileSync(finalCopy, 'utf8')).toBe(readFileSync(stream, 'utf8'));
+    expect([...readLines(finalCopy)].sort((a, b) => a.row - b.row)).toEqual(linesDone);
+  },
+);
+
+it('no output of this file shows the API key, a stack or a row value in an error', () => {
+  expect(outputs.length).toBeGreaterThanOrEqual(10);
+  for (const r of outputs) {
+    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_SECRET);
+    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_KEY);
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+    expect(r.stderr).not.toContain('@');
+  }
+});
