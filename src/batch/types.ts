@@ -235,6 +235,10 @@ export interface BatchSummary {
   csvOutput?: string;
   /** The failed rows with the lowest numbers, at most MAX_FAILED_ROWS, with their codes. */
   failedRows: FailedRow[];
+  /** The learned job duration (ms) at the end, as in the progress. */
+  jobMsEstimate?: number;
+  /** Submits + polls per row that finished found or empty. */
+  requestsPerRow?: number;
   /** What the CSV export wrote, when the batch had a CSV output. */
   csv?: ExportReport;
   /** Why the CSV was not written (the JSONL output is whole all the same). */

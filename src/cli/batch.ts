@@ -13,6 +13,7 @@ import {
   BatchSetupError,
   batchFiles,
   batchHandle,
+  batchStatus,
   prepareBatch,
   queryProgress,
   startBatchWorkflow,
@@ -87,6 +88,11 @@ export function summaryText(s: BatchSummary): string {
   const lines = [
     `batch ${s.batchId} ${s.state}: ${s.done} of ${s.total} rows in ${s.seconds} s (${s.rowsPerSecond} rows/s)`,
     `  found ${s.found}, empty ${s.empty}, failed ${s.failed}${failed ? ` (${failed})` : ''}`,
+    ...(s.requestsPerRow !== undefined
+      ? [
+          `  ${s.requestsPerRow} requests per found/empty row${s.jobMsEstimate !== undefined ? `, jobs took about ${s.jobMsEstimate} ms` : ''}`,
+        ]
+      : []),
     ...(s.blankLines
       ? [`  ${s.blankLines} blank line${s.blankLines === 1 ? '' : 's'} skipped`]
       : []),
@@ -430,17 +436,13 @@ export function registerBatchCommand(program: Command): Command {
     .action(
       action(async (id: string, o: { json?: boolean }) =>
         withBatch(id, async (handle, config) => {
-          const desc = await handle.describe();
-          if (desc.status.name !== 'RUNNING' && desc.status.name !== 'CONTINUED_AS_NEW') {
-            if (desc.status.name === 'COMPLETED') {
-              const summary = await handle.result();
-              if (o.json) printJson(summary);
-              else process.stdout.write(`${summaryText(summary)}\n`);
-              return;
-            }
-            throw new UsageError(`batch ${id} is ${desc.status.name.toLowerCase()}`);
+          const status = await batchStatus(handle);
+          if (status.ended) {
+            if (o.json) printJson(status.summary);
+            else process.stdout.write(`${summaryText(status.summary)}\n`);
+            return;
           }
-          const p = await queryProgress(handle);
+          const p = status.progress;
           if (o.json) return printJson(p);
           process.stdout.write(`batch ${id} ${progressLine(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);

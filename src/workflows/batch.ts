@@ -621,6 +621,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   ): BatchSummary {
     const finishedAt = new Date();
     const seconds = Math.max(0.001, (finishedAt.getTime() - startedAtMs) / 1000);
+    const estimate = estimateJobMs(jobMs);
+    const perRow = requestsPerRow(requests);
     return {
       batchId: input.batchId,
       endpoint: endpoint!.name,
@@ -638,6 +640,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       source: inputFiles,
       ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
       failedRows: [...failedRows],
+      ...(estimate !== undefined ? { jobMsEstimate: estimate } : {}),
+      ...(perRow !== undefined ? { requestsPerRow: perRow } : {}),
       ...csv,
     };
   }
