@@ -4,7 +4,7 @@
 // changed by one command, both fail with a determinism error; the same change behind patched()
 // passes.
 import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import {
   DefaultLogger,
@@ -34,12 +34,13 @@ interface Recorded {
   history: History;
 }
 
+/** Every `.json` under the histories folder; an older baseline kept in a subfolder replays too. */
 function loadHistories(): Recorded[] {
-  return readdirSync(HISTORIES_DIR)
+  return readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.json'))
     .sort()
     .map((file) => ({
-      name: basename(file, '.json'),
+      name: file.slice(0, -'.json'.length),
       history: historyFromJSON(readFileSync(join(HISTORIES_DIR, file), 'utf8')),
     }));
 }
