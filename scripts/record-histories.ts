@@ -33,7 +33,7 @@ import {
   tempDir,
   writeCsv,
 } from '../test/batch/fixtures.js';
-import { historyToJSON } from '../test/replay/history-json.js';
+import { holdsSecret, historyToJSON } from '../test/replay/history-json.js';
 
 const HISTORIES_DIR = join(projectRoot(), 'test', 'replay', 'histories');
 const TASK_QUEUE = 'replay-recording';
@@ -310,22 +310,6 @@ async function retried(send: () => Promise<void>): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
   }
-}
-
-/** True when a secret appears in the JSON as text or inside a base64-encoded payload. */
-function holdsSecret(json: string, secrets: string[]): boolean {
-  const texts: string[] = [];
-  const walk = (value: unknown): void => {
-    if (typeof value === 'string') {
-      texts.push(value, Buffer.from(value, 'base64').toString('utf8'));
-    } else if (Array.isArray(value)) {
-      value.forEach(walk);
-    } else if (value && typeof value === 'object') {
-      Object.values(value).forEach(walk);
-    }
-  };
-  walk(JSON.parse(json));
-  return secrets.some((secret) => json.includes(secret) || texts.some((t) => t.includes(secret)));
 }
 
 main().catch((err: unknown) => {

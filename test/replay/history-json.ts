@@ -3,7 +3,8 @@
 // The SDK's historyToJSON / historyFromJSON fail here with "type must be a Type": npm gives
 // @temporalio/common and @temporalio/proto separate copies of protobufjs 8 (the gRPC client keeps
 // protobufjs 7 at the top), and the JSON codec of one copy refuses the other's types. The codec
-// is therefore loaded from the copy @temporalio/proto itself uses.
+// is therefore loaded from the copy @temporalio/proto itself uses. Payloads are base64 in this
+// JSON, so a search for a secret looks inside them too.
 import { createRequire } from 'node:module';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
 import proto from '@temporalio/proto';
@@ -28,4 +29,16 @@ export function historyFromJSON(json: string): History {
   if (!parsed || typeof parsed !== 'object' || !Array.isArray((parsed as History).events))
     throw new TypeError('not a workflow history: expected an object with an array of events');
   return protojson.fromJson(HistoryType, parsed, { ignoreUnknownFields: true }) as History;
+}
+
+/** True when a secret appears in a history's JSON, as text or inside a base64-encoded payload. */
+export function holdsSecret(json: string, secrets: string[]): boolean {
+  const texts: string[] = [json];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') texts.push(Buffer.from(value, 'base64').toString('utf8'));
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(JSON.parse(json));
+  return secrets.some((secret) => texts.some((text) => text.includes(secret)));
 }

@@ -14,10 +14,11 @@ import {
 } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { devCredentials } from '../../../src/emulator/index.js';
 import { projectRoot } from '../../../src/temporal/cli-binary.js';
 import * as workflows from '../../../src/workflows/index.js';
 import { DEFAULT_WORKFLOWS_PATH, workflowBundle } from '../../harness/temporal.js';
-import { historyFromJSON } from '../../replay/history-json.js';
+import { historyFromJSON, holdsSecret } from '../../replay/history-json.js';
 
 const HISTORIES_DIR = join(projectRoot(), 'test', 'replay', 'histories');
 const CHANGED_WORKFLOWS_PATH = join(
@@ -31,6 +32,7 @@ const BUNDLE_TIMEOUT_MS = 120_000;
 
 interface Recorded {
   name: string;
+  json: string;
   history: History;
 }
 
@@ -39,10 +41,10 @@ function loadHistories(): Recorded[] {
   return readdirSync(HISTORIES_DIR, { recursive: true, encoding: 'utf8' })
     .filter((file) => file.endsWith('.json'))
     .sort()
-    .map((file) => ({
-      name: file.slice(0, -'.json'.length),
-      history: historyFromJSON(readFileSync(join(HISTORIES_DIR, file), 'utf8')),
-    }));
+    .map((file) => {
+      const json = readFileSync(join(HISTORIES_DIR, file), 'utf8');
+      return { name: file.slice(0, -'.json'.length), json, history: historyFromJSON(json) };
+    });
 }
 
 const recorded = loadHistories();
@@ -57,7 +59,7 @@ const workflowTypeOf = (history: History) =>
 /** Replays histories on one replay worker; returns `name: error` for each that failed. */
 async function replayFailures(
   bundle: WorkflowBundleWithSourceMap,
-  histories: Recorded[],
+  histories: Pick<Recorded, 'name' | 'history'>[],
 ): Promise<string[]> {
   const failures: string[] = [];
   const results = Worker.runReplayHistories(
@@ -96,6 +98,16 @@ describe('replay of recorded histories', () => {
       .sort();
     const types = [...new Set(recorded.map((r) => workflowTypeOf(r.history)))].sort();
     expect(types).toEqual(registered);
+  });
+
+  it('holds none of the emulator credentials, in clear or inside an encoded payload', () => {
+    // The recorder's emulator runs with the default seed, which fixes its credentials.
+    const { key, secret, adminToken } = devCredentials(42);
+    const payload = Buffer.from(JSON.stringify({ apiKey: key })).toString('base64');
+    const planted = JSON.stringify({ events: [{ input: { payloads: [{ data: payload }] } }] });
+    expect(holdsSecret(planted, [key])).toBe(true);
+    const leaking = recorded.filter((r) => holdsSecret(r.json, [key, secret, adminToken]));
+    expect(leaking.map((r) => r.name)).toEqual([]);
   });
 
   it('replays every recorded history against the current workflow code', async () => {
