@@ -58,7 +58,21 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
 
 const STOP_GRACE_MS = 5_000;
 
+/** Starts with free ports; another process taking one of them first is retried with new ones. */
 export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startDevServerOnce(opts);
+    } catch (err) {
+      // The CLI also picks its HTTP API port itself: between a pick and its bind, a port can go.
+      const raced = /address already in use/.test(err instanceof Error ? err.message : '');
+      if (!raced || attempt >= 3 || (opts.port !== undefined && opts.uiPort !== undefined))
+        throw err;
+    }
+  }
+}
+
+async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   const namespace = opts.namespace ?? 'default';
   const headless = opts.headless ?? false;
   const cliPath = opts.cliPath ?? (await findOrInstallTemporalCli());

@@ -13,6 +13,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -168,7 +169,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         nonRetryable: true,
       });
     }
-    await files.createBatchOutput({ path: input.output });
+    // Versioned (see README, "Upgrading workers"): batches started by 0.1.0 truncated here.
+    if (patched('batch-output-never-truncated'))
+      await files.createBatchOutput({ path: input.output });
+    else await files.resetBatchOutput({ path: input.output });
     s = {
       cursor: { row: 1, byteOffset: inspection.dataOffset, done: false },
       ...(inspection.header ? { header: inspection.header } : {}),
@@ -475,8 +479,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     const keys = await accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) });
     s.pool = refreshKeyPool(s.pool, keys);
     // Only a pause for credits closes the keys' credit breakers: an operator's pause or a full
-    // disk says nothing about the account having been topped up.
-    if (s.paused.code === 'insufficient_credits')
+    // disk says nothing about the account having been topped up. (Batches started by 0.1.0
+    // closed them on every resume: versioned, see README, "Upgrading workers".)
+    const creditsOnly = patched('batch-resume-closes-breakers-after-402-only');
+    if (!creditsOnly || s.paused.code === 'insufficient_credits')
       await accounts.resetCreditBreakers({ keyIds: keys.map((k) => k.id) });
     s.paused = undefined;
   };
