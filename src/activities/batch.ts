@@ -1,10 +1,14 @@
 // Batch activities that need the worker's dependencies: the key pool (ids and limits, never
 // secrets), closing credit breakers on resume, and writing a search export's pages. The
 // factory also gathers the file activities, so the worker registers batches with one line.
-import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { PoolKeyConfig } from '../batch/key-pool.js';
 import { appendResultLines } from '../batch/result-writer.js';
+import type { CallOutcome } from '../workflows/types.js';
 import type { ActivityDeps } from './deps.js';
+import { withHeartbeat } from './heartbeat.js';
 import { createResultActivities } from './results.js';
 import { createRowActivities } from './rows.js';
 import { fetchSearchPage, type SearchPageRef } from './search-pages.js';
@@ -12,6 +16,10 @@ import { fetchSearchPage, type SearchPageRef } from './search-pages.js';
 export type ExportPage =
   | { kind: 'running'; status: string }
   | { kind: 'done'; status: string; rows: number; written: number; hasMore: boolean };
+
+/** What a row's call that already ran came to: its outcome, or its failure (code, request id). */
+export type ExistingRowOutcome =
+  { outcome: CallOutcome } | { failure: { code: string; message: string; requestId?: string } };
 
 export function createBatchActivities(deps: ActivityDeps) {
   return {
@@ -34,6 +42,39 @@ export function createBatchActivities(deps: ActivityDeps) {
         });
       }
       return keys.filter((k) => input.keyIds!.includes(k.id));
+    },
+
+    /**
+     * The outcome of a row's call that already ran under this batch id: a batch run again from
+     * an earlier point (an operator's reset) meets its finished rows again, and takes what they
+     * came to instead of calling them failed or sending them twice. Waits (heartbeating) for a
+     * call still running.
+     */
+    async existingRowOutcome(input: { workflowId: string }): Promise<ExistingRowOutcome> {
+      const handle = Context.current().client.workflow.getHandle(input.workflowId);
+      try {
+        return { outcome: (await withHeartbeat(() => handle.result())) as CallOutcome };
+      } catch (err) {
+        if (!(err instanceof WorkflowFailedError)) throw err;
+        const cause = err.cause;
+        if (cause instanceof ApplicationFailure && cause.type) {
+          const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
+          return {
+            failure: {
+              code: cause.type,
+              message: cause.message,
+              ...(typeof requestId === 'string' ? { requestId } : {}),
+            },
+          };
+        }
+        const code =
+          cause instanceof TerminatedFailure
+            ? 'terminated'
+            : cause instanceof CancelledFailure
+              ? 'cancelled'
+              : 'child_failed';
+        return { failure: { code, message: `the row's earlier call ended ${code}` } };
+      }
     },
 
     /** An operator resumed the batch after topping up credits: submits may go again on these keys. */

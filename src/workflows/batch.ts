@@ -95,6 +95,12 @@ const exporting = proxyActivities<BatchActivities>({
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
+/** Reads what a row's earlier call came to: it may still be running, so it heartbeats. */
+const rows = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
 const accounts = proxyActivities<BatchActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -380,14 +386,21 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         ),
       (err: unknown) => {
         const already = (err as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError';
-        settle({
-          failure: already
-            ? {
-                code: 'row_already_run',
-                message: 'a call for this row already completed under this batch id',
-              }
-            : failureOf(err),
-        });
+        if (!already) return settle({ failure: failureOf(err) });
+        // This row's call already ran (the batch was reset to an earlier point): its outcome is
+        // the row's, found or empty as it was, never a failure and never a second submit.
+        // Versioned: batches started by 0.1.0 recorded row_already_run here.
+        if (!patched('batch-row-already-run-takes-its-outcome'))
+          return settle({
+            failure: {
+              code: 'row_already_run',
+              message: 'a call for this row already completed under this batch id',
+            },
+          });
+        rows.existingRowOutcome({ workflowId: childWorkflowId(input.batchId, row.row) }).then(
+          (existing) => settle(existing),
+          (e: unknown) => settle({ failure: failureOf(e) }),
+        );
       },
     );
   };

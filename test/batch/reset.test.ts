@@ -1,0 +1,74 @@
+// An operator's standard remedy, a reset of the batch workflow to its first task, never turns
+// finished rows into failures, never truncates the output and never submits a row again.
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { batchWorkflowId } from '../../src/batch/types.js';
+import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
+import { withWorker } from '../harness/temporal.js';
+import {
+  activitiesFor,
+  configFor,
+  fastEmulator,
+  readOutput,
+  startCsvBatch,
+  tempDir,
+  writeCsv,
+} from './fixtures.js';
+
+let emu: RunningEmulator;
+const dir = tempDir('reset');
+const rows = sampleRows({ rows: 12, unknownShare: 0.25 });
+const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, string>[], ['email']);
+
+beforeAll(async () => {
+  emu = await fastEmulator();
+});
+afterAll(async () => {
+  await emu?.stop();
+});
+
+it('a batch reset to its first task keeps every line and count, and submits nothing again', async () => {
+  const worker = activitiesFor(configFor(emu));
+  try {
+    await withWorker(
+      { activities: worker.activities },
+      async ({ client, taskQueue, namespace }) => {
+        const { handle, output } = await startCsvBatch(client, taskQueue, 'reset', input, {
+          window: 4,
+          pollIntervalMs: 50,
+        });
+        const first = await handle.result();
+        expect(first).toMatchObject({ state: 'done', done: 12, failed: 0 });
+        const linesBefore = readOutput(output);
+        const submitsBefore = emu.stats().jobsSubmitted;
+
+        // Reset to the end of the first workflow task, as an operator does in the Web UI.
+        const { runId } = await handle.describe();
+        const history = await handle.fetchHistory();
+        const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
+        const reset = await client.workflowService.resetWorkflowExecution({
+          namespace,
+          workflowExecution: { workflowId: batchWorkflowId(first.batchId), runId },
+          workflowTaskFinishEventId: firstTask!.eventId,
+          reason: 'operator reset in a test',
+          requestId: randomUUID(),
+        });
+        const again = await client.workflow
+          .getHandle(batchWorkflowId(first.batchId), reset.runId!)
+          .result();
+
+        expect(again).toMatchObject({
+          state: 'done',
+          done: 12,
+          found: first.found,
+          empty: first.empty,
+          failed: 0,
+        });
+        expect(readOutput(output)).toEqual(linesBefore);
+        expect(emu.stats().jobsSubmitted).toBe(submitsBefore);
+      },
+    );
+  } finally {
+    await worker.close();
+  }
+}, 120_000);
