@@ -54,7 +54,7 @@ it('a batch reset to its first task keeps every line and count, and submits noth
           requestId: randomUUID(),
         });
         const again = await client.workflow
-          .getHandle(batchWorkflowId(first.batchId), reset.runId!)
+          .getHandle(batchWorkflowId(first.batchId), reset.runId)
           .result();
 
         expect(again).toMatchObject({
