@@ -1,31 +1,12 @@
 // A batch over a file of good and bad rows against the emulator: one line per row, each with
 // the right outcome, and the same output when the batch continues-as-new every few rows.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningEmulator } from '../../src/emulator/index.js';
+import { describe, expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
-import {
-  activitiesFor,
-  configFor,
-  fastEmulator,
-  readOutput,
-  startCsvBatch,
-  tempDir,
-  writeCsv,
-} from './fixtures.js';
+import { readOutput, sharedBatchEnv, startCsvBatch, tempDir, writeCsv } from './fixtures.js';
 
-let emu: RunningEmulator;
-let worker: ReturnType<typeof activitiesFor>;
+const env = sharedBatchEnv();
 const dir = tempDir('batch');
-
-beforeAll(async () => {
-  emu = await fastEmulator();
-  worker = activitiesFor(configFor(emu));
-});
-afterAll(async () => {
-  await worker?.close();
-  await emu?.stop();
-});
 
 const rows = sampleRows({ rows: 30, unknownShare: 0.2, badShare: 0.1, withName: true });
 const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, string>[], [
@@ -53,7 +34,7 @@ function expectOneLinePerRow(path: string) {
 
 describe('batch workflow', () => {
   it('writes one line per row: found, empty, and bad rows with their reason', async () => {
-    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+    await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
       const { handle, output } = await startCsvBatch(client, taskQueue, 'good-and-bad', input, {
         window: 8,
         pollIntervalMs: 50,
@@ -76,7 +57,7 @@ describe('batch workflow', () => {
   });
 
   it('gives the same output when it continues as new every few rows', async () => {
-    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+    await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
       const { handle, output } = await startCsvBatch(client, taskQueue, 'continue-as-new', input, {
         window: 4,
         chunkSize: 7,

@@ -4,35 +4,24 @@
 // summary across continue-as-new, and a job result over the bound fails its row after one submit.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { summaryPathOf } from '../../src/activities/results.js';
 import { summaryText } from '../../src/cli/batch.js';
-import type { RunningEmulator } from '../../src/emulator/index.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,
   configFor,
-  fastEmulator,
   readOutput,
+  sharedBatchEnv,
   startCsvBatch,
   tempDir,
   waitForProgress,
   writeCsv,
 } from './fixtures.js';
 
-let emu: RunningEmulator;
-let worker: ReturnType<typeof activitiesFor>;
+const env = sharedBatchEnv();
 const dir = tempDir('broken-input');
-
-beforeAll(async () => {
-  emu = await fastEmulator();
-  worker = activitiesFor(configFor(emu));
-});
-afterAll(async () => {
-  await worker?.close();
-  await emu?.stop();
-});
 
 const known = sampleRows({ rows: 6, withName: true });
 const HUGE = 'h'.repeat(3 * 1024 * 1024);
@@ -66,7 +55,7 @@ describe('batch over broken input', () => {
   it('writes one line per data row, fails the bad ones with their codes and counts blank lines', async () => {
     const input = brokenCsv();
     expect(statSync(input).size).toBeGreaterThan(3 * 1024 * 1024);
-    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+    await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
       const { handle, output, batchId } = await startCsvBatch(client, taskQueue, 'broken', input, {
         window: 2,
         chunkSize: 3,
@@ -110,14 +99,14 @@ describe('batch over broken input', () => {
   });
 
   it('fails a row whose job result is over the bound with result_too_large, its request id and one submit', async () => {
-    const small = activitiesFor(configFor(emu, { PCDS_MAX_RESULT_BYTES: '200' }));
+    const small = activitiesFor(configFor(env.emu, { PCDS_MAX_RESULT_BYTES: '200' }));
     const rows = sampleRows({ rows: 4, unknownShare: 0.25 });
     const input = writeCsv(dir, 'big-results.csv', rows as unknown as Record<string, string>[], [
       'email',
     ]);
     try {
       await withWorker({ activities: small.activities }, async ({ client, taskQueue }) => {
-        const before = emu.stats().jobsSubmitted;
+        const before = env.emu.stats().jobsSubmitted;
         const { handle, output } = await startCsvBatch(client, taskQueue, 'big-results', input, {
           window: 4,
           pollIntervalMs: 50,
@@ -130,7 +119,7 @@ describe('batch over broken input', () => {
           failedByCode: { result_too_large: 3 },
         });
         // Each row was submitted once: a result too large is not a reason to ask again.
-        expect(emu.stats().jobsSubmitted - before).toBe(4);
+        expect(env.emu.stats().jobsSubmitted - before).toBe(4);
         const lines = readOutput(output).sort((a, b) => a.row - b.row);
         expect(lines).toHaveLength(4);
         for (const line of lines.filter((l) => l.outcome === 'failed')) {

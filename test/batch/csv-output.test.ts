@@ -5,34 +5,21 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { BatchSummary } from '../../src/batch/types.js';
-import type { RunningEmulator } from '../../src/emulator/index.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import {
-  activitiesFor,
-  configFor,
-  fastEmulator,
   readOutput,
+  sharedBatchEnv,
   startCsvBatch,
   tempDir,
   waitForProgress,
   writeCsv,
 } from './fixtures.js';
 
-let emu: RunningEmulator;
-let worker: ReturnType<typeof activitiesFor>;
+const env = sharedBatchEnv();
 const dir = tempDir('csv-output');
-
-beforeAll(async () => {
-  emu = await fastEmulator();
-  worker = activitiesFor(configFor(emu));
-});
-afterAll(async () => {
-  await worker?.close();
-  await emu?.stop();
-});
 
 // Half the rows are bad, so more fail than the summary lists.
 const rows = sampleRows({ rows: 26, unknownShare: 0.15, badShare: 0.5, withName: true });
@@ -48,7 +35,7 @@ it(
   async () => {
     const csvOutput = join(dir, 'enriched.csv');
     const summary = await withWorker(
-      { activities: worker.activities },
+      { activities: env.worker.activities },
       async ({ client, taskQueue }) => {
         const { handle } = await startCsvBatch(client, taskQueue, 'csv-output', input, {
           csvOutput,
@@ -127,7 +114,7 @@ it(
   async () => {
     const csvOutput = join(dir, 'cancelled.csv');
     const { summary, done } = await withWorker(
-      { activities: worker.activities },
+      { activities: env.worker.activities },
       async ({ client, taskQueue }) => {
         const { handle, batchId } = await startCsvBatch(client, taskQueue, 'csv-cancel', input, {
           csvOutput,

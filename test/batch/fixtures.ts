@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types.js';
@@ -27,6 +28,36 @@ export const FAST_EMULATOR: EmulatorOptionsInput = {
 
 export async function fastEmulator(extra: EmulatorOptionsInput = {}): Promise<RunningEmulator> {
   return startEmulator({ ...FAST_EMULATOR, ...extra });
+}
+
+/**
+ * What most batch test files share: a fast emulator and worker activities on it, started before
+ * the file's tests and stopped after them. Read `emu` and `worker` inside tests, not at load time.
+ */
+export function sharedBatchEnv(): {
+  readonly emu: RunningEmulator;
+  readonly worker: ReturnType<typeof activitiesFor>;
+} {
+  let emu: RunningEmulator | undefined;
+  let worker: ReturnType<typeof activitiesFor> | undefined;
+  beforeAll(async () => {
+    emu = await fastEmulator();
+    worker = activitiesFor(configFor(emu));
+  });
+  afterAll(async () => {
+    await worker?.close();
+    await emu?.stop();
+  });
+  return {
+    get emu() {
+      if (!emu) throw new Error('the emulator starts before the tests');
+      return emu;
+    },
+    get worker() {
+      if (!worker) throw new Error('the worker activities are made before the tests');
+      return worker;
+    },
+  };
 }
 
 export function configFor(emu: RunningEmulator, env: Record<string, string> = {}): Config {
