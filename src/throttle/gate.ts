@@ -132,10 +132,9 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         if (prepared) await prepared;
         // An answer that came back after its time, or a wake-up delayed by a busy process, would be
         // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
-        // a process slower than that still sends, and a 429 would teach the throttle). Once the
-        // intent is recorded the request goes now, however late: a move could mean a long wait
-        // (the key may have closed meanwhile) between the intent and the send.
-        if (!prepared && Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
+        // a process slower than that still sends, and a 429 would teach the throttle). A move
+        // keeps the intent already recorded: sending late into a full window would draw a 429.
+        if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
           moves += 1;
           answer = await keyChannel.ask({ kind, confirmAt: answer.at, move: true });
           continue;
