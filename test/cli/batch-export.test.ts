@@ -5,32 +5,17 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { batchWorkflowId, type ExportReport, type ResultLine } from '../../src/batch/types.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { waitForProgress } from '../batch/fixtures.js';
-import {
-  runCli,
-  STACK_FRAME,
-  startCliEnv,
-  tempDir,
-  type CliEnv,
-  type CliResult,
-} from './cli-env.js';
+import { sharedCliEnv, STACK_FRAME, tempDir } from './cli-env.js';
 
-let cli: CliEnv;
-let dir: string;
-const outputs: CliResult[] = [];
-const pcds = (...args: string[]) => runCli(args, cli.env, outputs);
+const shared = sharedCliEnv();
+const { pcds, outputs } = shared;
+const dir = tempDir('batch-export');
+
 const runId = `${process.pid}-${Date.now().toString(36)}`;
-
-beforeAll(async () => {
-  cli = await startCliEnv();
-  dir = tempDir('batch-export');
-});
-afterAll(async () => {
-  await cli?.stop();
-});
 
 const readCsv = (path: string): string[][] => parse(readFileSync(path, 'utf8'));
 const readLines = (path: string) =>
@@ -73,7 +58,7 @@ it(
     );
     expect(started.code, started.stderr).toBe(0);
     expect(started.stderr).toContain(`-> ${csv} (results stream to ${csv}.jsonl)`);
-    const summary = await cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+    const summary = await shared.cli.client.workflow.getHandle(batchWorkflowId(id)).result();
     expect(summary).toMatchObject({ done: 10, failed: 2, csvOutput: csv, output: `${csv}.jsonl` });
     expect(summary.failedRows).toEqual(bad.map((row) => ({ row, code: 'invalid_row' })));
 
@@ -139,10 +124,10 @@ it(
     expect(started.code, started.stderr).toBe(0);
 
     // Paused after a few rows: the batch is running, with rows done and rows to come.
-    await waitForProgress(cli.client, id, (p) => p.done >= 3, 60_000);
+    await waitForProgress(shared.cli.client, id, (p) => p.done >= 3, 60_000);
     expect((await pcds('batch', 'pause', id)).code).toBe(0);
     const paused = await waitForProgress(
-      cli.client,
+      shared.cli.client,
       id,
       (p) => p.state === 'paused' && p.inFlight === 0,
       60_000,
@@ -189,7 +174,7 @@ it(
     expect(clobber.stderr).toBe(`error: --output must not be the batch's own output (${stream})\n`);
 
     expect((await pcds('batch', 'resume', id)).code).toBe(0);
-    await cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+    await shared.cli.client.workflow.getHandle(batchWorkflowId(id)).result();
 
     const finalCsv = join(dir, 'running-final.csv');
     const finalSorted = join(dir, 'running-final.jsonl');
@@ -225,8 +210,8 @@ it(
 it('no output of this file shows the API key, a stack or a row value in an error', () => {
   expect(outputs.length).toBeGreaterThanOrEqual(10);
   for (const r of outputs) {
-    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_SECRET);
-    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_KEY);
+    expect(r.stdout + r.stderr).not.toContain(shared.cli.env.PCDS_API_SECRET);
+    expect(r.stdout + r.stderr).not.toContain(shared.cli.env.PCDS_API_KEY);
     expect(r.stderr).not.toMatch(STACK_FRAME);
     expect(r.stderr).not.toContain('@');
   }

@@ -3,30 +3,15 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
-import {
-  runCli,
-  STACK_FRAME,
-  startCliEnv,
-  tempDir,
-  type CliEnv,
-  type CliResult,
-} from './cli-env.js';
+import { sharedCliEnv, STACK_FRAME, tempDir } from './cli-env.js';
 
-let cli: CliEnv;
-let dir: string;
-const outputs: CliResult[] = [];
-const pcds = (...args: string[]) => runCli(args, cli.env, outputs);
+const shared = sharedCliEnv();
+const { pcds, outputs } = shared;
+const dir = tempDir('batch');
+
 const runId = `${process.pid}-${Date.now().toString(36)}`;
-
-beforeAll(async () => {
-  cli = await startCliEnv();
-  dir = tempDir('batch');
-});
-afterAll(async () => {
-  await cli?.stop();
-});
 
 it('refuses a missing input file, an unknown column, an unknown endpoint and a bad row limit, starting nothing', async () => {
   const good = join(dir, 'good.csv');
@@ -57,12 +42,12 @@ it('refuses a missing input file, an unknown column, an unknown endpoint and a b
     expect(r.stderr).not.toMatch(STACK_FRAME);
   }
   for (const id of ids) {
-    await expect(cli.client.workflow.getHandle(`batch-${id}`).describe()).rejects.toBeInstanceOf(
-      WorkflowNotFoundError,
-    );
+    await expect(
+      shared.cli.client.workflow.getHandle(`batch-${id}`).describe(),
+    ).rejects.toBeInstanceOf(WorkflowNotFoundError);
   }
   for (const n of ['a', 'b', 'c', 'd']) expect(existsSync(out(n))).toBe(false);
-  expect(cli.emulator.stats().jobsSubmitted).toBe(0);
+  expect(shared.cli.emulator.stats().jobsSubmitted).toBe(0);
 });
 
 it(
@@ -115,7 +100,7 @@ it(
       } else expect(r.outcome).toBe('found');
     }
     expect(existsSync(`${output}.summary.json`)).toBe(true);
-    expect(cli.emulator.stats().jobsSubmitted).toBe(9);
+    expect(shared.cli.emulator.stats().jobsSubmitted).toBe(9);
   },
 );
 
@@ -131,8 +116,8 @@ it('pcds batch status of an unknown id is a clear error', async () => {
 it('no output of this file shows the API key or secret', () => {
   expect(outputs.length).toBeGreaterThanOrEqual(6);
   for (const r of outputs) {
-    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_SECRET);
-    expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_KEY);
+    expect(r.stdout + r.stderr).not.toContain(shared.cli.env.PCDS_API_SECRET);
+    expect(r.stdout + r.stderr).not.toContain(shared.cli.env.PCDS_API_KEY);
     expect(r.stderr).not.toMatch(STACK_FRAME);
   }
 });

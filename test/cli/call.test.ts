@@ -2,23 +2,16 @@
 // worker: help from the catalogue, bad input refused before anything starts, found and empty
 // outcomes, and no secret or stack trace in what the command prints.
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ASYNC_ENDPOINTS, ENDPOINTS, getEndpoint } from '../../src/contract/index.js';
 import { sampleRows } from '../../src/emulator/index.js';
-import { runCli, STACK_FRAME, startCliEnv, type CliEnv, type CliResult } from './cli-env.js';
+import { runCli, sharedCliEnv, STACK_FRAME } from './cli-env.js';
 
-let cli: CliEnv;
-const outputs: CliResult[] = [];
-const pcds = (...args: string[]) => runCli(args, cli.env, outputs);
+const shared = sharedCliEnv();
+const { pcds, outputs } = shared;
+
 const runId = `${process.pid}-${Date.now().toString(36)}`;
-
-beforeAll(async () => {
-  cli = await startCliEnv();
-});
-afterAll(async () => {
-  await cli?.stop();
-});
 
 /** Lines of a help text under `heading`, up to the next blank line. */
 function section(text: string, heading: string): string[] {
@@ -106,7 +99,7 @@ describe('bad input starts nothing', () => {
   ];
 
   it('each is refused with exit 2 and a message naming the problem', async () => {
-    const before = cli.emulator.stats();
+    const before = shared.cli.emulator.stats();
     const results = await Promise.all(
       cases.map((c, i) =>
         // An idempotency key names the workflow that would have started.
@@ -124,12 +117,12 @@ describe('bad input starts nothing', () => {
     for (const [i, c] of cases.entries()) {
       if (!c.id) continue;
       await expect(
-        cli.client.workflow.getHandle(`call-${c.id}-refused-${runId}-${i}`).describe(),
+        shared.cli.client.workflow.getHandle(`call-${c.id}-refused-${runId}-${i}`).describe(),
       ).rejects.toBeInstanceOf(WorkflowNotFoundError);
     }
-    const count = await cli.client.workflow.count(`TaskQueue = "${cli.taskQueue}"`);
+    const count = await shared.cli.client.workflow.count(`TaskQueue = "${shared.cli.taskQueue}"`);
     expect(count.count).toBe(0);
-    expect(cli.emulator.stats()).toEqual(before);
+    expect(shared.cli.emulator.stats()).toEqual(before);
     expect(before.requests).toEqual({});
   });
 });
@@ -180,7 +173,7 @@ describe('calls', () => {
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { workflowId: string };
     expect(out.workflowId).toBe(`call-person_enrichment-${key}`);
-    const result = (await cli.client.workflow.getHandle(out.workflowId).result()) as {
+    const result = (await shared.cli.client.workflow.getHandle(out.workflowId).result()) as {
       outcome: string;
     };
     expect(result.outcome).toBe('found');
@@ -231,7 +224,7 @@ describe('usage', () => {
 
   it('a wrong secret is a clear error that does not echo the secret', async () => {
     const wrong = 'wrong-secret-for-cli-test-0123456789';
-    const r = await runCli(['usage'], { ...cli.env, PCDS_API_SECRET: wrong });
+    const r = await runCli(['usage'], { ...shared.cli.env, PCDS_API_SECRET: wrong });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^error: invalid_api_secret/m);
     expect(r.stdout + r.stderr).not.toContain(wrong);
@@ -243,8 +236,8 @@ describe('output hygiene', () => {
   it('no output of this file shows the API secret, and expected errors show no stack', () => {
     expect(outputs.length).toBeGreaterThan(10);
     for (const r of outputs) {
-      expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_SECRET);
-      expect(r.stdout + r.stderr).not.toContain(cli.env.PCDS_API_KEY);
+      expect(r.stdout + r.stderr).not.toContain(shared.cli.env.PCDS_API_SECRET);
+      expect(r.stdout + r.stderr).not.toContain(shared.cli.env.PCDS_API_KEY);
       expect(r.stderr).not.toMatch(STACK_FRAME);
     }
   });

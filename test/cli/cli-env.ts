@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import {
   startEmulator,
@@ -143,4 +144,35 @@ export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): P
     await emulator.stop();
     throw err;
   }
+}
+
+/**
+ * What a CLI test file shares: one environment (emulator, worker, test server) started before its
+ * tests and stopped after them, and `pcds`, which runs the command in it and keeps every result in
+ * `outputs` for hygiene checks. Read `cli` inside tests, not at load time.
+ */
+export function sharedCliEnv(): {
+  readonly cli: CliEnv;
+  readonly outputs: CliResult[];
+  pcds(...args: string[]): Promise<CliResult>;
+} {
+  let cli: CliEnv | undefined;
+  const outputs: CliResult[] = [];
+  beforeAll(async () => {
+    cli = await startCliEnv();
+  });
+  afterAll(async () => {
+    await cli?.stop();
+  });
+  const current = (): CliEnv => {
+    if (!cli) throw new Error('the CLI environment starts before the tests');
+    return cli;
+  };
+  return {
+    get cli() {
+      return current();
+    },
+    outputs,
+    pcds: (...args: string[]) => runCli(args, current().env, outputs),
+  };
 }

@@ -2,20 +2,14 @@
 // with one numbered line per result, and a used id or a non-empty output is refused (exit 2).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { runCli, STACK_FRAME, startCliEnv, tempDir, type CliEnv } from './cli-env.js';
+import { expect, it } from 'vitest';
+import { sharedCliEnv, STACK_FRAME, tempDir } from './cli-env.js';
 
-let cli: CliEnv;
+const shared = sharedCliEnv();
+const { pcds } = shared;
+
 const dir = tempDir('search');
-const pcds = (...args: string[]) => runCli(args, cli.env);
 const exportId = `cli-export-${process.pid}-${Date.now().toString(36)}`;
-
-beforeAll(async () => {
-  cli = await startCliEnv();
-});
-afterAll(async () => {
-  await cli?.stop();
-});
 
 it('exports up to --max results into the output file, one numbered line each', async () => {
   const output = join(dir, 'engineers.jsonl');
