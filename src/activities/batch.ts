@@ -2,10 +2,11 @@
 // secrets), closing credit breakers on resume, and writing a search export's pages. The
 // factory also gathers the file activities, so the worker registers batches with one line.
 import { Context } from '@temporalio/activity';
-import { WorkflowFailedError } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { PoolKeyConfig } from '../batch/key-pool.js';
 import { appendResultLines } from '../batch/result-writer.js';
+import { callStateQuery } from '../workflows/signals.js';
 import type { CallOutcome } from '../workflows/types.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -20,6 +21,47 @@ export type ExportPage =
 /** What a row's call that already ran came to: its outcome, or its failure (code, request id). */
 export type ExistingRowOutcome =
   { outcome: CallOutcome } | { failure: { code: string; message: string; requestId?: string } };
+
+/** What a closed (or awaited) row call came to; a cancelled call keeps its job's request id. */
+async function outcomeOf(
+  handle: WorkflowHandle,
+  result: () => Promise<unknown>,
+): Promise<ExistingRowOutcome> {
+  try {
+    return { outcome: (await result()) as CallOutcome };
+  } catch (err) {
+    if (!(err instanceof WorkflowFailedError)) throw err;
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type) {
+      const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
+      return {
+        failure: {
+          code: cause.type,
+          message: cause.message,
+          ...(typeof requestId === 'string' ? { requestId } : {}),
+        },
+      };
+    }
+    const code =
+      cause instanceof TerminatedFailure
+        ? 'terminated'
+        : cause instanceof CancelledFailure
+          ? 'cancelled'
+          : 'child_failed';
+    // A call cancelled after its job was accepted still names the job: it is never sent again.
+    const requestId = await handle
+      .query(callStateQuery)
+      .then((s) => s.requestId)
+      .catch(() => undefined);
+    return {
+      failure: {
+        code,
+        message: `the row's earlier call ended ${code}`,
+        ...(requestId ? { requestId } : {}),
+      },
+    };
+  }
+}
 
 export function createBatchActivities(deps: ActivityDeps) {
   return {
@@ -52,29 +94,23 @@ export function createBatchActivities(deps: ActivityDeps) {
      */
     async existingRowOutcome(input: { workflowId: string }): Promise<ExistingRowOutcome> {
       const handle = Context.current().client.workflow.getHandle(input.workflowId);
-      try {
-        return { outcome: (await withHeartbeat(() => handle.result())) as CallOutcome };
-      } catch (err) {
-        if (!(err instanceof WorkflowFailedError)) throw err;
-        const cause = err.cause;
-        if (cause instanceof ApplicationFailure && cause.type) {
-          const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
-          return {
-            failure: {
-              code: cause.type,
-              message: cause.message,
-              ...(typeof requestId === 'string' ? { requestId } : {}),
-            },
-          };
-        }
-        const code =
-          cause instanceof TerminatedFailure
-            ? 'terminated'
-            : cause instanceof CancelledFailure
-              ? 'cancelled'
-              : 'child_failed';
-        return { failure: { code, message: `the row's earlier call ended ${code}` } };
+      return outcomeOf(handle, () => withHeartbeat(() => handle.result()));
+    },
+
+    /**
+     * For each row's call, how it ended, or null while it runs: rows carried over a
+     * continue-as-new report by signal, but a call terminated by an operator never does.
+     */
+    async endedRowCalls(input: { workflowIds: string[] }): Promise<(ExistingRowOutcome | null)[]> {
+      const client = Context.current().client;
+      const out: (ExistingRowOutcome | null)[] = [];
+      for (const id of input.workflowIds) {
+        const handle = client.workflow.getHandle(id);
+        const { status } = await handle.describe();
+        out.push(status.name === 'RUNNING' ? null : await outcomeOf(handle, () => handle.result()));
+        Context.current().heartbeat();
       }
+      return out;
     },
 
     /** An operator resumed the batch after topping up credits: submits may go again on these keys. */

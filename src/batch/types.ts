@@ -149,8 +149,19 @@ export interface BatchInput {
   maxWaitMs?: number;
   /** Rows longer than this fail with row_too_large; the worker's PCDS_MAX_ROW_BYTES by default. */
   maxRowBytes?: number;
+  /**
+   * How often rows carried over a continue-as-new that have not reported are looked up (a call
+   * terminated by an operator never reports). Default 10 minutes.
+   */
+  carriedCheckMs?: number;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
+}
+
+/** A row whose call runs, and the key it went to. */
+export interface InFlightRow {
+  row: ValidRow;
+  keyId: string;
 }
 
 /** What a run hands to the next one: small, no per-row lists but the rows to redo. */
@@ -178,6 +189,11 @@ export interface CarriedState {
   blankLines?: number;
   /** The failed rows with the lowest numbers (see batch/failed-rows.ts). */
   failedRows?: FailedRow[];
+  /**
+   * Rows still in flight when the run continued as new: their calls report to the batch's
+   * workflow id, so the next run takes them. Absent when the run drained its window first.
+   */
+  inFlight?: InFlightRow[];
 }
 
 export interface BatchProgress {

@@ -12,49 +12,35 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
   isCancellation,
   patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
   startChild,
+  TerminatedFailure,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch.js';
-import {
-  activeKeys,
-  describeRemoved,
-  newKeyPool,
-  pickKey,
-  refreshKeyPool,
-  removeKey,
-} from '../batch/key-pool.js';
+import { newKeyPool } from '../batch/key-pool.js';
 import {
   batchProgressQuery,
   pauseBatchSignal,
   resumeBatchSignal,
+  rowFinishedSignal,
   setBatchWindowSignal,
 } from '../batch/messages.js';
-import {
-  estimateJobMs,
-  firstPollDelayFor,
-  jobSampleOf,
-  recordJobMs,
-  requestsPerRow,
-} from '../batch/job-duration.js';
-import { noteFailedRow } from '../batch/failed-rows.js';
-import { etaSeconds, recordCompletions, rowsPerSecond } from '../batch/rate.js';
+import { estimateJobMs, requestsPerRow } from '../batch/job-duration.js';
+import { BatchRules, clampWindow, type RowEnd, type RowFailure } from '../batch/rules.js';
 import {
   BATCH_ID_PATTERN,
   DEFAULT_CHUNK_BYTES,
   DEFAULT_CHUNK_SIZE,
   DEFAULT_HISTORY_THRESHOLD,
   DEFAULT_WINDOW,
-  INVALID_ROW,
-  MAX_WINDOW,
   childWorkflowId,
-  isInvalidRow,
   type BatchInput,
   type BatchProgress,
   type BatchStateName,
@@ -62,12 +48,9 @@ import {
   type CarriedState,
   type ExportReport,
   type InputFiles,
-  type InputRow,
-  type ResultLine,
   type ValidRow,
 } from '../batch/types.js';
-// 401 and 403 codes are about one key: it leaves the pool. 402 is the account's: the batch pauses.
-import { findEndpoint, isKeyFault, isSystemic } from '../contract/index.js';
+import { findEndpoint } from '../contract/index.js';
 import {
   PcdsBatchId,
   PcdsEndpoint,
@@ -75,7 +58,8 @@ import {
   PcdsState,
 } from '../temporal/search-attributes.js';
 import { endpointCall } from './endpoint-call.js';
-import type { CallInput, CallOutcome } from './types.js';
+import { reportToBatchSignal } from './signals.js';
+import type { CallInput } from './types.js';
 
 // Short timeouts: a worker killed during a read or an append is noticed within seconds, and the
 // retry (idempotent) runs on another worker.
@@ -110,16 +94,7 @@ const accounts = proxyActivities<BatchActivities>({
 const MAX_LINES_PER_WRITE = 200;
 const MAX_BYTES_PER_WRITE = 512 * 1024;
 
-interface Finished {
-  row: ValidRow;
-  keyId: string;
-  outcome?: CallOutcome;
-  failure?: { code: string; message: string; requestId?: string };
-}
-
-const clampWindow = (n: number) => Math.max(1, Math.min(MAX_WINDOW, Math.floor(n)));
-
-function failureOf(err: unknown): { code: string; message: string; requestId?: string } {
+function failureOf(err: unknown): RowFailure {
   const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure && cause.type) {
     // A job that exists (say, its result was too large to carry) keeps its request id.
@@ -131,9 +106,14 @@ function failureOf(err: unknown): { code: string; message: string; requestId?: s
     };
   }
   if (isCancellation(cause)) return { code: 'cancelled', message: 'the row was cancelled' };
+  if (cause instanceof TerminatedFailure)
+    return { code: 'terminated', message: "the row's call was terminated" };
   const name = (cause as Error | undefined)?.name ?? 'unknown';
   return { code: 'child_failed', message: `the row's call ended without an error code (${name})` };
 }
+
+/** How often rows carried from an earlier run that have not reported are looked up. */
+const DEFAULT_CARRIED_CHECK_MS = 10 * 60_000;
 
 export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   if (!BATCH_ID_PATTERN.test(input.batchId)) {
@@ -155,6 +135,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   // The summary goes beside the file the user asked for: the CSV when there is one.
   const summaryBase = input.csvOutput ?? input.output;
   const threshold = input.historyThreshold ?? DEFAULT_HISTORY_THRESHOLD;
+  const carriedCheckMs = input.carriedCheckMs ?? DEFAULT_CARRIED_CHECK_MS;
 
   let s: CarriedState;
   if (input.carried) {
@@ -195,10 +176,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     };
   }
   s.runs += 1;
-  // Absent in a state carried from a run that did not learn job durations yet.
-  const jobMs = (s.jobMs ??= []);
-  const requests = (s.requests ??= { rows: 0, polls: 0 });
-  const failedRows = (s.failedRows ??= []);
+  // Versioned (see README, "Upgrading workers"): runs of 0.1.x waited for every row in flight
+  // before continuing as new. Now rows in flight go along to the next run and report to the
+  // batch's workflow id, so the window stays full; their calls outlive the run (ABANDON).
+  const carryRows = patched('batch-rows-carried-across-runs');
+  const rules = new BatchRules(s);
   const inputFiles: InputFiles = {
     path: input.source.path,
     format: input.source.format,
@@ -206,11 +188,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   };
   const startedAtMs = Date.parse(s.startedAt);
 
-  // Rows of this run: read from the file but not started, in file order.
-  const queue: InputRow[] = [];
-  const inFlight = new Map<number, string>();
-  const finished: Finished[] = [];
-  const results: ResultLine[] = [];
+  /** Rows carried from an earlier run: they report by signal (or are looked up, if they never do). */
+  const carriedRows = new Set(rules.inFlight.keys());
+  /** Rows started by this run, not yet told to report to the batch's workflow id. */
+  const own = new Set<number>();
+  /** Rows told to report that had already ended: their result reaches this run. */
+  const ending = new Set<number>();
+  /** Child starts, and reads of a row's earlier call, still under way. */
+  let starting = 0;
   let writing = false;
   let writeError: unknown;
   /** The output cannot be written (disk full, permissions): no append until a resume. */
@@ -219,41 +204,25 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   let cancelling = false;
   let state: BatchStateName = s.paused ? 'paused' : 'running';
 
-  const progress = (): BatchProgress => {
-    const now = Date.now();
-    const rate = rowsPerSecond(s.rate, now, startedAtMs);
-    const eta = etaSeconds(s.total - s.counters.done, rate);
-    const estimate = estimateJobMs(jobMs);
-    const perRow = requestsPerRow(requests);
-    return {
-      batchId: input.batchId,
-      endpoint: endpoint.name,
-      state,
-      total: s.total,
-      ...s.counters,
-      failedByCode: { ...s.counters.failedByCode },
-      inFlight: inFlight.size,
-      window: s.window,
-      ...(s.paused ? { paused: s.paused } : {}),
-      pool: s.pool.keys.map((k) => ({
-        id: k.id,
-        weight: k.weight,
-        started: s.pool.started[k.id] ?? 0,
-        ...(k.removed ? { removed: k.removed.code } : {}),
-      })),
-      rowsPerSecond: Math.round(rate * 100) / 100,
-      ...(eta !== undefined ? { etaSeconds: eta } : {}),
-      ...(estimate !== undefined ? { jobMsEstimate: estimate } : {}),
-      ...(perRow !== undefined ? { requestsPerRow: perRow } : {}),
-      startedAt: s.startedAt,
-      runs: s.runs,
-      output: input.output,
-      blankLines: s.blankLines ?? 0,
-      source: inputFiles,
-      ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
-      failedRows: [...failedRows],
-    };
+  /** Set when a row ended: the loop looks again (a pause to show, a slot to fill). */
+  let rowEnded = false;
+  /** A row started or ended in this run: a run hands over only after it did something. */
+  let progressed = false;
+  const settle = (row: number, end: RowEnd) => {
+    if (rules.settle(row, end, Date.now(), new Date().toISOString(), cancelling)) {
+      rowEnded = true;
+      progressed = true;
+    }
   };
+
+  const progress = (): BatchProgress => ({
+    batchId: input.batchId,
+    endpoint: endpoint.name,
+    ...rules.progress(Date.now(), state),
+    output: input.output,
+    source: inputFiles,
+    ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
+  });
 
   let lastState: BatchStateName | undefined;
   const show = (next: BatchStateName) => {
@@ -262,27 +231,22 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       lastState = state;
       upsertSearchAttributes([{ key: PcdsState, value: state }] as SearchAttributeUpdatePair[]);
     }
-    const c = s.counters;
-    const failedCodes = Object.entries(c.failedByCode)
-      .map(([code, n]) => `${code} ${n}`)
-      .join(', ');
-    setCurrentDetails(
-      `${state}${s.paused ? ` (${s.paused.code}: ${s.paused.message})` : ''}: ${c.done}/${s.total} rows, ` +
-        `${c.found} found, ${c.empty} empty, ${c.failed} failed${failedCodes ? ` (${failedCodes})` : ''}, ` +
-        `${inFlight.size} in flight, window ${s.window}`,
-    );
+    setCurrentDetails(rules.details(state));
   };
 
   setHandler(batchProgressQuery, progress);
-  setHandler(pauseBatchSignal, (arg) => {
-    if (s.paused) return;
-    s.paused = { code: 'paused_by_operator', message: arg?.reason ?? 'paused by an operator' };
-  });
+  setHandler(pauseBatchSignal, (arg) => rules.pauseByOperator(arg?.reason));
   setHandler(resumeBatchSignal, () => {
     resumeRequested = true;
   });
   setHandler(setBatchWindowSignal, (width) => {
-    if (typeof width === 'number' && Number.isFinite(width)) s.window = clampWindow(width);
+    if (typeof width === 'number') rules.setWindow(width);
+  });
+  // A row's call that outlived the run that started it. Each row ends once: a second report
+  // of the same row (its result also reached the run that started it) changes nothing.
+  setHandler(rowFinishedSignal, (report) => {
+    const { row, ...end } = report;
+    settle(row, end);
   });
 
   upsertSearchAttributes([
@@ -291,23 +255,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   ] as SearchAttributeUpdatePair[]);
   show(state);
 
-  const record = (line: ResultLine) => {
-    const c = s.counters;
-    c.done += 1;
-    if (line.outcome === 'found') c.found += 1;
-    else if (line.outcome === 'empty') c.empty += 1;
-    else {
-      c.failed += 1;
-      const code = line.code ?? 'unknown';
-      c.failedByCode[code] = (c.failedByCode[code] ?? 0) + 1;
-      noteFailedRow(failedRows, { row: line.row, code });
-    }
-    recordCompletions(s.rate, Date.now());
-    results.push(line);
-  };
-
   /** Starts one append if none is running; appends are never concurrent for a batch. */
   const startWrite = () => {
+    const results = rules.results;
     if (writing || outputBlocked || results.length === 0) return;
     let bytes = 0;
     let n = 0;
@@ -331,11 +281,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         if (cause instanceof ApplicationFailure && cause.type === 'output_unwritable') {
           // The lines stay here, unacknowledged, until an operator fixes the disk and resumes.
           outputBlocked = true;
-          if (!s.paused || s.paused.code !== 'output_unwritable')
-            s.paused = {
-              code: 'output_unwritable',
-              message: `${cause.message}; fix the disk or its permissions, then resume`,
-            };
+          rules.pauseForOutput(cause.message);
           return;
         }
         writeError = err;
@@ -343,9 +289,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     );
   };
 
-  const startRow = (row: ValidRow, keyId: string) => {
+  const startRow = (row: ValidRow, keyId: string, redo: boolean) => {
     // Webhook rows wait for the delivery; polling rows poll first when the job is likely done.
-    const firstPollDelayMs = input.webhooks ? undefined : firstPollDelayFor(jobMs);
+    const firstPollDelayMs = input.webhooks ? undefined : rules.firstPollDelayMs();
     const call: CallInput = {
       endpoint: endpoint.name,
       params: row.params,
@@ -360,18 +306,24 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
       ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
     };
-    inFlight.set(row.row, keyId);
-    const settle = (f: Omit<Finished, 'row' | 'keyId'>) => {
-      inFlight.delete(row.row);
-      finished.push({ row, keyId, ...f });
+    starting += 1;
+    progressed = true;
+    const started = () => {
+      starting -= 1;
     };
     startChild(endpointCall, {
       workflowId: childWorkflowId(input.batchId, row.row),
       args: [call],
-      // A batch closes only after its children; if it is terminated, its rows are cancelled.
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      // A row runs again only when its earlier run failed (a row sent back by a 402, say).
-      workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+      // A row's call may outlive this run (continue-as-new) and then reports by signal. Runs of
+      // 0.1.x had their rows cancelled when the run closed, so they waited for every row.
+      parentClosePolicy: carryRows ? ParentClosePolicy.ABANDON : ParentClosePolicy.REQUEST_CANCEL,
+      // A row runs again only when its earlier run failed with nothing accepted (a row sent back
+      // by a 402, say). A first start never reuses an id: a row's earlier call that was cancelled
+      // or failed after its job was accepted is taken as it ended, never submitted again.
+      workflowIdReusePolicy:
+        carryRows && !redo
+          ? WorkflowIdReusePolicy.REJECT_DUPLICATE
+          : WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
       typedSearchAttributes: [
         { key: PcdsBatchId, value: input.batchId },
         { key: PcdsEndpoint, value: endpoint.name },
@@ -379,96 +331,44 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       ],
       staticSummary: `row ${row.row} of batch ${input.batchId} (${endpoint.name})`,
     }).then(
-      (handle) =>
+      (handle) => {
+        started();
+        if (carryRows) own.add(row.row);
         handle.result().then(
-          (outcome) => settle({ outcome }),
-          (err: unknown) => settle({ failure: failureOf(err) }),
-        ),
+          (outcome) => settle(row.row, { outcome }),
+          (err: unknown) => settle(row.row, { failure: failureOf(err) }),
+        );
+      },
       (err: unknown) => {
         const already = (err as Error | undefined)?.name === 'WorkflowExecutionAlreadyStartedError';
-        if (!already) return settle({ failure: failureOf(err) });
+        if (!already) {
+          started();
+          return settle(row.row, { failure: failureOf(err) });
+        }
         // This row's call already ran (the batch was reset to an earlier point): its outcome is
         // the row's, found or empty as it was, never a failure and never a second submit.
         // Versioned: batches started by 0.1.0 recorded row_already_run here.
-        if (!patched('batch-row-already-run-takes-its-outcome'))
-          return settle({
+        if (!patched('batch-row-already-run-takes-its-outcome')) {
+          started();
+          return settle(row.row, {
             failure: {
               code: 'row_already_run',
               message: 'a call for this row already completed under this batch id',
             },
           });
+        }
         rows.existingRowOutcome({ workflowId: childWorkflowId(input.batchId, row.row) }).then(
-          (existing) => settle(existing),
-          (e: unknown) => settle({ failure: failureOf(e) }),
+          (existing) => {
+            started();
+            settle(row.row, existing);
+          },
+          (e: unknown) => {
+            started();
+            settle(row.row, { failure: failureOf(e) });
+          },
         );
       },
     );
-  };
-
-  /** Turns finished children into result lines, or sends rows back on a systemic failure. */
-  const absorbFinished = () => {
-    for (const f of finished.splice(0)) {
-      const key = f.row.key;
-      if (f.outcome) {
-        const o = f.outcome;
-        if (o.outcome !== 'failed' && o.timing) {
-          recordJobMs(jobMs, jobSampleOf(o.timing));
-          requests.rows += 1;
-          requests.polls += o.timing.polls;
-        }
-        if (o.outcome === 'found')
-          record({
-            row: f.row.row,
-            key,
-            outcome: 'found',
-            requestId: o.requestId,
-            result: o.result,
-          });
-        else if (o.outcome === 'empty')
-          record({ row: f.row.row, key, outcome: 'empty', requestId: o.requestId });
-        else
-          record({
-            row: f.row.row,
-            key,
-            outcome: 'failed',
-            code: o.code,
-            message: o.message,
-            ...(o.requestId ? { requestId: o.requestId } : {}),
-          });
-        continue;
-      }
-      const { code, message, requestId } = f.failure!;
-      if (cancelling && code === 'cancelled') continue;
-      // Sent back to be started again only when the service accepted nothing: a row with a
-      // request id has a job (maybe charged) and ends with it, never submitted twice.
-      if (isSystemic(code) && requestId === undefined) {
-        s.redo.push(f.row);
-        if (isKeyFault(code)) {
-          removeKey(s.pool, f.keyId, code, new Date().toISOString());
-          if (activeKeys(s.pool).length === 0 && !s.paused) {
-            s.paused = {
-              code,
-              message: `no key left in the pool: ${describeRemoved(s.pool)}; fix the keys, then resume`,
-            };
-          }
-        } else if (!s.paused) {
-          s.paused = {
-            code,
-            keyId: f.keyId,
-            message: `${code} on key ${f.keyId}: top up the account's credits, then resume`,
-          };
-        }
-        continue;
-      }
-      record({
-        row: f.row.row,
-        key,
-        outcome: 'failed',
-        code,
-        message,
-        ...(requestId ? { requestId } : {}),
-      });
-    }
   };
 
   const readMore = async () => {
@@ -481,7 +381,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       maxBytes: DEFAULT_CHUNK_BYTES,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
     });
-    queue.push(...got.rows);
+    rules.queue.push(...got.rows);
     s.cursor = got.next;
   };
 
@@ -490,78 +390,100 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     outputBlocked = false;
     if (!s.paused) return;
     const keys = await accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) });
-    s.pool = refreshKeyPool(s.pool, keys);
+    const { closeCreditBreakers } = rules.resume(keys);
     // Only a pause for credits closes the keys' credit breakers: an operator's pause or a full
     // disk says nothing about the account having been topped up. (Batches started by 0.1.0
     // closed them on every resume: versioned, see README, "Upgrading workers".)
     const creditsOnly = patched('batch-resume-closes-breakers-after-402-only');
-    if (!creditsOnly || s.paused.code === 'insufficient_credits')
+    if (!creditsOnly || closeCreditBreakers)
       await accounts.resetCreditBreakers({ keyIds: keys.map((k) => k.id) });
-    s.paused = undefined;
+  };
+
+  /** Rows carried from an earlier run that never reported (their call was terminated, say). */
+  const lookUpCarried = async () => {
+    const left = [...carriedRows].filter((r) => rules.inFlight.has(r));
+    if (left.length === 0) return;
+    const ended = await accounts.endedRowCalls({
+      workflowIds: left.map((r) => childWorkflowId(input.batchId, r)),
+    });
+    ended.forEach((end, i) => {
+      if (end) settle(left[i], end);
+    });
+  };
+  let lastLookUp = Date.now();
+  /** Waits for `ready`; with carried rows outstanding, looks them up every carriedCheckMs. */
+  const waitFor = async (ready: () => boolean) => {
+    if (![...carriedRows].some((r) => rules.inFlight.has(r))) return condition(ready);
+    const left = Math.max(1, lastLookUp + carriedCheckMs - Date.now());
+    if (await condition(ready, left)) return;
+    await lookUpCarried();
+    lastLookUp = Date.now();
+  };
+
+  /** Tells the rows this run started to report to the batch's workflow id from now on. */
+  const handOver = async () => {
+    const batchWorkflowId = workflowInfo().workflowId;
+    const told = [...own].filter((r) => rules.inFlight.has(r));
+    own.clear();
+    await Promise.all(
+      told.map((r) =>
+        getExternalWorkflowHandle(childWorkflowId(input.batchId, r))
+          .signal(reportToBatchSignal, { batchWorkflowId })
+          // Already ended: its result reaches this run, which waits for it.
+          .catch(() => ending.add(r)),
+      ),
+    );
   };
 
   const wantsNewRun = () =>
     workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= threshold;
 
-  /** Starts what the window allows; invalid rows are written without a call. */
-  const fill = () => {
-    while (!s.paused) {
-      const next: InputRow | undefined = s.redo[0] ?? queue[0];
-      if (!next) return;
-      if (isInvalidRow(next)) {
-        queue.shift();
-        record({
-          row: next.row,
-          key: next.key,
-          outcome: 'failed',
-          code: next.code ?? INVALID_ROW,
-          message: next.problem,
-        });
-        continue;
-      }
-      if (inFlight.size >= s.window) return;
-      const keyId = pickKey(s.pool);
-      if (!keyId) {
-        s.paused = {
-          code: 'no_keys_left',
-          message: `no key left in the pool: ${describeRemoved(s.pool)}`,
-        };
-        return;
-      }
-      if (s.redo[0] === next) s.redo.shift();
-      else queue.shift();
-      startRow(next, keyId);
-    }
-  };
-
+  /** Old runs: wait for every row in flight, then continue as new. */
   let draining = false;
+  /** Continue as new with the rows in flight, once starts and writes have settled. */
+  let handingOver = false;
   try {
     for (;;) {
-      absorbFinished();
+      rowEnded = false;
       if (writeError) {
         const err = writeError;
         writeError = undefined;
         throw err instanceof Error ? err : new Error('the output could not be written');
       }
       if (resumeRequested) await resume();
-      if (!draining && wantsNewRun()) draining = true;
-      if (!draining) {
-        if (!s.paused && queue.length < s.window && !s.cursor.done) {
+      if (!draining && !handingOver && wantsNewRun()) {
+        if (!carryRows) draining = true;
+        else if (progressed) handingOver = true;
+      }
+      if (!draining && !handingOver) {
+        if (rules.wantsRows()) {
           await readMore();
           continue;
         }
-        fill();
+        for (const next of rules.takeStartable(Date.now()))
+          startRow(next.row, next.keyId, next.redo);
       }
       startWrite();
-      if (runOver()) break;
-      show(draining ? 'draining' : s.paused ? 'paused' : 'running');
-      await condition(
+      if (handingOver && starting === 0 && [...own].some((r) => rules.inFlight.has(r))) {
+        await handOver();
+        continue;
+      }
+      if (runOver()) {
+        // Handlers that ran while this run closed are taken before it does.
+        await condition(allHandlersFinished);
+        if (runOver()) break;
+        continue;
+      }
+      show(draining || handingOver ? 'draining' : s.paused ? 'paused' : 'running');
+      await waitFor(
         () =>
-          finished.length > 0 ||
-          (!writing && !outputBlocked && results.length > 0) ||
+          rowEnded ||
+          (!writing && !outputBlocked && rules.results.length > 0) ||
           resumeRequested ||
           writeError !== undefined ||
-          (!draining && !s.paused && canStart()) ||
+          (!draining && !handingOver && rules.canStart()) ||
+          (handingOver && starting === 0 && [...own].some((r) => rules.inFlight.has(r))) ||
+          (carryRows && !handingOver && progressed && wantsNewRun()) ||
           runOver(),
       );
     }
@@ -569,10 +491,20 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     if (!isCancellation(err)) throw err;
     cancelling = true;
     show('cancelling');
-    // Children were cancelled with the batch: record what finished, write it, then stop.
+    // This run's rows were cancelled with it; rows carried from an earlier run are asked here.
+    // What finished is written, then the batch stops.
     await CancellationScope.nonCancellable(async () => {
-      await condition(() => inFlight.size === 0);
-      absorbFinished();
+      await Promise.all(
+        [...carriedRows]
+          .filter((r) => rules.inFlight.has(r))
+          .map((r) =>
+            getExternalWorkflowHandle(childWorkflowId(input.batchId, r))
+              .cancel()
+              .catch(() => undefined),
+          ),
+      );
+      while (rules.inFlight.size > 0 || starting > 0)
+        await waitFor(() => rules.inFlight.size === 0 && starting === 0);
       await flushAll();
     });
     const summary = await CancellationScope.nonCancellable(async () =>
@@ -587,15 +519,13 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
 
   /** Everything of this run is written: the batch is done, or ready to continue as new. */
   function runOver(): boolean {
-    const idle = inFlight.size === 0 && finished.length === 0 && results.length === 0 && !writing;
-    const allRead = s.cursor.done && queue.length === 0 && s.redo.length === 0;
-    return idle && (draining || allRead);
-  }
-
-  function canStart(): boolean {
-    const next = s.redo[0] ?? queue[0];
-    if (next && (isInvalidRow(next) || inFlight.size < s.window)) return true;
-    return queue.length < s.window && !s.cursor.done;
+    const written = rules.results.length === 0 && !writing;
+    if (handingOver) {
+      const waiting = [...own, ...ending].some((r) => rules.inFlight.has(r));
+      return written && starting === 0 && !waiting;
+    }
+    const idle = rules.inFlight.size === 0 && starting === 0 && written;
+    return idle && (draining || rules.allStarted());
   }
 
   async function flushAll() {
@@ -607,7 +537,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         writeError = undefined;
         throw err instanceof Error ? err : new Error('the output could not be written');
       }
-      if (results.length === 0) return;
+      if (rules.results.length === 0) return;
       startWrite();
     }
   }
@@ -640,8 +570,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   ): BatchSummary {
     const finishedAt = new Date();
     const seconds = Math.max(0.001, (finishedAt.getTime() - startedAtMs) / 1000);
-    const estimate = estimateJobMs(jobMs);
-    const perRow = requestsPerRow(requests);
+    const estimate = estimateJobMs(s.jobMs!);
+    const perRow = requestsPerRow(s.requests!);
     return {
       batchId: input.batchId,
       endpoint: endpoint!.name,
@@ -658,21 +588,19 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       blankLines: s.blankLines ?? 0,
       source: inputFiles,
       ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
-      failedRows: [...failedRows],
+      failedRows: [...s.failedRows!],
       ...(estimate !== undefined ? { jobMsEstimate: estimate } : {}),
       ...(perRow !== undefined ? { requestsPerRow: perRow } : {}),
       ...csv,
     };
   }
 
-  if (draining) {
-    // Rows read but not started are read again by the next run, from the first one's offset.
-    const first = queue[0];
-    if (first) s.cursor = { row: first.row, byteOffset: first.offset, done: false };
-    s.historyEvents += workflowInfo().historyLength;
+  if (draining || handingOver) {
     show('draining');
-    await condition(allHandlersFinished);
-    return continueAsNew<typeof batchWorkflow>({ ...input, carried: s });
+    return continueAsNew<typeof batchWorkflow>({
+      ...input,
+      carried: rules.carry(workflowInfo().historyLength, handingOver),
+    });
   }
 
   const summary = summarize('done', await writeCsv('done'));

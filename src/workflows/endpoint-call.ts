@@ -3,7 +3,11 @@
 // service's error code as the failure type.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import {
+  ApplicationFailure,
+  CancellationScope,
   condition,
+  getExternalWorkflowHandle,
+  isCancellation,
   setCurrentDetails,
   setHandler,
   sleep,
@@ -33,7 +37,14 @@ import {
 } from './call-steps.js';
 import { measuredJobMs } from '../batch/job-duration.js';
 import { pollDelayMs } from './poll-schedule.js';
-import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from './signals.js';
+import { rowFinishedSignal } from '../batch/messages.js';
+import type { RowEnd, RowFailure } from '../batch/rules.js';
+import {
+  callStateQuery,
+  reportToBatchSignal,
+  webhookDeliveredSignal,
+  type WebhookDelivery,
+} from './signals.js';
 import type { CallInput, CallOutcome, CallState, CallTiming } from './types.js';
 
 /** CallInput plus optional tuning of the poll schedule; a plain CallInput is a valid input. */
@@ -49,6 +60,50 @@ const DEFAULT_WEBHOOK_FALLBACK_POLL_MS = 60_000;
 const MAX_BUFFERED_DELIVERIES = 8;
 
 export async function endpointCall(input: EndpointCallInput): Promise<CallOutcome> {
+  const state: CallState = { phase: 'submitting', polls: 0 };
+  setHandler(callStateQuery, () => state);
+  // Set by the batch when this call outlives the batch's run: the end is reported by signal.
+  let reportTo: string | undefined;
+  setHandler(reportToBatchSignal, ({ batchWorkflowId }) => {
+    reportTo = batchWorkflowId;
+  });
+  const report = async (end: RowEnd) => {
+    if (reportTo === undefined || input.rowIndex === undefined) return;
+    const row = input.rowIndex;
+    const batch = reportTo;
+    await CancellationScope.nonCancellable(() =>
+      getExternalWorkflowHandle(batch)
+        .signal(rowFinishedSignal, { row, ...end })
+        // The batch is gone (terminated): nobody is waiting for this row.
+        .catch(() => undefined),
+    );
+  };
+  try {
+    const outcome = await runCall(input, state);
+    await report({ outcome });
+    return outcome;
+  } catch (err) {
+    await report({ failure: rowFailureOf(err, state.requestId) });
+    throw err;
+  }
+}
+
+/** How a failed call ends for its batch: the failure's code, and its job's request id if any. */
+function rowFailureOf(err: unknown, requestId: string | undefined): RowFailure {
+  const known = requestId !== undefined ? { requestId } : {};
+  if (err instanceof ApplicationFailure && err.type) {
+    const detail = (err.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
+    return {
+      code: err.type,
+      message: err.message,
+      ...(typeof detail === 'string' ? { requestId: detail } : known),
+    };
+  }
+  if (isCancellation(err)) return { code: 'cancelled', message: 'the row was cancelled', ...known };
+  return { code: 'child_failed', message: "the row's call ended without an error code", ...known };
+}
+
+async function runCall(input: EndpointCallInput, state: CallState): Promise<CallOutcome> {
   const endpoint = findEndpoint(input.endpoint);
   if (!endpoint || endpoint.polling === 'sync') {
     throw callFailure(
@@ -59,8 +114,6 @@ export async function endpointCall(input: EndpointCallInput): Promise<CallOutcom
   // The maximum wait measures the service's job, from its acceptance: time spent waiting for
   // permits of our own throttle before the submit is "throttled", never late.
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
-  const state: CallState = { phase: 'submitting', polls: 0 };
-  setHandler(callStateQuery, () => state);
 
   const deliveries: WebhookDelivery[] = [];
   setHandler(webhookDeliveredSignal, (delivery) => {

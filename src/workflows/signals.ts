@@ -22,3 +22,10 @@ export const callStateQuery = defineQuery<CallState>('callState');
  * to have sent nothing and is made again. Refused for an attempt the workflow has given up on.
  */
 export const submitIntentUpdate = defineUpdate<void, [{ token: string }]>('submitIntent');
+
+/**
+ * Sent by a batch to a row's call that outlives the batch's run (continue-as-new): the call then
+ * reports how it ended to the batch's workflow id (rowFinished), which reaches whichever run is
+ * current. A call whose batch run is still open needs nothing: its result reaches the parent.
+ */
+export const reportToBatchSignal = defineSignal<[{ batchWorkflowId: string }]>('reportToBatch');
