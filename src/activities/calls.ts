@@ -15,7 +15,7 @@ import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { guardedRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
-import { intentRecorder } from './submit-intent.js';
+import { acceptanceReporter, intentRecorder } from './submit-intent.js';
 
 export interface SubmitCallInput {
   endpoint: string;
@@ -149,6 +149,18 @@ export function createCallActivities(deps: ActivityDeps) {
       }
       const acceptedAt = Date.now();
       const outcome = classifySubmit(endpoint, reply);
+      if (outcome.kind === 'accepted' || outcome.kind === 'done') {
+        const status =
+          outcome.kind === 'accepted'
+            ? outcome.status
+            : (('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed');
+        await acceptanceReporter(input.intentToken)?.({
+          keyId,
+          requestId: outcome.requestId,
+          status,
+          acceptedAt,
+        });
+      }
       switch (outcome.kind) {
         case 'accepted':
           return { keyId, requestId: outcome.requestId, status: outcome.status, acceptedAt };

@@ -4,6 +4,7 @@ import {
   ActivityFailure,
   ApplicationFailure,
   TimeoutFailure,
+  condition,
   proxyActivities,
   setHandler,
   sleep,
@@ -15,7 +16,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Activities } from '../activities/index.js';
 import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
-import { submitIntentUpdate } from './signals.js';
+import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from './signals.js';
 
 export const DEFAULT_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
@@ -120,6 +121,21 @@ function retryDelayOf(err: ActivityFailure, attempt: number): number | undefined
 
 /** How long to wait before making again a submit whose activity was lost before it could send. */
 const LOST_SUBMIT_RETRY_MS = 1_000;
+/**
+ * How long a submit attempt that timed out after recording its intent is given to hand over an
+ * accepted job (submitAccepted) before it is called submit_outcome_unknown. The activity retries
+ * until the server answers, so this covers the moments after an outage of the Temporal server.
+ */
+const ACCEPTANCE_GRACE_MS = 2 * 60_000;
+
+/** The accepted job a timed-out attempt left in its last heartbeat, if it is this attempt's. */
+function acceptedInHeartbeat(err: ActivityFailure, token: string): AcceptedSubmit | undefined {
+  const cause = err.cause;
+  if (!(cause instanceof TimeoutFailure)) return undefined;
+  const details = cause.lastHeartbeatDetails as Partial<AcceptedSubmit> | undefined;
+  if (details?.token !== token || typeof details.requestId !== 'string') return undefined;
+  return details as AcceptedSubmit;
+}
 
 /**
  * Runs one submit-like activity, repeating it only when the service cannot have accepted it: a
@@ -137,10 +153,28 @@ export async function submitOnce<T>(
   run: (intentToken: string) => Promise<T>,
   serviceWaitMs: number,
   onThrottled: () => void,
+  /** For activities that hand over an accepted job when their attempt timed out (endpoint calls). */
+  fromAccepted?: (accepted: AcceptedSubmit) => T,
 ): Promise<T> {
   // The attempt the workflow waits on, and whether it said it is sending.
   let current: string | undefined;
   let sending = false;
+  // A timed-out attempt that had recorded its intent: its accepted job may still be handed over.
+  let lost: string | undefined;
+  let handedOver: AcceptedSubmit | undefined;
+  if (fromAccepted)
+    setHandler(
+      submitAcceptedUpdate,
+      (accepted) => {
+        handedOver = accepted;
+      },
+      {
+        validator: ({ token }) => {
+          if (token === undefined || (token !== lost && token !== current))
+            throw new Error('this submit attempt is no longer awaited');
+        },
+      },
+    );
   setHandler(
     submitIntentUpdate,
     () => {
@@ -154,14 +188,25 @@ export async function submitOnce<T>(
   );
   let waitedForService = 0;
   for (let attempt = 1; ; attempt++) {
-    current = uuid4();
+    const token = uuid4();
+    current = token;
     sending = false;
     try {
-      return await run(current);
+      return await run(token);
     } catch (err) {
       // Given up: a late intent for this attempt is refused from now on.
       current = undefined;
       if (!(err instanceof ActivityFailure)) throw err;
+      if (fromAccepted && err.cause instanceof TimeoutFailure && sending) {
+        // Sent, and the attempt timed out: the service may have accepted the job. The activity
+        // left it in its heartbeat, or hands it over by update once the server answers again.
+        const kept = acceptedInHeartbeat(err, token);
+        if (kept) return fromAccepted(kept);
+        lost = token;
+        await condition(() => handedOver !== undefined, ACCEPTANCE_GRACE_MS);
+        lost = undefined;
+        if (handedOver) return fromAccepted(handedOver);
+      }
       if (err.cause instanceof TimeoutFailure && !sending) {
         // Lost before it could send (its permit did not come in time, or its worker died while
         // it waited): nothing reached the service, so the submit is simply made again.

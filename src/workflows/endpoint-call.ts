@@ -328,5 +328,12 @@ async function submitWithRetries(
       }),
     serviceWaitMs,
     onThrottled,
+    // A job handed over after its attempt timed out is polled like any other.
+    (accepted) => ({
+      keyId: accepted.keyId,
+      requestId: accepted.requestId,
+      status: accepted.status,
+      acceptedAt: accepted.acceptedAt,
+    }),
   );
 }

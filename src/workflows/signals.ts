@@ -29,3 +29,19 @@ export const submitIntentUpdate = defineUpdate<void, [{ token: string }]>('submi
  * current. A call whose batch run is still open needs nothing: its result reaches the parent.
  */
 export const reportToBatchSignal = defineSignal<[{ batchWorkflowId: string }]>('reportToBatch');
+
+/** A job the service accepted for one submit attempt: enough to poll it. */
+export interface AcceptedSubmit {
+  token: string;
+  keyId: string;
+  requestId: string;
+  status: string;
+  acceptedAt: number;
+}
+
+/**
+ * A submit activity whose attempt the server timed out (it was down when the 202 arrived, say)
+ * hands the accepted job to its workflow this way, so the request id is kept, never lost to
+ * submit_outcome_unknown. Accepted only for the attempt the workflow is still waiting on.
+ */
+export const submitAcceptedUpdate = defineUpdate<void, [AcceptedSubmit]>('submitAccepted');
