@@ -1,6 +1,8 @@
 // A batch that runs for (scaled) hours on one key under 100/minute and 1,000/hour, with the
-// events real batches meet: the hourly budget runs dry every hour, a worker is replaced mid-run,
-// the key is disabled and enabled again (401s, then a resume), the output's disk fails for a
+// events real batches meet: the hourly budget runs dry every hour, a worker is replaced mid-run by
+// one with changed workflow code (a deploy), the Temporal server is killed and comes back after
+// 45 s (real seconds: it tests Temporal's own heartbeat timeout, which is not scaled), the key is
+// disabled and enabled again (401s, then a resume), the output's disk fails for a
 // while (then a resume), and the service answers some 503s and drops some connections. Every
 // duration is scaled by one factor: the windows (service and throttle), job latency, the
 // maximum wait and the poll interval. Prints (does not assert) what decides whether the batch
@@ -12,12 +14,14 @@ import {
   mkdtempSync,
   readFileSync,
   renameSync,
+  rmSync,
   symlinkSync,
   unlinkSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
@@ -39,7 +43,15 @@ const WINDOW = 50;
 const KEY_ID = 'soak';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
-const server = await startDevServer({ headless: true, logLevel: 'error' });
+// On disk, so the server can be killed and started again with its state (an outage).
+const serverDir = mkdtempSync(join(tmpdir(), 'pcds-soak-temporal-'));
+const dbFile = join(serverDir, 'temporal.db');
+let server = await startDevServer({ headless: true, logLevel: 'error', dbFile });
+const serverPort = Number(server.address.split(':')[1]);
+/** The new code a deploy brings: the same workflows with a patched change. */
+const CHANGED_WORKFLOWS = fileURLToPath(new URL('./changed-workflows.ts', import.meta.url));
+/** How long the Temporal server stays down: longer than an activity's heartbeat timeout. */
+const OUTAGE_MS = 45_000;
 const emulator = await startEmulator({
   port: 0,
   timeScale: SCALE,
@@ -67,10 +79,13 @@ const config = loadConfig({
   PCDS_TEMPORAL_ADDRESS: server.address,
   PCDS_TASK_QUEUE: 'soak',
 });
-const startWorker = async (): Promise<{ worker: PcdsWorker; running: Promise<void> }> => {
+const startWorker = async (
+  workflowsPath?: string,
+): Promise<{ worker: PcdsWorker; running: Promise<void> }> => {
   const worker = await createWorker({
     config,
     connection: await NativeConnection.connect({ address: server.address }),
+    ...(workflowsPath ? { workerOptions: { workflowsPath } } : {}),
   });
   return { worker, running: worker.run() };
 };
@@ -104,15 +119,38 @@ try {
       await sleep(200);
     }
   };
-  const result = handle.result();
+  // The long poll for the result breaks while the server is down: it is asked again.
+  const waitForResult = async (): Promise<Awaited<ReturnType<typeof handle.result>>> => {
+    for (;;) {
+      try {
+        return await handle.result();
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== 14 && (err as Error).name !== 'ServiceError')
+          throw err;
+        await sleep(1_000);
+      }
+    }
+  };
+  const result = waitForResult();
+  result.catch(() => undefined);
 
-  // 1. A worker replaced mid-run (a deploy): the new one picks up every workflow and activity.
+  // 1. A deploy mid-run: a worker with changed workflow code replaces the old one, and picks up
+  // every workflow the old code started.
   await until((p) => p.done >= ROWS * 0.2);
   const old = current;
-  current = await startWorker();
+  current = await startWorker(CHANGED_WORKFLOWS);
   old.worker.shutdown();
   await old.running;
-  events.push(`${at()}: worker replaced`);
+  events.push(`${at()}: worker replaced by one with changed workflow code`);
+
+  // 1b. The Temporal server killed, down for longer than the heartbeat timeout, then back.
+  await until((p) => p.done >= ROWS * 0.3);
+  process.kill(server.pid, 'SIGKILL');
+  await server.stop();
+  events.push(`${at()}: Temporal server killed`);
+  await sleep(OUTAGE_MS);
+  server = await startDevServer({ headless: true, logLevel: 'error', dbFile, port: serverPort });
+  events.push(`${at()}: Temporal server back`);
 
   // 2. The key disabled (401 on submits and polls) for two "minutes", then enabled and resumed.
   await until((p) => p.done >= ROWS * 0.4);
@@ -174,4 +212,5 @@ try {
   await connection.close();
   await emulator.stop();
   await server.stop();
+  rmSync(serverDir, { recursive: true, force: true });
 }
