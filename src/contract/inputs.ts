@@ -53,13 +53,46 @@ const present = (
 
 export const describeGroup = (g: IdentityGroup) => g.join('+');
 
+/**
+ * The presence rules as JSON Schema (for the OpenAPI document and the MCP tool list): fields
+ * always required under `required`, and each "one of" rule (a field with an alias is one such
+ * rule too) under `anyOf`, several of them under `allOf`.
+ */
+export function rulesAsJsonSchema(
+  rules: InputRules,
+  aliases: Readonly<Record<string, string>>,
+): Record<string, unknown> {
+  const names = (field: string) => [
+    field,
+    ...Object.entries(aliases)
+      .filter(([, canonical]) => canonical === field)
+      .map(([alias]) => alias),
+  ];
+  // Every way to satisfy a group: one name (field or alias) for each of its fields.
+  const ways = (group: IdentityGroup): string[][] =>
+    group.reduce<string[][]>(
+      (acc, field) => acc.flatMap((way) => names(field).map((n) => [...way, n])),
+      [[]],
+    );
+  const out: Record<string, unknown> = {};
+  const plain = (rules.required ?? []).filter((f) => names(f).length === 1);
+  if (plain.length > 0) out.required = plain;
+  const choices: Record<string, unknown>[] = [];
+  for (const f of rules.required ?? [])
+    if (names(f).length > 1) choices.push({ anyOf: ways([f]).map((w) => ({ required: w })) });
+  if (rules.oneOf) choices.push({ anyOf: rules.oneOf.flatMap(ways).map((w) => ({ required: w })) });
+  if (choices.length === 1) Object.assign(out, choices[0]);
+  else if (choices.length > 1) out.allOf = choices;
+  return out;
+}
+
 export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
   const base = z.object({ ...shape, callback_url: callbackUrl.optional() });
   const obj = rules.strict === false ? base.loose() : base.strict();
   // An alias counts only where the endpoint documents the pair (keywords is /person/discover's own
   // field, not an alias of a query it does not take).
   const aliases = aliasesOfShape(Object.keys(shape));
-  return obj.superRefine((raw, ctx) => {
+  return obj.meta(rulesAsJsonSchema(rules, aliases)).superRefine((raw, ctx) => {
     const input = raw as Record<string, unknown>;
     for (const [alias, canonical] of Object.entries(aliases)) {
       if (
@@ -125,8 +158,11 @@ export const personSearchShape: Shape = {
   custom_filters: z.record(z.string(), z.unknown()).optional(),
   exclude: z.record(z.string(), z.unknown()).optional(),
   docid_whitelist: z.array(nonEmpty).min(1).optional(),
-  type: z.enum(SEARCH_TYPES, { message: `must be one of ${SEARCH_TYPES.join(', ')}` }).optional(),
-  limit: int(1, 100).optional(),
+  type: z
+    .enum(SEARCH_TYPES, { message: `must be one of ${SEARCH_TYPES.join(', ')}` })
+    .meta({ default: 'premium' })
+    .optional(),
+  limit: int(1, 100).meta({ default: 10 }).optional(),
   offset: int(0, 999).optional(),
   page: int(1).optional(),
   cursor: str,
@@ -192,6 +228,7 @@ export const personEnrichmentShape: Shape = {
   city: str,
   lookup_mode: z
     .enum(LOOKUP_MODES, { message: `must be one of ${LOOKUP_MODES.join(', ')}` })
+    .meta({ default: 'deep' })
     .optional(),
   newsfeed: newsfeed.optional(),
   force_organization_refresh: bool,
@@ -254,7 +291,11 @@ export const personLookupFieldsInput = buildInputSchema(
 );
 
 export const personNewsfeedInput = buildInputSchema(
-  { ...socialUrl, limit: int(1, 1000).optional(), posts_after: isoDate.optional() },
+  {
+    ...socialUrl,
+    limit: int(1, 1000).meta({ default: 10 }).optional(),
+    posts_after: isoDate.optional(),
+  },
   { strict: true, required: ['social_media_url'] },
 );
 

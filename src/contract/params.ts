@@ -33,7 +33,8 @@ export const nonEmpty = z.string().trim().min(1, { message: 'must not be empty' 
 export const callbackUrl = z
   .string({ message: 'must be a string' })
   .min(1, { message: 'must not be empty' })
-  .max(1024, { message: 'must be at most 1024 characters' });
+  .max(1024, { message: 'must be at most 1024 characters' })
+  .meta({ format: 'uri' });
 
 /** `all`, or a list of the five platforms. */
 export const newsfeed = z.union(
@@ -54,7 +55,8 @@ export const isoDate = z
       return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s;
     },
     { message: 'must be a real calendar date' },
-  );
+  )
+  .meta({ format: 'date' });
 
 export const int = (min: number, max?: number) => {
   let s = z

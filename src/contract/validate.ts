@@ -49,8 +49,35 @@ export function formatProblems(problems: readonly InputProblem[]): string {
   return problems.map((p) => (p.field ? `${p.field} ${p.message}` : p.message)).join('; ');
 }
 
+/** Objects and arrays nest at most this deep in an input (free-form filters included). */
+export const MAX_INPUT_DEPTH = 32;
+
+/**
+ * Whether a value nests deeper than `max` levels, measured without recursion so that a hostile
+ * document cannot overflow the stack; work stops at the first level past the bound.
+ */
+export function nestsDeeperThan(value: unknown, max = MAX_INPUT_DEPTH): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    const next: unknown[] = [];
+    for (const v of level) {
+      if (typeof v !== 'object' || v === null) continue;
+      if (depth >= max) return true;
+      for (const child of Array.isArray(v) ? v : Object.values(v)) next.push(child);
+    }
+    level = next;
+  }
+  return false;
+}
+
+export const TOO_DEEP: InputProblem = {
+  field: '',
+  message: `nests objects or arrays deeper than ${MAX_INPUT_DEPTH} levels`,
+};
+
 export function validateInput(endpoint: EndpointDef, input: unknown): Validation {
   const given = input ?? {};
+  if (nestsDeeperThan(given)) return { ok: false, problems: [TOO_DEEP] };
   const parsed = endpoint.input.safeParse(given);
   if (parsed.success) return { ok: true, value: parsed.data };
   return { ok: false, problems: problemsOf(parsed.error, given) };

@@ -123,6 +123,10 @@ describe('MCP OAuth', () => {
       'pending',
     );
     const read = await searchOnly.call('person_enrichment', { email });
+    expect(read.status).toBe(403);
+    expect(read.headers.get('www-authenticate')).toBe(
+      `Bearer error="insufficient_scope", scope="svc.search svc.read", resource_metadata="${em.url}/.well-known/oauth-protected-resource"`,
+    );
     expect(read.body.error.code).toBe(-32003);
     expect(read.body.error.data.code).toBe('access_denied');
     expect(read.body.error.message).toContain('svc.read');
@@ -178,7 +182,12 @@ describe('MCP OAuth', () => {
       ).toBeDefined();
       await sleep(1200);
       const expired = await live.call('check_status', { request_id: 'abc_1_1' });
+      expect(expired.status).toBe(401);
+      expect(expired.headers.get('www-authenticate')).toContain('error="invalid_token"');
       expect(expired.body.error.code).toBe(-32001);
+      // A token that is sent must be good even for the handshake, so a client refreshes early.
+      const list = await live.request('tools/list');
+      expect(list.status).toBe(401);
       expect(expired.body.error.data.code).toBe('invalid_credentials');
     } finally {
       await shortLived.stop();
@@ -204,5 +213,83 @@ describe('MCP OAuth', () => {
     }).call('person_search', { query: 'engineer' });
     expect(basic.body.error.code).toBe(-32001);
     expect(em.stats().jobsSubmitted).toBe(submitted);
+  });
+
+  it('rule: tokens are bound to their resource (RFC 8707): another resource is refused at authorization and token time, and a token used at another address is refused', async () => {
+    const clientId = await register();
+    const { verifier, challenge } = pkcePair();
+    const q = (resource: string) =>
+      new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: REDIRECT,
+        code_challenge: challenge,
+        resource,
+      }).toString();
+    const other = await fetch(`${em.url}/mcp/oauth/authorize?${q('https://api.example.com/mcp')}`, {
+      redirect: 'manual',
+    });
+    expect(new URL(other.headers.get('location')!).searchParams.get('error')).toBe(
+      'invalid_target',
+    );
+    const ok = await fetch(`${em.url}/mcp/oauth/authorize?${q(`${em.url}/mcp`)}`, {
+      redirect: 'manual',
+    });
+    const code = new URL(ok.headers.get('location')!).searchParams.get('code')!;
+    const exchange = {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+    };
+    const moved = await token({ ...exchange, resource: 'https://api.example.com/mcp' });
+    expect(moved.body.error).toBe('invalid_target');
+    const t = await token({ ...exchange, resource: `${em.url}/mcp` });
+    expect(t.status).toBe(200);
+
+    // The same server under another name is another resource.
+    const elsewhere = new URL(em.url);
+    elsewhere.hostname = 'localhost';
+    const call = (base: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Bearer ${t.body.access_token}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'check_status', arguments: { request_id: 'abc_1_1' } },
+        }),
+      });
+    expect((await call(em.url)).status).toBe(200);
+    const refused = await call(elsewhere.origin);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as any).error.message).toContain('another resource');
+  });
+
+  it('rule: OAuth errors come in RFC 6749 / RFC 7591 form (error, error_description), never the HTTP API envelope', async () => {
+    for (const path of ['/mcp/oauth/register', '/mcp/oauth/token']) {
+      const r = await fetch(`${em.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"redirect_uris": [',
+      });
+      expect(r.status, path).toBe(400);
+      const body = (await r.json()) as any;
+      expect(Object.keys(body).sort(), path).toEqual(['error', 'error_description']);
+      expect(body.error).toBe('invalid_request');
+    }
+    const noUris = await fetch(`${em.url}/mcp/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'x', redirect_uris: ['not a url'] }),
+    });
+    expect(((await noUris.json()) as any).error).toBe('invalid_redirect_uri');
+    const grant = await token({ grant_type: 'password', client_id: 'x' });
+    expect(Object.keys(grant.body).sort()).toEqual(['error', 'error_description']);
   });
 });

@@ -53,6 +53,30 @@ describe('MCP endpoint: JSON-RPC and discovery', () => {
     expect(enrichment).toContain('email');
     expect(enrichment).not.toContain('lookup_mode');
     expect(byName.check_status.inputSchema.required).toEqual(['request_id']);
+    // Presence rules, formats and defaults are stated, not only enforced.
+    const ask = byName.person_ask.inputSchema;
+    expect(ask.required).toEqual(['question']);
+    expect(ask.anyOf).toEqual([
+      { required: ['email'] },
+      { required: ['phone'] },
+      { required: ['social_media_url'] },
+      { required: ['linkedin_url'] },
+    ]);
+    expect(ask.properties.email.format).toBe('email');
+    expect(ask.properties.social_media_url.format).toBe('uri');
+    expect(byName.person_search.inputSchema.anyOf).toContainEqual({ required: ['keywords'] });
+    expect(byName.person_search.inputSchema.properties.limit).toMatchObject({
+      minimum: 1,
+      maximum: 100,
+      default: 10,
+    });
+    const feed = byName.person_newsfeed.inputSchema;
+    expect(feed.anyOf).toEqual([
+      { required: ['social_media_url'] },
+      { required: ['linkedin_url'] },
+    ]);
+    expect(feed.properties.posts_after.format).toBe('date');
+    expect(feed.properties.callback_url.format).toBe('uri');
     expect(byName.check_status.inputSchema.properties.endpoint.enum).toEqual([...MCP_DATA_TOOLS]);
   });
 
@@ -110,19 +134,28 @@ describe('MCP endpoint: JSON-RPC and discovery', () => {
     expect(pr.authorization_servers).toEqual([em.url]);
 
     const anonymous = mcp(em, null);
-    expect((await anonymous.request('initialize', {})).body.result.protocolVersion).toBe(
+    const init = {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'test', version: '1' },
+    };
+    expect((await anonymous.request('initialize', init)).body.result.protocolVersion).toBe(
       '2025-06-18',
     );
     expect((await anonymous.request('tools/list')).body.result.tools).toHaveLength(8);
+    // Refusals are HTTP 401 with the challenge an OAuth client follows, the JSON-RPC error inside.
     const call = await anonymous.call('person_search', { query: 'engineer' });
-    expect(call.status).toBe(200);
+    expect(call.status).toBe(401);
     expect(call.body.error.code).toBe(-32001);
     expect(call.body.error.data.code).toBe('missing_credentials');
-    expect(call.headers.get('www-authenticate')).toContain('/.well-known/oauth-protected-resource');
+    const challenge = `Bearer error="invalid_token", resource_metadata="${em.url}/.well-known/oauth-protected-resource"`;
+    expect(call.headers.get('www-authenticate')).toBe(challenge);
     const status = await anonymous.call('check_status', { request_id: 'abc_1_1' });
+    expect(status.status).toBe(401);
     expect(status.body.error.data.code).toBe('missing_credentials');
     const legacy = await fetch(`${em.url}/mcp/status?request_id=abc_1_1`);
     expect(legacy.status).toBe(401);
+    expect(legacy.headers.get('www-authenticate')).toBe(challenge);
     expect(em.stats().jobsSubmitted).toBe(0);
   });
 
@@ -148,15 +181,16 @@ describe('MCP endpoint: JSON-RPC and discovery', () => {
     );
   });
 
-  it('rule: JSON-RPC errors, in a 200: -32600 for a wrong jsonrpc version, a missing id or a batch, -32601 for an unknown method, -32700 for malformed JSON', async () => {
+  it('rule: JSON-RPC errors: -32600 (HTTP 400) for a wrong jsonrpc version, a bad id or a batch, -32700 (HTTP 400) for malformed JSON, -32601 (in a 200) for an unknown method', async () => {
     const c = mcp(em);
     const version = await c.raw(JSON.stringify({ jsonrpc: '1.0', id: 7, method: 'tools/list' }));
-    expect(version.status).toBe(200);
+    expect(version.status).toBe(400);
     expect(version.body).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } });
     expect(typeof version.body.error.message).toBe('string');
 
-    const noId = await c.raw(JSON.stringify({ jsonrpc: '2.0', method: 'tools/list' }));
-    expect(noId.body).toMatchObject({ id: null, error: { code: -32600 } });
+    const badId = await c.raw(JSON.stringify({ jsonrpc: '2.0', id: 1.5, method: 'tools/list' }));
+    expect(badId.status).toBe(400);
+    expect(badId.body).toMatchObject({ id: null, error: { code: -32600 } });
     const batch = await c.raw(JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]));
     expect(batch.body.error.code).toBe(-32600);
 
@@ -165,7 +199,7 @@ describe('MCP endpoint: JSON-RPC and discovery', () => {
     expect(unknown.body).toMatchObject({ id: 'a', error: { code: -32601 } });
 
     const malformed = await c.raw('{"jsonrpc": "2.0", "id": 1,');
-    expect(malformed.status).toBe(200);
+    expect(malformed.status).toBe(400);
     expect(malformed.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
 
     const badParams = await c.raw(
@@ -181,5 +215,75 @@ describe('MCP endpoint: JSON-RPC and discovery', () => {
     );
     expect(note.status).toBe(202);
     expect(note.body).toBeUndefined();
+  });
+
+  it('rule: ping answers an empty result; a notification or a posted JSON-RPC response gets 202 and no body', async () => {
+    const c = mcp(em, null);
+    const ping = await c.request('ping');
+    expect(ping.status).toBe(200);
+    expect(ping.body).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    for (const message of [
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } },
+      { jsonrpc: '2.0', id: 5, result: {} },
+      { jsonrpc: '2.0', id: 6, error: { code: -32601, message: 'no' } },
+    ]) {
+      const r = await c.raw(JSON.stringify(message));
+      expect(r.status, JSON.stringify(message)).toBe(202);
+      expect(r.body).toBeUndefined();
+    }
+  });
+
+  it('rule: GET /mcp and /mcp/message answer the manifest to a JSON request and 405 to one that accepts only an event stream; DELETE is 405', async () => {
+    for (const path of ['/mcp', '/mcp/message']) {
+      const json = await fetch(em.url + path, { headers: { accept: 'application/json' } });
+      expect(json.status, path).toBe(200);
+      expect(((await json.json()) as any).tools).toHaveLength(8);
+      const sse = await fetch(em.url + path, { headers: { accept: 'text/event-stream' } });
+      expect(sse.status, path).toBe(405);
+      expect(sse.headers.get('allow')).toContain('POST');
+      expect(((await sse.json()) as any).error.code).toBe(-32600);
+      expect((await fetch(em.url + path, { method: 'DELETE' })).status).toBe(405);
+    }
+  });
+
+  it('rule: an unsupported MCP-Protocol-Version is 400; a foreign Origin is refused (403); the same origin and loopback pages are served', async () => {
+    const post = (headers: Record<string, string>) =>
+      fetch(`${em.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    const future = await post({ 'mcp-protocol-version': '2099-01-01' });
+    expect(future.status).toBe(400);
+    expect(((await future.json()) as any).error.message).toContain('2025-06-18');
+    expect((await post({ 'mcp-protocol-version': '2025-06-18' })).status).toBe(200);
+
+    const foreign = await post({ origin: 'https://attacker.example.com' });
+    expect(foreign.status).toBe(403);
+    expect(((await foreign.json()) as any).error.code).toBe(-32600);
+    expect((await post({ origin: em.url })).status).toBe(200);
+    expect((await post({ origin: 'http://localhost:5173' })).status).toBe(200);
+  });
+
+  it('rule: a request the emulator cannot read at all is a JSON-RPC error, never a 500', async () => {
+    const wrongType = await fetch(`${em.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(wrongType.status).toBe(415);
+    expect(((await wrongType.json()) as any).jsonrpc).toBe('2.0');
+    const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
+    const nested = await mcp(em).raw(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: { name: 'person_search', arguments: { query: 'x', custom_filters: 'DEEP' } },
+      }).replace('"DEEP"', deep),
+    );
+    expect(nested.status).toBe(200);
+    expect(nested.body).toMatchObject({ jsonrpc: '2.0', id: 9, error: { code: -32602 } });
   });
 });

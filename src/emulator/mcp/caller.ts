@@ -7,6 +7,7 @@ import { authenticateKeyPair, type Refusal } from '../access.js';
 import type { EmulatorContext } from '../context.js';
 import type { ApiKeyRecord } from '../keys.js';
 import type { OAuthStore } from './oauth-store.js';
+import { resourceOf } from './resource.js';
 
 export interface McpCaller {
   key: ApiKeyRecord;
@@ -40,6 +41,13 @@ export function identifyCaller(
     }
     const grant = oauth.grantOf(m[1]);
     const key = grant ? ctx.keys.get(grant.keyId) : undefined;
+    // RFC 8707: a token is good only at the resource it was issued for.
+    if (grant && grant.resource !== resourceOf(req)) {
+      return refused(
+        'invalid_credentials',
+        'The access token was issued for another resource; sign in for this one.',
+      );
+    }
     if (!grant || !key) {
       return refused(
         'invalid_credentials',
@@ -54,7 +62,20 @@ export function identifyCaller(
   return { ok: true, caller: { key: pair.key, scopes: MCP_SCOPES, via: 'key_pair' } };
 }
 
-/** The header an OAuth client reads to find the authorization server after a refusal. */
-export function wwwAuthenticate(baseUrl: string): string {
-  return `Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`;
+/**
+ * The header an OAuth client reads after a refusal (RFC 6750 section 3, RFC 9728 section 5.1):
+ * where to find the authorization server, and why: `invalid_token` for missing, unknown or
+ * expired credentials, `insufficient_scope` with the scopes that would do.
+ */
+export function wwwAuthenticate(
+  baseUrl: string,
+  why: { error: 'invalid_token' } | { error: 'insufficient_scope'; scope: string } = {
+    error: 'invalid_token',
+  },
+): string {
+  const scope = why.error === 'insufficient_scope' ? `, scope="${why.scope}"` : '';
+  return (
+    `Bearer error="${why.error}"${scope}, ` +
+    `resource_metadata="${baseUrl}/.well-known/oauth-protected-resource"`
+  );
 }

@@ -1,7 +1,7 @@
 // The documents a client reads before it has credentials: the tool manifest (GET /mcp), MCP
 // discovery (/.well-known/mcp) and the OAuth metadata of RFC 8414 and RFC 9728. Addresses are
 // built from the request's host, so they hold behind any port or proxy.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   MCP_MANIFEST_VERSION,
   MCP_PROTOCOL_VERSION,
@@ -9,13 +9,10 @@ import {
   MCP_SERVER_VERSION,
 } from '../../contract/index.js';
 import { REGISTRATION_PATH } from './oauth-routes.js';
+import { baseUrlOf, resourceOf } from './resource.js';
 import { TOOLS } from './tools.js';
 
 export const SERVER_NAME = 'pcds-emulator';
-
-export function baseUrlOf(req: FastifyRequest): string {
-  return `${req.protocol}://${req.headers.host ?? 'localhost'}`;
-}
 
 function oauthEndpoints(base: string) {
   return {
@@ -26,23 +23,24 @@ function oauthEndpoints(base: string) {
   };
 }
 
-export function registerDiscoveryRoutes(app: FastifyInstance): void {
-  app.get('/mcp', async (req) => {
-    const base = baseUrlOf(req);
-    return {
-      name: SERVER_NAME,
-      version: MCP_MANIFEST_VERSION,
-      server: { name: SERVER_NAME, version: MCP_SERVER_VERSION },
-      protocol_version: MCP_PROTOCOL_VERSION,
-      endpoint: `${base}/mcp`,
-      authentication: {
-        api_key: { headers: ['X-API-Key', 'X-API-Secret'] },
-        oauth: oauthEndpoints(base),
-      },
-      tools: TOOLS,
-    };
+/** The tool manifest (GET /mcp and /mcp/message to a JSON request). */
+export function sendManifest(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const base = baseUrlOf(req);
+  return reply.code(200).send({
+    name: SERVER_NAME,
+    version: MCP_MANIFEST_VERSION,
+    server: { name: SERVER_NAME, version: MCP_SERVER_VERSION },
+    protocol_version: MCP_PROTOCOL_VERSION,
+    endpoint: `${base}/mcp`,
+    authentication: {
+      api_key: { headers: ['X-API-Key', 'X-API-Secret'] },
+      oauth: oauthEndpoints(base),
+    },
+    tools: TOOLS,
   });
+}
 
+export function registerDiscoveryRoutes(app: FastifyInstance): void {
   app.get('/.well-known/mcp', async (req) => {
     const base = baseUrlOf(req);
     return {
@@ -90,7 +88,7 @@ export function registerDiscoveryRoutes(app: FastifyInstance): void {
     app.get(path, async (req) => {
       const base = baseUrlOf(req);
       return {
-        resource: `${base}/mcp`,
+        resource: resourceOf(req),
         authorization_servers: [base],
         scopes_supported: [...MCP_SCOPES],
         bearer_methods_supported: ['header'],

@@ -2,13 +2,22 @@
 // objects. The interface fixes the shape (integer `code`, string `message`) but shows no code
 // values, so the standard JSON-RPC codes are used, plus server codes in -32000..-32099 for the
 // service's own refusals (each carrying the service's error code under `data.code`).
-import { MCP_METHODS } from '../../contract/index.js';
-
 export const RPC_PARSE_ERROR = -32700;
 export const RPC_INVALID_REQUEST = -32600;
 export const RPC_METHOD_NOT_FOUND = -32601;
 export const RPC_INVALID_PARAMS = -32602;
 export const RPC_INTERNAL_ERROR = -32603;
+
+/** Thrown from an MCP server handler: the SDK turns `code`, `message` and `data` into the error. */
+export class RpcFailure extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
 
 /** Server codes for refusals the HTTP API answers with these statuses. */
 const SERVER_CODES: Readonly<Record<number, number>> = {
@@ -25,11 +34,10 @@ export function serverErrorCode(httpStatus: number): number {
 }
 
 export type RpcId = string | number;
-export type McpMethod = (typeof MCP_METHODS)[number];
 
 export interface RpcRequest {
   id: RpcId;
-  method: McpMethod;
+  method: string;
   params: Record<string, unknown>;
 }
 
@@ -56,12 +64,14 @@ export const rpcError = (id: RpcId | null, error: RpcError): RpcReply => ({
 });
 
 /**
- * A body read as one message: a request to answer, a notification (no reply is due), or a
- * reply-ready error (the id is echoed when it could be read).
+ * A body read as one message: a request (answered by the MCP server), a notification or a
+ * client's response to the server (no reply is due), or a reply-ready framing error (the id is
+ * echoed when it could be read). Method names are not judged here: the MCP server answers an
+ * unknown one with -32601.
  */
 export type ReadMessage =
-  | { kind: 'request'; request: RpcRequest }
-  | { kind: 'notification' }
+  | { kind: 'request'; message: Record<string, unknown>; request: RpcRequest }
+  | { kind: 'notification' | 'response'; message: Record<string, unknown> }
   | { kind: 'error'; reply: RpcReply };
 
 const isId = (v: unknown): v is RpcId =>
@@ -78,43 +88,38 @@ export function readMessage(body: string): ReadMessage {
     };
   }
   if (Array.isArray(msg)) {
-    return invalid(null, 'Batches are not supported; send one JSON-RPC request per POST.');
+    return invalid(null, 'Batches are not supported; send one JSON-RPC message per POST.');
   }
   if (typeof msg !== 'object' || msg === null) {
-    return invalid(null, 'The body must be a JSON-RPC request object.');
+    return invalid(null, 'The body must be a JSON-RPC message object.');
   }
   const m = msg as Record<string, unknown>;
   const id = isId(m.id) ? m.id : null;
   if (m.jsonrpc !== '2.0') return invalid(id, 'jsonrpc must be "2.0".');
+  if (m.method === undefined && isId(m.id) && ('result' in m || 'error' in m)) {
+    return { kind: 'response', message: m };
+  }
   if (typeof m.method !== 'string' || m.method === '') {
     return invalid(id, 'method is required and must be a string.');
   }
-  // MCP clients send notifications (no id, e.g. notifications/initialized); nothing is due back.
-  if (m.id === undefined && m.method.startsWith('notifications/')) return { kind: 'notification' };
-  if (!isId(m.id)) return invalid(null, 'id is required and must be a string or an integer.');
   if (
     m.params !== undefined &&
     (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))
   ) {
     return {
       kind: 'error',
-      reply: rpcError(m.id, { code: RPC_INVALID_PARAMS, message: 'params must be an object.' }),
+      reply: rpcError(id, { code: RPC_INVALID_PARAMS, message: 'params must be an object.' }),
     };
   }
-  if (!(MCP_METHODS as readonly string[]).includes(m.method)) {
-    return {
-      kind: 'error',
-      reply: rpcError(m.id, {
-        code: RPC_METHOD_NOT_FOUND,
-        message: `Unknown method; the methods are ${MCP_METHODS.join(', ')}.`,
-      }),
-    };
-  }
+  // A message without an id is a notification (e.g. notifications/initialized).
+  if (m.id === undefined) return { kind: 'notification', message: m };
+  if (!isId(m.id)) return invalid(null, 'id must be a string or an integer.');
   return {
     kind: 'request',
+    message: m,
     request: {
       id: m.id,
-      method: m.method as McpMethod,
+      method: m.method,
       params: (m.params as Record<string, unknown> | undefined) ?? {},
     },
   };

@@ -2,11 +2,12 @@
 // flow with PKCE (S256) and the token endpoint (authorization_code and rotating refresh_token).
 // This is an emulator for local development: /mcp/oauth/authorize shows no consent page; it
 // approves at once and issues the code for the emulator's development key.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { MCP_SCOPES, type McpScope } from '../../contract/index.js';
 import type { EmulatorContext } from '../context.js';
 import type { OAuthError, OAuthStore } from './oauth-store.js';
+import { resourceOf } from './resource.js';
 
 export const REGISTRATION_PATH = '/mcp/oauth/register';
 
@@ -52,6 +53,35 @@ function oauthError(
 }
 
 export function registerOAuthRoutes(
+  root: FastifyInstance,
+  ctx: EmulatorContext,
+  store: OAuthStore,
+): void {
+  void root.register(async (app) => {
+    // OAuth clients read RFC 6749 / RFC 7591 error bodies, not the HTTP API's envelope, and
+    // the message never echoes what was sent.
+    app.setErrorHandler((err: FastifyError, _req, reply) => {
+      const status = err.statusCode ?? 500;
+      if (status >= 500)
+        return oauthError(reply, 500, {
+          error: 'server_error',
+          error_description: 'An internal error occurred.',
+        });
+      return oauthError(reply, status === 413 || status === 415 ? status : 400, {
+        error: 'invalid_request',
+        error_description:
+          status === 415
+            ? 'The body must be application/json or application/x-www-form-urlencoded.'
+            : status === 413
+              ? 'The body is too large.'
+              : 'The body could not be read.',
+      });
+    });
+    registerOAuthEndpoints(app, ctx, store);
+  });
+}
+
+function registerOAuthEndpoints(
   app: FastifyInstance,
   ctx: EmulatorContext,
   store: OAuthStore,
@@ -127,10 +157,14 @@ export function registerOAuthRoutes(
     const scopes = parseScopes(q.scope);
     if (!scopes || scopes.length === 0)
       return refuse('invalid_scope', `scope must list some of: ${MCP_SCOPES.join(' ')}.`);
+    // RFC 8707: the token will be good at one resource, this server's MCP endpoint.
+    const resource = resourceOf(req);
+    if (q.resource !== undefined && q.resource !== resource)
+      return refuse('invalid_target', `resource must be ${resource}.`);
     const devKey = ctx.keys.get(ctx.devKeyId);
     if (!devKey) return refuse('access_denied', 'The development key no longer exists.');
     const code = store.issueCode(
-      { keyId: devKey.id, clientId: client.clientId, scopes },
+      { keyId: devKey.id, clientId: client.clientId, scopes, resource },
       redirectUri,
       challenge,
     );
@@ -158,7 +192,13 @@ export function registerOAuthRoutes(
           error: 'invalid_request',
           error_description: 'code is required.',
         });
-      issued = store.redeemCode(code, clientId, str(b.redirect_uri), str(b.code_verifier));
+      issued = store.redeemCode(
+        code,
+        clientId,
+        str(b.redirect_uri),
+        str(b.code_verifier),
+        str(b.resource),
+      );
     } else if (b.grant_type === 'refresh_token') {
       const refreshToken = str(b.refresh_token);
       if (!refreshToken)
@@ -172,7 +212,7 @@ export function registerOAuthRoutes(
           error: 'invalid_scope',
           error_description: `scope must list some of: ${MCP_SCOPES.join(' ')}.`,
         });
-      issued = store.rotate(refreshToken, clientId, scopes);
+      issued = store.rotate(refreshToken, clientId, scopes, str(b.resource));
     } else {
       return oauthError(reply, 400, {
         error: 'unsupported_grant_type',

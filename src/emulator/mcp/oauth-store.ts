@@ -11,11 +11,12 @@ export interface OAuthClient {
   createdAt: number;
 }
 
-/** What an access token grants: the key it acts for and its scopes. */
+/** What an access token grants: the key it acts for, its scopes and the resource (RFC 8707). */
 export interface TokenGrant {
   keyId: string;
   clientId: string;
   scopes: McpScope[];
+  resource: string;
 }
 
 export interface IssuedTokens {
@@ -27,7 +28,8 @@ export interface IssuedTokens {
 }
 
 export interface OAuthError {
-  error: 'invalid_request' | 'invalid_client' | 'invalid_grant' | 'invalid_scope';
+  error:
+    'invalid_request' | 'invalid_client' | 'invalid_grant' | 'invalid_scope' | 'invalid_target';
   error_description: string;
 }
 
@@ -108,6 +110,7 @@ export class OAuthStore {
     clientId: string,
     redirectUri: string | undefined,
     verifier: string | undefined,
+    resource: string | undefined,
     now = Date.now(),
   ): IssuedTokens | OAuthError {
     const stored = this.codes.get(hashOf(code));
@@ -122,6 +125,8 @@ export class OAuthStore {
       return fail('invalid_grant', 'The authorization code was issued to another client.');
     if (redirectUri !== undefined && redirectUri !== stored.redirectUri)
       return fail('invalid_grant', 'redirect_uri differs from the one of the authorization.');
+    if (resource !== undefined && resource !== stored.resource)
+      return fail('invalid_target', 'resource differs from the one of the authorization.');
     if (verifier === undefined) return fail('invalid_request', 'code_verifier is required.');
     if (!VERIFIER.test(verifier) || s256(verifier) !== stored.challenge)
       return fail('invalid_grant', 'code_verifier does not match the code_challenge.');
@@ -133,6 +138,7 @@ export class OAuthStore {
     refreshToken: string,
     clientId: string,
     scopes: McpScope[] | undefined,
+    resource: string | undefined,
     now = Date.now(),
   ): IssuedTokens | OAuthError {
     const stored = this.refresh.get(hashOf(refreshToken));
@@ -145,6 +151,8 @@ export class OAuthStore {
     }
     if (stored.clientId !== clientId)
       return fail('invalid_grant', 'The refresh token was issued to another client.');
+    if (resource !== undefined && resource !== stored.resource)
+      return fail('invalid_target', 'A refresh cannot move the grant to another resource.');
     if (scopes && !scopes.every((s) => stored.scopes.includes(s)))
       return fail('invalid_scope', 'A refresh cannot widen the granted scopes.');
     stored.used = true;
@@ -155,11 +163,22 @@ export class OAuthStore {
   grantOf(accessToken: string, now = Date.now()): TokenGrant | undefined {
     const stored = this.access.get(hashOf(accessToken));
     if (!stored || stored.expiresAt <= now || this.revoked.has(stored.family)) return undefined;
-    return { keyId: stored.keyId, clientId: stored.clientId, scopes: stored.scopes };
+    return {
+      keyId: stored.keyId,
+      clientId: stored.clientId,
+      scopes: stored.scopes,
+      resource: stored.resource,
+    };
   }
 
   private issue(grant: TokenGrant, family: string, now: number): IssuedTokens {
-    const base = { keyId: grant.keyId, clientId: grant.clientId, scopes: grant.scopes, family };
+    const base = {
+      keyId: grant.keyId,
+      clientId: grant.clientId,
+      scopes: grant.scopes,
+      resource: grant.resource,
+      family,
+    };
     const accessToken = token('mcp_at');
     const refreshToken = token('mcp_rt');
     this.access.set(hashOf(accessToken), { ...base, expiresAt: now + this.lifetimes.accessMs });

@@ -7,7 +7,9 @@ import {
   MCP_TOOL_ARGS,
   MCP_TOOL_SCOPES,
   endpointByMcpTool,
+  TOO_DEEP,
   formatProblems,
+  nestsDeeperThan,
   problemsOf,
   type McpTool,
 } from '../../contract/index.js';
@@ -65,6 +67,15 @@ const notFound = (requestId: string): McpJobStatus => ({
 const toolOutput = (id: RpcId, doc: Record<string, unknown>, isError = false): RpcReply =>
   rpcResult(id, { content: [{ type: 'text', text: JSON.stringify(doc) }], isError });
 
+/**
+ * Why a tools/call must be refused at the HTTP level, before the MCP server reads it: missing or
+ * invalid credentials (401) or a token without the scope (403), each with the JSON-RPC error.
+ */
+export type HttpRefusal =
+  | { ok: true }
+  | { ok: false; status: 401; reply: ToolReply }
+  | { ok: false; status: 403; reply: ToolReply; scope: string };
+
 export class McpToolCalls {
   /** The page each MCP person-search job reports, kept beside the job (a page POST moves it). */
   private readonly pages = new WeakMap<Job, { offset: number; limit: number }>();
@@ -100,11 +111,13 @@ export class McpToolCalls {
       product: endpoint.mcpProduct ?? endpoint.product,
     });
     if (!admitted.ok) return refusalError(id, admitted.refusal);
-    const parsed = MCP_TOOL_ARGS[name].safeParse(args);
-    if (!parsed.success) {
+    const deep = nestsDeeperThan(args);
+    const parsed = deep ? undefined : MCP_TOOL_ARGS[name].safeParse(args);
+    if (!parsed?.success) {
+      const problems = parsed ? problemsOf(parsed.error, args) : [TOO_DEEP];
       return rpcError(id, {
         code: RPC_INVALID_PARAMS,
-        message: `Invalid arguments for ${name}: ${formatProblems(problemsOf(parsed.error, args))}`,
+        message: `Invalid arguments for ${name}: ${formatProblems(problems)}`,
         data: { code: 'invalid_request' },
       });
     }
@@ -123,6 +136,30 @@ export class McpToolCalls {
       endpoint: name,
       next_action: { tool: 'check_status', args: { request_id: requestId, endpoint: name } },
     });
+  }
+
+  /**
+   * The credential and scope checks of a tools/call, answered with HTTP statuses an OAuth client
+   * acts on (it signs in or refreshes on 401, asks for more scope on 403). The scope of
+   * check_status is the one of the tool that started the job, when the job is the caller's.
+   */
+  authorize(req: FastifyRequest, id: RpcId, params: Record<string, unknown>): HttpRefusal {
+    const who = identifyCaller(this.ctx, this.oauth, req);
+    if (!who.ok) {
+      if (who.refusal.kind === 'drop') return { ok: true };
+      return { ok: false, status: 401, reply: refusalError(id, who.refusal) };
+    }
+    const { name } = params;
+    const args = (params.arguments ?? {}) as Record<string, unknown>;
+    let tool: McpTool | undefined;
+    if (typeof name === 'string' && isDataTool(name)) tool = name;
+    else if (name === 'check_status' && typeof args.request_id === 'string') {
+      const job = this.ctx.jobs.get(args.request_id);
+      if (job?.keyId === who.caller.key.id) tool = job.endpoint.mcpTool;
+    }
+    if (!tool || who.caller.scopes.includes(MCP_TOOL_SCOPES[tool])) return { ok: true };
+    const scope = [...new Set([...who.caller.scopes, MCP_TOOL_SCOPES[tool]])].join(' ');
+    return { ok: false, status: 403, reply: refusalError(id, scopeRefusal(tool)), scope };
   }
 
   private async checkStatus(
