@@ -9,6 +9,7 @@ import {
   SEARCH_TYPES,
   callbackUrl,
   email,
+  filterObject,
   int,
   isoDate,
   newsfeed,
@@ -155,8 +156,8 @@ export const personSearchShape: Shape = {
   tenure: str,
   college: str,
   exact_match: bool,
-  custom_filters: z.record(z.string(), z.unknown()).optional(),
-  exclude: z.record(z.string(), z.unknown()).optional(),
+  custom_filters: filterObject.optional(),
+  exclude: filterObject.optional(),
   docid_whitelist: z.array(nonEmpty).min(1).optional(),
   type: z
     .enum(SEARCH_TYPES, { message: `must be one of ${SEARCH_TYPES.join(', ')}` })
@@ -340,11 +341,22 @@ export function namedInputs(
   return buildInputSchema(shape, { strict: false, oneOf, required });
 }
 
-/** Endpoints whose inputs the interface does not state: any object, plus callback_url. */
-export const freeFormInput = buildInputSchema({}, { strict: false });
+/** A free-form input still names something: an empty object is refused. */
+const NOT_EMPTY = {
+  check: (v: Record<string, unknown>) => Object.keys(v).length > 0,
+  message: 'the input is empty; send at least one field',
+};
 
-/** Payload not shown by the interface: any object. */
-export const feedbackInput = z.record(z.string(), z.unknown());
+/** Endpoints whose inputs the interface does not state: any non-empty object, plus callback_url. */
+export const freeFormInput = buildInputSchema({}, { strict: false })
+  .meta({ minProperties: 1 })
+  .refine(NOT_EMPTY.check, { message: NOT_EMPTY.message });
+
+/** Payload not shown by the interface: any non-empty object. */
+export const feedbackInput = z
+  .record(z.string(), z.unknown())
+  .meta({ minProperties: 1 })
+  .refine(NOT_EMPTY.check, { message: NOT_EMPTY.message });
 
 // Query-string values arrive as text, hence the coercion; blanks and non-integers are refused.
 const queryInt = (min: number, max: number) =>

@@ -27,7 +27,39 @@ export const SEARCH_TYPES = ['light', 'medium', 'premium'] as const;
 export const LOOKUP_MODES = ['fast', 'balanced', 'deep'] as const;
 
 export const uri = z.url({ message: 'must be an absolute URI' });
-export const email = z.email({ message: 'must be an email address' });
+// RFC 5321: a local part of at most 64 octets, a path of at most 256 (254 for the address).
+export const email = z
+  .email({ message: 'must be an email address' })
+  .max(254, { message: 'must be at most 254 characters (RFC 5321)' })
+  .refine((v) => v.lastIndexOf('@') <= 64, {
+    message: 'must have a local part of at most 64 characters (RFC 5321)',
+  });
+
+/** Bounds of a free-form filter object (custom_filters, exclude), so one search stays cheap. */
+export const MAX_FILTER_KEYS = 50;
+export const MAX_FILTER_VALUES = 1000;
+
+/** Values (leaves and list items) in a filter object, counted without recursion up to a bound. */
+function filterValueCount(v: object, bound: number): number {
+  const stack: unknown[] = [...Object.values(v)];
+  let n = 0;
+  while (stack.length > 0 && n <= bound) {
+    const x = stack.pop();
+    if (x !== null && typeof x === 'object') stack.push(...Object.values(x));
+    else n++;
+  }
+  return n;
+}
+
+export const filterObject = z.record(z.string(), z.unknown()).superRefine((v, ctx) => {
+  if (Object.keys(v).length > MAX_FILTER_KEYS)
+    ctx.addIssue({ code: 'custom', message: `must have at most ${MAX_FILTER_KEYS} keys` });
+  else if (filterValueCount(v, MAX_FILTER_VALUES) > MAX_FILTER_VALUES)
+    ctx.addIssue({
+      code: 'custom',
+      message: `must hold at most ${MAX_FILTER_VALUES} values in all`,
+    });
+});
 export const nonEmpty = z.string().trim().min(1, { message: 'must not be empty' });
 // Length only: the full delivery rules (checkCallbackUrl) depend on a development switch.
 export const callbackUrl = z

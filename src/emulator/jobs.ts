@@ -146,9 +146,20 @@ export class JobStore {
     return 'terminal';
   }
 
-  /** Settle every job due by `now` (before reading balances, so they are exact). */
+  /**
+   * Settle every job due by `now` (before reading balances, so they are exact), and forget jobs
+   * older than the retention period. Jobs sit in the map in submit order, so eviction looks only
+   * at the ones it removes.
+   */
   settleDue(now = Date.now()): void {
     for (const job of this.unsettled) if (job.doneAt <= now) this.settle(job);
+    const cutoff = now - this.opts.jobRetentionMs * this.opts.timeScale;
+    for (const job of this.jobs.values()) {
+      if (job.createdAt >= cutoff) break;
+      if (!job.settled && job.doneAt <= now) this.settle(job);
+      this.unsettled.delete(job);
+      this.jobs.delete(job.requestId);
+    }
   }
 
   private charge(job: Job, amount: number, rows: number): void {
@@ -368,7 +379,16 @@ export function decodeCursor(
       o?: unknown;
       l?: unknown;
     };
-    if (typeof v.r === 'string' && Number.isInteger(v.o) && Number.isInteger(v.l)) {
+    // Only what this service hands out: an offset of 0-999 and a limit of 1-100.
+    if (
+      typeof v.r === 'string' &&
+      Number.isInteger(v.o) &&
+      Number.isInteger(v.l) &&
+      (v.o as number) >= 0 &&
+      (v.o as number) < MAX_ROW &&
+      (v.l as number) >= 1 &&
+      (v.l as number) <= 100
+    ) {
       return { requestId: v.r, offset: v.o as number, limit: v.l as number };
     }
   } catch {

@@ -105,6 +105,11 @@ export const emulatorOptionsSchema = z
       .prefault({}),
     /** Multiplies every latency and rate-limit window: 0.01 makes a minute window 600 ms. */
     timeScale: z.number().positive().max(100).default(1),
+    /**
+     * How long a job stays readable after it was submitted (before the time scale); older jobs
+     * are forgotten (their request_id then answers request_not_found), so memory stays bounded.
+     */
+    jobRetentionMs: ms.min(1).default(24 * 3_600_000),
     /** Milliseconds a job spends in each stage before its terminal status (before the time scale). */
     latency: z
       .object({ queuedMs: ms.default(300), processingMs: ms.default(1200) })

@@ -23,10 +23,21 @@ export function queryTerms(query: string): string[] {
 }
 
 const lower = (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : undefined);
-const list = (v: unknown): string[] =>
-  (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v])
-    .filter((x) => typeof x === 'string' || typeof x === 'number')
-    .map((x) => String(x).toLowerCase());
+// A filter's values are normalised once per search, not once per person it is matched against.
+const normalised = new WeakMap<object, string[]>();
+const list = (v: unknown): string[] => {
+  if (Array.isArray(v)) {
+    let l = normalised.get(v);
+    if (!l) {
+      l = v
+        .filter((x) => typeof x === 'string' || typeof x === 'number')
+        .map((x) => String(x).toLowerCase());
+      normalised.set(v, l);
+    }
+    return l;
+  }
+  return typeof v === 'string' || typeof v === 'number' ? [String(v).toLowerCase()] : [];
+};
 const anyIn = (needles: string[], hay: string) => needles.some((n) => hay.includes(n));
 
 function tenureMatches(tenure: string, years: number): boolean {

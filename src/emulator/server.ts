@@ -4,7 +4,7 @@ import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import type { EmulatorContext } from './context.js';
 import { registerMcpRoutes } from './mcp/routes.js';
 import { openApiDocument } from './openapi.js';
-import { sendError } from './replies.js';
+import { errorBody, sendError } from './replies.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerDataRoutes } from './routes/data.js';
 import { registerKeyRoutes } from './routes/keys.js';
@@ -17,6 +17,27 @@ export function buildServer(ctx: EmulatorContext): FastifyInstance {
     bodyLimit: 1024 * 1024,
     // Keep-alive longer than typical load generators' idle gaps.
     keepAliveTimeout: 65_000,
+    // Errors met before routing (a malformed escape in the URL) come in the envelope too.
+    frameworkErrors: (err, _req, reply) => {
+      if (err.code === 'FST_ERR_BAD_URL')
+        void sendError(reply, 400, 'invalid_request', 'The URL is malformed.');
+      else void sendError(reply, 500, 'internal_error', 'An internal error occurred.');
+    },
+    // Errors of the HTTP parser itself (oversized headers: 431; garbage: 400), in the envelope.
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+      const status = tooLarge ? 431 : 400;
+      const body = errorBody(
+        'invalid_request',
+        tooLarge ? 'The request headers are too large.' : 'The request could not be read.',
+      );
+      socket.end(
+        `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+          `Content-Type: application/json; charset=utf-8\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
   });
 
   // The api_key/api_secret fallback may come as form fields.

@@ -25,8 +25,9 @@ const CREDENTIAL_PARAMS = ['api_key', 'api_secret'];
 
 function bodyObject(req: FastifyRequest): Record<string, unknown> | undefined {
   const b = req.body;
-  if (b === undefined || b === null || b === '') return {};
-  if (typeof b !== 'object' || Array.isArray(b)) return undefined;
+  if (b === undefined || b === '') return {};
+  // A JSON null, array or scalar is not an input object.
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) return undefined;
   const out = { ...(b as Record<string, unknown>) };
   for (const k of CREDENTIAL_PARAMS) delete out[k];
   return out;

@@ -142,7 +142,7 @@ const RULES: Record<string, [Record<string, unknown>[], string | null]> = {
   company_discovery: [[{ query: 'q' }], 'needs at least one of: query'],
 };
 
-// Inputs not stated by the interface: any object is accepted, the empty one included.
+// Inputs not stated by the interface: any non-empty object is accepted.
 const FREE_FORM = [
   'person_leads',
   'company_checkseller',
@@ -182,9 +182,15 @@ describe('"at least one of" rules', () => {
     }
   });
 
-  it.each(FREE_FORM)('%s accepts an empty input', (endpoint) => {
-    expect(problems(endpoint, {})).toEqual([]);
-  });
+  it.each(FREE_FORM.filter((e) => e !== 'usage'))(
+    '%s accepts any field but refuses an empty input',
+    (endpoint) => {
+      expect(problems(endpoint, { anything: 'x' })).toEqual([]);
+      expect(problems(endpoint, {})).toEqual([
+        { field: '', message: 'the input is empty; send at least one field' },
+      ]);
+    },
+  );
 
   it('structured parts alone do not satisfy the person search rule', () => {
     expect(
