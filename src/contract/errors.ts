@@ -72,6 +72,7 @@ export const ERRORS = [
     true,
   ),
   e('not_found', 404, 'never', false, 'no such path, or the job ended with status not_found', true),
+  e('method_not_allowed', 405, 'never', false, 'the path does not answer this method', true),
   // Client-side outcomes.
   e('transport_error', 0, 'backoff', false, 'the connection failed before a reply arrived', true),
   e(

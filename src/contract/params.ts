@@ -29,11 +29,19 @@ export const LOOKUP_MODES = ['fast', 'balanced', 'deep'] as const;
 export const uri = z.url({ message: 'must be an absolute URI' });
 // RFC 5321: a local part of at most 64 octets, a path of at most 256 (254 for the address).
 export const email = z
-  .email({ message: 'must be an email address' })
+  .email({
+    message: 'must be an email address',
+    abort: true,
+    // zod's default, with domain labels of 1-63 characters that neither start nor end in '-'
+    // (RFC 1035), so the pattern and the `email` format describe the same addresses.
+    pattern:
+      /^(?!\.)(?!.*\.\.)([A-Za-z0-9_'+\-.]*)[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/,
+  })
   .max(254, { message: 'must be at most 254 characters (RFC 5321)' })
-  .refine((v) => v.lastIndexOf('@') <= 64, {
+  .regex(/^[^@]{1,64}@/, {
     message: 'must have a local part of at most 64 characters (RFC 5321)',
-  });
+  })
+  .meta({ format: 'email' });
 
 /** Bounds of a free-form filter object (custom_filters, exclude), so one search stays cheap. */
 export const MAX_FILTER_KEYS = 50;

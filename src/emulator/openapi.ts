@@ -30,7 +30,10 @@ const common = {
     headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } },
   },
   '503': errorResponse('service_unavailable'),
+  '500': errorResponse('internal_error'),
 };
+
+const tooLarge = { '413': errorResponse('invalid_request: the body is larger than 1 MiB') };
 
 function operations(e: EndpointDef): Record<string, unknown> {
   const ops: Record<string, unknown> = {};
@@ -54,6 +57,7 @@ function operations(e: EndpointDef): Record<string, unknown> {
         '403': errorResponse('api_key_disabled'),
         '429': common['429'],
         '500': errorResponse('internal_error'),
+        '503': common['503'],
       },
     };
     return ops;
@@ -74,6 +78,7 @@ function operations(e: EndpointDef): Record<string, unknown> {
               content: { 'application/json': { schema: ref('Envelope') } },
             },
             ...common,
+            ...tooLarge,
           }
         : {
             '202': jobResponse(
@@ -86,12 +91,25 @@ function operations(e: EndpointDef): Record<string, unknown> {
                   ),
                 }
               : {}),
+            ...(e.polling === 'person_search'
+              ? {
+                  '404': errorResponse(
+                    'request_not_found: a request_id or cursor of no search of this key',
+                  ),
+                }
+              : {}),
             ...common,
+            ...tooLarge,
           },
   };
   if (e.polling !== 'sync') {
     const params: Record<string, unknown>[] = [
-      { name: 'request_id', in: 'query', required: true, schema: { type: 'string' } },
+      {
+        name: 'request_id',
+        in: 'query',
+        required: true,
+        schema: { type: 'string', minLength: 1 },
+      },
     ];
     if (e.polling === 'person_search') {
       params.push(
@@ -113,9 +131,9 @@ function operations(e: EndpointDef): Record<string, unknown> {
           'Terminal: completed (result filled), not_found, or a failed envelope for a stored 429',
         ),
         '202': jobResponse('Still running: completed false'),
+        ...common,
         '404': errorResponse('request_not_found'),
         '500': errorResponse('search_error or internal_error: terminal processing failure'),
-        ...common,
       },
     };
   }
@@ -127,7 +145,7 @@ export function openApiDocument(serverUrl?: string): Record<string, unknown> {
   for (const e of ENDPOINTS) paths[e.path] = operations(e);
   Object.assign(paths, mcpOpenApiPaths());
   const errorCodes = ERRORS.filter(
-    (x) => !x.local || x.code === 'invalid_request' || x.code === 'not_found',
+    (x) => !x.local || ['invalid_request', 'not_found', 'method_not_allowed'].includes(x.code),
   ).map((x) => x.code);
   return {
     openapi: '3.1.0',

@@ -1,6 +1,11 @@
 // Builds the Fastify app: parsers, the envelope for framework errors and unknown paths, and the
 // route groups. Logging is off: replies must stay fast and PII must stay out of logs.
-import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { EmulatorContext } from './context.js';
 import { registerMcpRoutes } from './mcp/routes.js';
 import { openApiDocument } from './openapi.js';
@@ -49,8 +54,28 @@ export function buildServer(ctx: EmulatorContext): FastifyInstance {
     },
   );
 
-  app.setErrorHandler((err: FastifyError, _req, reply) => {
+  // A path served with other methods answers 405 with Allow, not 404.
+  const methodsByPath = new Map<string, Set<string>>();
+  app.addHook('onRoute', (route) => {
+    const methods = methodsByPath.get(route.url) ?? new Set<string>();
+    for (const m of [route.method].flat()) methods.add(m);
+    methodsByPath.set(route.url, methods);
+  });
+
+  const notAllowed = (req: FastifyRequest, reply: FastifyReply) => {
+    const path = req.url.split('?')[0] ?? '';
+    const allowed = methodsByPath.get(path);
+    if (!allowed || allowed.has(req.method)) return undefined;
+    return sendError(reply, 405, 'method_not_allowed', `${path} does not answer ${req.method}.`, {
+      allow: [...allowed].join(', '),
+    });
+  };
+
+  app.setErrorHandler((err: FastifyError, req, reply) => {
     const status = err.statusCode ?? 500;
+    // A method no route of the path answers fails before routing (e.g. its body): 405.
+    const refused = notAllowed(req, reply);
+    if (refused) return refused;
     if (err.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       return sendError(reply, 400, 'invalid_request', 'Content-Type must be application/json.');
     }
@@ -67,7 +92,10 @@ export function buildServer(ctx: EmulatorContext): FastifyInstance {
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0] ?? '';
-    return sendError(reply, 404, 'not_found', `No route ${req.method} ${path}.`);
+    return (
+      notAllowed(req, reply) ??
+      sendError(reply, 404, 'not_found', `No route ${req.method} ${path}.`)
+    );
   });
 
   app.get('/openapi.json', async (req, reply) => {

@@ -164,17 +164,25 @@ describe('MCP endpoint: JSON-RPC and discovery', () => {
     expect(doc.info.version).toBe('0.1.0');
     for (const path of ['/mcp', '/mcp/message']) {
       const post = doc.paths[path].post;
-      expect(post.requestBody.content['application/json'].schema.properties.method.enum).toEqual([
+      expect(
+        post.requestBody.content['application/json'].schema.properties.method.examples,
+      ).toEqual([
         'initialize',
         'tools/list',
         'tools/call',
         'resources/list',
         'prompts/list',
+        'ping',
       ]);
+      // The key pair or OAuth as alternatives; none needed for the handshake and listings.
       expect(post.security).toEqual([
         { apiKey: [], apiSecret: [] },
         { mcpOAuth: ['svc.read', 'svc.search', 'svc.answer'] },
+        {},
       ]);
+      expect(Object.keys(post.responses)).toEqual(
+        expect.arrayContaining(['200', '202', '400', '401', '403']),
+      );
     }
     expect(doc.components.securitySchemes.mcpOAuth.flows.authorizationCode.tokenUrl).toBe(
       '/mcp/oauth/token',

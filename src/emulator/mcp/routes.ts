@@ -220,7 +220,7 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EmulatorContext): v
     rpc.post('/mcp', post);
     rpc.post('/mcp/message', post);
     // GET answers the manifest to a JSON request; this stateless endpoint opens no event
-    // stream (MCP lets a server refuse it with 405), and it ends no session.
+    // stream (MCP lets a server refuse it with 405). It has no sessions: DELETE is 405 too.
     for (const path of ['/mcp', '/mcp/message']) {
       rpc.get(path, async (req, reply) => {
         if (!acceptsJson(req))
@@ -234,13 +234,6 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EmulatorContext): v
           );
         return sendManifest(req, reply);
       });
-      rpc.delete(path, async (_req, reply) =>
-        sendRpc(
-          reply.header('allow', 'GET, POST'),
-          405,
-          rpcError(null, { code: RPC_INVALID_REQUEST, message: 'There is no session to end.' }),
-        ),
-      );
     }
   });
 
