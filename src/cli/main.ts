@@ -5,6 +5,7 @@ import { registerCallCommand } from './call.js';
 import { registerDemoCommand } from './demo.js';
 import { registerDevCommand } from './dev.js';
 import { registerEmulatorCommand } from './emulator.js';
+import { registerMcpCommand } from './mcp.js';
 import { reportError } from './output.js';
 import { registerSearchCommand } from './search.js';
 import { registerThrottleCommand } from './throttle.js';
@@ -34,6 +35,7 @@ registerBatchCommand(program);
 registerSearchCommand(program);
 registerDemoCommand(program);
 registerThrottleCommand(program);
+registerMcpCommand(program);
 
 try {
   await program.parseAsync(process.argv);

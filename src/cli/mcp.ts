@@ -1,0 +1,76 @@
+// `pcds mcp [--transport stdio|http]`: an MCP server through which an assistant starts and
+// follows durable work (calls, batches, search exports) and reads the usage. Temporal is reached
+// on the first tool that needs it; stdout belongs to the protocol under stdio.
+import { createRequire } from 'node:module';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Command } from 'commander';
+import type { PcdsClient } from '../client.js';
+import { loadConfig } from '../config.js';
+import { createServiceClients } from '../http/service-clients.js';
+import { startPcdsMcpHttp } from '../mcp-server/http.js';
+import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
+import { portArg } from './args.js';
+import { action, UsageError } from './output.js';
+import { connectPcdsClient } from './temporal-connection.js';
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+interface McpFlags {
+  transport: string;
+  host: string;
+  port: number;
+}
+
+export function registerMcpCommand(program: Command): Command {
+  return program
+    .command('mcp')
+    .description(
+      'serve an MCP server for assistants: start and follow calls, batches and search exports, read usage',
+    )
+    .option('--transport <kind>', 'stdio or http (Streamable HTTP)', 'stdio')
+    .option('--host <host>', 'address to listen on (http)', '127.0.0.1')
+    .option('--port <port>', 'port to listen on (http)', portArg, 8790)
+    .action(
+      action(async (flags: McpFlags) => {
+        if (flags.transport !== 'stdio' && flags.transport !== 'http')
+          throw new UsageError('--transport must be stdio or http');
+        const config = loadConfig();
+        const services = createServiceClients(config);
+        let client: Promise<PcdsClient> | undefined;
+        const deps: PcdsMcpDeps = {
+          version,
+          client: () => {
+            client ??= connectPcdsClient(config).catch((err: unknown) => {
+              client = undefined;
+              throw err;
+            });
+            return client;
+          },
+          usage: (query, keyId) => services.get(keyId).usage(query),
+        };
+        const close = async () => {
+          await services.close();
+          if (client) await (await client.catch(() => undefined))?.close();
+        };
+        if (flags.transport === 'stdio') {
+          const transport = new StdioServerTransport();
+          const closed = new Promise<void>((resolve) => (transport.onclose = resolve));
+          await createPcdsMcpServer(deps).connect(transport);
+          process.stdin.once('end', () => void transport.close());
+          await closed;
+          await close();
+          return;
+        }
+        const http = await startPcdsMcpHttp(() => createPcdsMcpServer(deps), {
+          host: flags.host,
+          port: flags.port,
+        });
+        process.stderr.write(`pcds mcp: Streamable HTTP at ${http.url}\n`);
+        await new Promise<void>((resolve) => {
+          for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve);
+        });
+        await http.close();
+        await close();
+      }),
+    );
+}

@@ -1,0 +1,310 @@
+// The tools of `pcds mcp`, an MCP server through which an assistant does durable work: one call,
+// a batch from a file, a search export, the usage. Long work never blocks a tool call: a start
+// tool returns at once with an id, and a status tool tells where that work stands.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { PcdsClient } from '../client.js';
+import { ASYNC_ENDPOINTS } from '../contract/index.js';
+import { PcdsError } from '../contract/pcds-error.js';
+
+export const PCDS_MCP_SERVER_NAME = 'pcds-orchestrator';
+
+export interface PcdsMcpDeps {
+  /** The typed client on Temporal, connected on first use (the usage tool needs no Temporal). */
+  client(): Promise<PcdsClient>;
+  /** GET /usage of the service with a configured key (synchronous and free). */
+  usage(query: { month?: number; year?: number }, keyId?: string): Promise<unknown>;
+  version: string;
+}
+
+const json = (doc: unknown): CallToolResult => ({
+  content: [{ type: 'text', text: JSON.stringify(doc) }],
+  structuredContent: doc as Record<string, unknown>,
+});
+
+/**
+ * Expected failures (a bad parameter, an unknown id, a failed call) are tool errors the
+ * assistant can read and act on; their messages hold no personal data.
+ */
+async function answer(work: () => Promise<unknown>): Promise<CallToolResult> {
+  try {
+    return json(await work());
+  } catch (err) {
+    if (err instanceof PcdsError || (err instanceof Error && 'code' in err)) {
+      const code = String((err as { code: unknown }).code);
+      return { ...json({ error: { code, message: err.message } }), isError: true };
+    }
+    return {
+      ...json({ error: { code: 'internal_error', message: 'The tool failed unexpectedly.' } }),
+      isError: true,
+    };
+  }
+}
+
+const ENDPOINT_NAMES = ASYNC_ENDPOINTS.map((e) => e.name) as [string, ...string[]];
+const idArg = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/)
+  .describe('letters, digits, _ or -');
+const readOnly = { readOnlyHint: true, openWorldHint: false };
+
+/** A closed workflow's status from its description; a running one answers queries. */
+async function closed(
+  workflow: { describe(): Promise<{ status: { name: string } }> },
+  notFound: () => Error,
+): Promise<string> {
+  try {
+    return (await workflow.describe()).status.name;
+  } catch (err) {
+    if (err instanceof Error && err.name === 'WorkflowNotFoundError') throw notFound();
+    throw err;
+  }
+}
+
+class NotFound extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
+  const server = new McpServer(
+    { name: PCDS_MCP_SERVER_NAME, version: deps.version },
+    {
+      instructions:
+        'Durable work on the Person and Company Data Service. start_call, start_batch and ' +
+        'start_search_export return at once with an id; check it with call_status, batch_status ' +
+        'or search_export_status (every few seconds) until it is done.',
+    },
+  );
+
+  server.registerTool(
+    'start_call',
+    {
+      title: 'Start one endpoint call',
+      description:
+        'Starts one durable call of a data endpoint (submit, poll, throttle, retries) and returns ' +
+        'its call_id at once. Read the outcome with call_status.',
+      inputSchema: {
+        endpoint: z.enum(ENDPOINT_NAMES).describe('endpoint name, e.g. person_enrichment'),
+        params: z.record(z.string(), z.unknown()).describe('the endpoint parameters'),
+        idempotency_key: z
+          .string()
+          .regex(/^[A-Za-z0-9_.:-]{1,128}$/)
+          .optional()
+          .describe('the same key returns the same call instead of starting another'),
+      },
+    },
+    ({ endpoint, params, idempotency_key }) =>
+      answer(async () => {
+        const handle = await (
+          await deps.client()
+        ).startCall(endpoint, params, idempotency_key ? { idempotencyKey: idempotency_key } : {});
+        return { call_id: handle.workflowId, state: 'running' };
+      }),
+  );
+
+  server.registerTool(
+    'call_status',
+    {
+      title: 'Where a call stands',
+      description:
+        'running with its phase while the call works; done with the outcome (found or empty, ' +
+        'and the result); failed with the error code.',
+      inputSchema: { call_id: z.string().regex(/^call-[A-Za-z0-9_.:-]+$/) },
+      annotations: readOnly,
+    },
+    ({ call_id }) =>
+      answer(async () => {
+        const handle = (await deps.client()).getCall(call_id);
+        const status = await closed(
+          handle.workflow,
+          () => new NotFound('call_not_found', `no call with id ${call_id}`),
+        );
+        if (status === 'RUNNING') {
+          const s = await handle.state();
+          return { call_id, state: 'running', phase: s.phase, polls: s.polls };
+        }
+        try {
+          return { call_id, state: 'done', ...(await handle.result()) };
+        } catch (err) {
+          if (!(err instanceof PcdsError)) throw err;
+          return { call_id, state: 'failed', error: { code: err.code, message: err.message } };
+        }
+      }),
+  );
+
+  server.registerTool(
+    'start_batch',
+    {
+      title: 'Start a batch from a file',
+      description:
+        'Starts a durable batch over a CSV or JSONL file (one call per row) and returns its ' +
+        'batch_id at once. The worker reads the input and writes the output: both paths must be ' +
+        'visible to it. Follow it with batch_status.',
+      inputSchema: {
+        input: z.string().min(1).describe('path of the CSV or JSONL input'),
+        output: z.string().min(1).describe('path of the JSONL (or .csv) output'),
+        endpoint: z.enum(ENDPOINT_NAMES).optional().describe('default person_enrichment'),
+        map: z.string().optional().describe('column mapping, e.g. "email=Email Address"'),
+        batch_id: idArg.optional(),
+        window: z.number().int().min(1).optional().describe('rows in flight at once'),
+        overwrite: z.boolean().optional().describe('replace a non-empty output file'),
+        key_ids: z
+          .array(z.string().min(1))
+          .min(1)
+          .optional()
+          .describe('configured keys to spread the rows over (default: all)'),
+      },
+    },
+    (a) =>
+      answer(async () => {
+        const batch = await (
+          await deps.client()
+        ).startBatch({
+          input: a.input,
+          output: a.output,
+          ...(a.endpoint ? { endpoint: a.endpoint } : {}),
+          ...(a.map ? { map: a.map } : {}),
+          ...(a.batch_id ? { batchId: a.batch_id } : {}),
+          ...(a.window ? { window: a.window } : {}),
+          ...(a.overwrite ? { overwrite: true } : {}),
+          ...(a.key_ids ? { keyIds: a.key_ids } : {}),
+        });
+        return { batch_id: batch.batchId, state: 'running' };
+      }),
+  );
+
+  server.registerTool(
+    'batch_status',
+    {
+      title: 'Progress of a batch',
+      description:
+        'Progress while the batch runs (rows done, found, empty, failed, paused or not), its ' +
+        'summary once it ended (done or cancelled).',
+      inputSchema: { batch_id: idArg },
+      annotations: readOnly,
+    },
+    ({ batch_id }) =>
+      answer(async () => {
+        const s = await (await deps.client()).getBatch(batch_id).status();
+        return s.ended
+          ? { batch_id, state: s.summary.state, summary: s.summary }
+          : { batch_id, state: 'running', progress: s.progress };
+      }),
+  );
+
+  const control = (
+    name: 'pause_batch' | 'resume_batch' | 'cancel_batch',
+    description: string,
+    act: (client: PcdsClient, batchId: string, reason?: string) => Promise<void>,
+  ) =>
+    server.registerTool(
+      name,
+      {
+        title: description,
+        description,
+        inputSchema: {
+          batch_id: idArg,
+          ...(name === 'pause_batch'
+            ? { reason: z.string().max(200).optional().describe('no personal data') }
+            : {}),
+        },
+        annotations: { idempotentHint: true, openWorldHint: false },
+      },
+      (a: { batch_id: string; reason?: string }) =>
+        answer(async () => {
+          await act(await deps.client(), a.batch_id, a.reason);
+          return { batch_id: a.batch_id, requested: name.replace('_batch', '') };
+        }),
+    );
+  control(
+    'pause_batch',
+    'Pause a batch: no new rows start; rows in flight finish and are written',
+    (c, id, reason) => c.getBatch(id).pause(reason),
+  );
+  control('resume_batch', 'Resume a paused batch', (c, id) => c.getBatch(id).resume());
+  control(
+    'cancel_batch',
+    'Cancel a batch: rows in flight are cancelled, what finished is written',
+    (c, id) => c.getBatch(id).cancel(),
+  );
+
+  server.registerTool(
+    'start_search_export',
+    {
+      title: 'Export a person search to a file',
+      description:
+        'Pages one person search into a JSONL file written by the worker and returns its ' +
+        'export_id at once. Follow it with search_export_status.',
+      inputSchema: {
+        params: z.record(z.string(), z.unknown()).describe('person_search parameters'),
+        max_results: z.number().int().min(1).max(1099),
+        output: z.string().min(1).describe('JSONL path the worker writes'),
+        page_size: z.number().int().min(1).max(100).optional(),
+        export_id: idArg.optional(),
+        overwrite: z.boolean().optional(),
+      },
+    },
+    (a) =>
+      answer(async () => {
+        const handle = await (
+          await deps.client()
+        ).startSearchExport(a.params, {
+          maxResults: a.max_results,
+          output: a.output,
+          ...(a.page_size ? { pageSize: a.page_size } : {}),
+          ...(a.export_id ? { exportId: a.export_id } : {}),
+          ...(a.overwrite ? { overwrite: true } : {}),
+        });
+        return { export_id: handle.exportId, state: 'running' };
+      }),
+  );
+
+  server.registerTool(
+    'search_export_status',
+    {
+      title: 'Where a search export stands',
+      description: 'running while pages are written; done with the summary; failed with the code.',
+      inputSchema: { export_id: idArg },
+      annotations: readOnly,
+    },
+    ({ export_id }) =>
+      answer(async () => {
+        const handle = (await deps.client()).getSearchExport(export_id);
+        const status = await closed(
+          handle.workflow,
+          () => new NotFound('export_not_found', `no search export with id ${export_id}`),
+        );
+        if (status === 'RUNNING') return { export_id, state: 'running' };
+        try {
+          return { export_id, state: 'done', summary: await handle.result() };
+        } catch (err) {
+          if (!(err instanceof PcdsError)) throw err;
+          return { export_id, state: 'failed', error: { code: err.code, message: err.message } };
+        }
+      }),
+  );
+
+  server.registerTool(
+    'usage',
+    {
+      title: 'Credit usage of the account',
+      description: 'Credits used and left for a month (GET /usage; free and synchronous).',
+      inputSchema: {
+        month: z.number().int().min(1).max(12).optional(),
+        year: z.number().int().min(2020).max(2030).optional(),
+        key_id: z.string().optional().describe('configured key (default: the first)'),
+      },
+      annotations: readOnly,
+    },
+    ({ month, year, key_id }) =>
+      answer(() => deps.usage({ ...(month ? { month } : {}), ...(year ? { year } : {}) }, key_id)),
+  );
+
+  return server;
+}
