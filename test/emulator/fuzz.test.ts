@@ -6,7 +6,9 @@
 // OAuth needs a registered client); each of those refusals is a documented 400 with a test of
 // its own. Deliveries are dropped, so fuzzed callback URLs are never called.
 import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { findOrInstallSchemathesis } from '../harness/schemathesis.js';
@@ -52,7 +54,9 @@ describe('the emulator under Schemathesis', () => {
       'none',
     ];
     const { code, out } = await new Promise<{ code: number; out: string }>((resolve) => {
-      const options = { cwd: tmpdir(), maxBuffer: 64 * 1024 * 1024, timeout: 170_000 };
+      // Schemathesis keeps a cache of failures in its working directory: a fresh one each run.
+      const cwd = mkdtempSync(join(tmpdir(), 'pcds-fuzz-'));
+      const options = { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 170_000 };
       execFile(st, args, options, (err, stdout) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout });
       });
