@@ -38,7 +38,28 @@ const list = (v: unknown): string[] => {
   }
   return typeof v === 'string' || typeof v === 'number' ? [String(v).toLowerCase()] : [];
 };
-const anyIn = (needles: string[], hay: string) => needles.some((n) => hay.includes(n));
+// Long filter lists stay cheap: a list's verdict on a value (the dataset repeats titles,
+// companies, places and schools) is computed once per search, and exact lookups use a set.
+const SHORT = 8;
+const verdicts = new WeakMap<string[], Map<string, boolean>>();
+const anyIn = (needles: string[], hay: string): boolean => {
+  if (needles.length <= SHORT) return needles.some((n) => hay.includes(n));
+  let seen = verdicts.get(needles);
+  if (!seen) verdicts.set(needles, (seen = new Map()));
+  let verdict = seen.get(hay);
+  if (verdict === undefined) {
+    verdict = needles.some((n) => hay.includes(n));
+    seen.set(hay, verdict);
+  }
+  return verdict;
+};
+const sets = new WeakMap<string[], Set<string>>();
+const isIn = (values: string[], x: string): boolean => {
+  if (values.length <= SHORT) return values.includes(x);
+  let set = sets.get(values);
+  if (!set) sets.set(values, (set = new Set(values)));
+  return set.has(x);
+};
 
 function tenureMatches(tenure: string, years: number): boolean {
   const range = /(\d+)\s*-\s*(\d+)/.exec(tenure);
@@ -59,13 +80,13 @@ function criterionMatches(d: Dataset, p: PersonRecord, key: string, value: unkno
     case 'companies':
       return anyIn(list(value), (current?.name ?? '').toLowerCase());
     case 'industries':
-      return list(value).includes((company?.industry ?? '').toLowerCase());
+      return isIn(list(value), (company?.industry ?? '').toLowerCase());
     case 'schools':
       return anyIn(list(value), p.school.toLowerCase());
     case 'names':
       return anyIn(list(value), p.displayname.toLowerCase());
     case 'docids':
-      return list(value).includes(p.docid);
+      return isIn(list(value), p.docid);
     case 'has_email':
       return (p.businessEmail !== null || p.altEmails.length > 0) === (value === true);
     case 'has_phone':
@@ -77,7 +98,7 @@ function criterionMatches(d: Dataset, p: PersonRecord, key: string, value: unkno
     case 'company_investor_names':
       return !!company && anyIn(list(value), company.funding.investors.join('|').toLowerCase());
     case 'company_funding_stages':
-      return !!company && list(value).includes(company.funding.stage);
+      return !!company && isIn(list(value), company.funding.stage);
     case 'min_company_total_funding_raised':
       return !!company && company.funding.totalRaised >= Number(value);
     case 'company_last_funding_after_date':

@@ -6,7 +6,7 @@
 // OAuth needs a registered client); each of those refusals is a documented 400 with a test of
 // its own. Deliveries are dropped, so fuzzed callback URLs are never called.
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,14 +53,15 @@ describe('the emulator under Schemathesis', () => {
       '--generation-database',
       'none',
     ];
+    // Schemathesis keeps a cache of failures in its working directory: a fresh one each run.
+    const cwd = mkdtempSync(join(tmpdir(), 'pcds-fuzz-'));
     const { code, out } = await new Promise<{ code: number; out: string }>((resolve) => {
-      // Schemathesis keeps a cache of failures in its working directory: a fresh one each run.
-      const cwd = mkdtempSync(join(tmpdir(), 'pcds-fuzz-'));
       const options = { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 170_000 };
       execFile(st, args, options, (err, stdout) => {
         resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout });
       });
     });
+    rmSync(cwd, { recursive: true, force: true });
     const summary = out.slice(out.lastIndexOf('SUMMARY') - 40);
     expect(code, code === 0 ? summary : out.slice(-20_000)).toBe(0);
     expect(summary).toMatch(/Tested: (\d+)/);

@@ -4,6 +4,7 @@ import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { client, sleep, start } from './helpers.js';
+import { datasetFor } from '../../src/emulator/dataset/dataset.js';
 import { knownSubjects } from './mcp-helpers.js';
 
 let em: RunningEmulator;
@@ -76,6 +77,20 @@ describe('the emulator under hostile input', () => {
       custom_filters: { titles: many.slice(0, 500), companies: many.slice(500, 1000) },
     });
     expect(atBound.status).toBe(202);
+
+    // A long list matches exactly as its one real value does alone.
+    const d = datasetFor(em.options.seed, em.options.dataset);
+    const title = d.people[0].organizations.find((o) => o.is_current)!.title;
+    const rowsOf = async (titles: string[]) => {
+      const r = await c.post('/person/search', { custom_filters: { titles }, limit: 100 });
+      const id = r.body.data.request_id as string;
+      await c.waitDone('/person/search', id);
+      const page = await c.get(`/person/search?request_id=${id}&offset=0&limit=100`);
+      return { total: page.body.data.total, results: page.body.data.results };
+    };
+    const alone = await rowsOf([title]);
+    expect(alone.total).toBeGreaterThan(0);
+    expect(await rowsOf([...many.slice(0, 999), title])).toEqual(alone);
   });
 
   it('rule: a cursor with an offset or limit out of range is refused and not billed', async () => {
