@@ -1,7 +1,10 @@
 // `pcds mcp` driven by the official MCP SDK's Client: over Streamable HTTP against the server
 // in-process (a real worker on the dev server, the emulator over HTTP), and over stdio against
 // the built `pcds` command. Long work returns an id at once; the status tools follow it.
-import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -16,6 +19,7 @@ import { startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js
 import { childEnv } from '../cli/cli-env.js';
 import { temporalAddress, testNamespace } from '../harness/temporal.js';
 
+const run = promisify(execFile);
 let env: CallEnv;
 const dir = tempDir('pcds-mcp');
 const rows = sampleRows({ rows: 6, withName: true });
@@ -243,5 +247,40 @@ describe('pcds mcp', () => {
     } finally {
       await http.close();
     }
+  });
+
+  it('rule: the MCP Inspector CLI (1.x) drives the built `pcds mcp` over stdio: tools listed, usage read', async () => {
+    const cli = join(
+      dirname(
+        createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json'),
+      ),
+      'cli/build/cli.js',
+    );
+    const envArgs = Object.entries({
+      PCDS_BASE_URL: env.emulator.url,
+      PCDS_API_KEY: env.emulator.devKey.key,
+      PCDS_API_SECRET: env.emulator.devKey.secret,
+    }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    const inspect = async (...args: string[]) => {
+      const { stdout } = await run(
+        process.execPath,
+        [
+          cli,
+          '--cli',
+          ...envArgs,
+          process.execPath,
+          join(projectRoot(), 'bin', 'pcds.mjs'),
+          'mcp',
+          ...args,
+        ],
+        { cwd: projectRoot(), env: childEnv({}), timeout: 30_000 },
+      );
+      return JSON.parse(stdout.slice(stdout.indexOf('{'))) as Doc;
+    };
+    const listed = await inspect('--method', 'tools/list');
+    expect((listed.tools as { name: string }[]).map((t) => t.name)).toContain('start_batch');
+    const usage = await inspect('--method', 'tools/call', '--tool-name', 'usage');
+    expect(usage.isError).toBeFalsy();
+    expect(usage.structuredContent.period).toMatch(/^\d{4}-\d{2}$/);
   });
 });
