@@ -136,7 +136,8 @@ export class JobStore {
     return job;
   }
 
-  get(requestId: string): Job | undefined {
+  get(requestId: string, now = Date.now()): Job | undefined {
+    this.evictExpired(now);
     return this.jobs.get(requestId);
   }
 
@@ -153,6 +154,11 @@ export class JobStore {
    */
   settleDue(now = Date.now()): void {
     for (const job of this.unsettled) if (job.doneAt <= now) this.settle(job);
+    this.evictExpired(now);
+  }
+
+  /** Forget jobs past the retention period; cheap when none is (it stops at the first young job). */
+  private evictExpired(now: number): void {
     const cutoff = now - this.opts.jobRetentionMs * this.opts.timeScale;
     for (const job of this.jobs.values()) {
       if (job.createdAt >= cutoff) break;
