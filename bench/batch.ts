@@ -1,7 +1,8 @@
 // Batch throughput, printed (never asserted): rows/s of a durable batch of 2,000 enrichments
 // beside a plain non-durable concurrent loop against the same emulator, and beside the dev
 // server's own ceiling (one-activity workflows started as fast as possible), in the same run;
-// plus history events per row. Run: npx tsx bench/batch.ts [rows] [window]
+// plus history events per row, for rows run as workflows and for a compact batch (rows run as
+// activities of the batch). Run: npx tsx bench/batch.ts [rows] [window]
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,7 +86,7 @@ async function plainLoop(env: BenchEnv, emails: string[]): Promise<number> {
   return emails.length / ((Date.now() - started) / 1000);
 }
 
-async function durableBatch(env: BenchEnv, emails: string[]) {
+async function durableBatch(env: BenchEnv, emails: string[], compact: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-batch-'));
   const input = join(dir, 'rows.csv');
   writeFileSync(input, ['email', ...emails].join('\n') + '\n');
@@ -95,13 +96,16 @@ async function durableBatch(env: BenchEnv, emails: string[]) {
     window: WINDOW,
     batchId: `bench-${Date.now()}`,
     pollIntervalMs: 50,
+    ...(compact ? { compact: true } : {}),
   });
   const started = Date.now();
   const handle = await startBatchWorkflow(env.client, env.worker.taskQueue, prepared);
   const summary = await handle.result();
   const seconds = (Date.now() - started) / 1000;
-  // Children's histories are alike: a sample gives the per-row figure.
-  const sample = Array.from({ length: 20 }, (_, i) => 1 + Math.floor((i * emails.length) / 20));
+  // Children's histories are alike: a sample gives the per-row figure. A compact batch has none.
+  const sample = compact
+    ? []
+    : Array.from({ length: 20 }, (_, i) => 1 + Math.floor((i * emails.length) / 20));
   let childEvents = 0;
   for (const row of sample) {
     const d = await env.client.workflow
@@ -112,7 +116,8 @@ async function durableBatch(env: BenchEnv, emails: string[]) {
   return {
     rowsPerSecond: summary.done / seconds,
     parentEventsPerRow: summary.historyEvents / summary.done,
-    childEventsPerRow: childEvents / sample.length,
+    childEventsPerRow: sample.length ? childEvents / sample.length : 0,
+    workerRssMb: process.memoryUsage().rss / 2 ** 20,
     runs: summary.runs,
     summary,
   };
@@ -125,23 +130,36 @@ try {
   const ceiling = await devServerCeiling(env);
   process.stderr.write('plain loop...\n');
   const plain = await plainLoop(env, emails);
-  process.stderr.write('durable batch...\n');
-  const batch = await durableBatch(env, emails);
   const rows = [
     ['dev server ceiling (1-activity workflows/s)', ceiling.toFixed(1)],
     ['plain concurrent loop (rows/s, not durable)', plain.toFixed(1)],
-    ['durable batch (rows/s)', batch.rowsPerSecond.toFixed(1)],
-    ['batch / ceiling', (batch.rowsPerSecond / ceiling).toFixed(2)],
-    ['batch / plain loop', (batch.rowsPerSecond / plain).toFixed(3)],
-    ['history events per row: batch workflow', batch.parentEventsPerRow.toFixed(2)],
-    ['history events per row: child call', batch.childEventsPerRow.toFixed(1)],
-    ['batch runs (continue-as-new)', String(batch.runs)],
   ];
+  const results = [];
+  for (const compact of [false, true]) {
+    const mode = compact ? 'compact batch (rows as activities)' : 'batch (rows as workflows)';
+    process.stderr.write(`${mode}...\n`);
+    const batch = await durableBatch(env, emails, compact);
+    results.push(batch);
+    rows.push(
+      [`${mode}: rows/s`, batch.rowsPerSecond.toFixed(1)],
+      [`${mode}: / ceiling`, (batch.rowsPerSecond / ceiling).toFixed(2)],
+      [`${mode}: / plain loop`, (batch.rowsPerSecond / plain).toFixed(3)],
+      [`${mode}: events per row, batch workflow`, batch.parentEventsPerRow.toFixed(2)],
+      [`${mode}: events per row, row workflow`, batch.childEventsPerRow.toFixed(1)],
+      [
+        `${mode}: events per row, total`,
+        (batch.parentEventsPerRow + batch.childEventsPerRow).toFixed(1),
+      ],
+      [`${mode}: runs (continue-as-new)`, String(batch.runs)],
+      [`${mode}: worker RSS after (MB)`, batch.workerRssMb.toFixed(0)],
+    );
+  }
   const width = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n');
-  process.stdout.write(
-    `found ${batch.summary.found}, empty ${batch.summary.empty}, failed ${batch.summary.failed}\n`,
-  );
+  for (const batch of results)
+    process.stdout.write(
+      `found ${batch.summary.found}, empty ${batch.summary.empty}, failed ${batch.summary.failed}\n`,
+    );
 } finally {
   await env.stop();
 }

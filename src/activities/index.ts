@@ -1,6 +1,7 @@
 // The worker's activities, one factory per concern. Each takes the same dependencies.
 import { createAccountActivities } from './account.js';
 import { createBatchActivities } from './batch.js';
+import { createBatchRowActivities } from './batch-row.js';
 import { createCallActivities } from './calls.js';
 import type { ActivityDeps } from './deps.js';
 import { createSearchPageActivities } from './search-pages.js';
@@ -13,6 +14,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSearchPageActivities(deps),
     ...createAccountActivities(deps),
     ...createBatchActivities(deps),
+    ...createBatchRowActivities(deps),
   };
 }
 

@@ -3,7 +3,7 @@
 // summary, finds it again by id, reads its status and finds its files for an export. Used by
 // the CLI, the demo, the client and the tests.
 import { randomBytes } from 'node:crypto';
-import { access, stat, truncate } from 'node:fs/promises';
+import { access, rm, stat, truncate } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,6 +27,7 @@ import { ColumnError, parseColumnMap } from './columns.js';
 import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
+import { journalPathOf } from './row-journal.js';
 import {
   BATCH_ID_PATTERN,
   MAX_ROW_BYTES_LIMIT,
@@ -61,6 +62,8 @@ export interface BatchRequest {
   keyIds?: string[];
   webhooks?: boolean;
   webhookFallbackPollMs?: number;
+  /** Rows run as activities of the batch (see BatchInput.compact). */
+  compact?: boolean;
   /** Replace an existing non-empty output file. */
   overwrite?: boolean;
   historyThreshold?: number;
@@ -117,6 +120,12 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       `--window must be an integer from 1 to ${MAX_WINDOW}`,
     );
   }
+  if (req.compact && req.webhooks) {
+    throw new BatchSetupError(
+      'invalid_options',
+      '--compact polls for results: leave out --webhooks, or --compact to have rows wait for webhooks',
+    );
+  }
   if (
     req.maxRowBytes !== undefined &&
     (!Number.isInteger(req.maxRowBytes) ||
@@ -151,7 +160,9 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       `cannot read the input file ${req.input}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
     );
   }
-  for (const path of csvOutput ? [csvOutput, outputPath] : [outputPath]) {
+  const outputs = [...(csvOutput ? [csvOutput] : []), outputPath];
+  if (req.compact) outputs.push(journalPathOf(outputPath, batchId));
+  for (const path of outputs) {
     const existing = await stat(path).catch(() => undefined);
     if (existing && existing.size > 0 && !req.overwrite) {
       throw new BatchSetupError(
@@ -172,6 +183,8 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
     // over an old file is decided here, once every check has passed.
     if (req.overwrite && ((await stat(outputPath).catch(() => undefined))?.size ?? 0) > 0)
       await truncate(outputPath, 0);
+    // A compact batch of the same id over the same output starts with no row sent.
+    if (req.compact && req.overwrite) await rm(journalPathOf(outputPath, batchId), { force: true });
     const input: BatchInput = {
       batchId,
       endpoint: endpoint.name,
@@ -181,6 +194,7 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.window ? { window: req.window } : {}),
       ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
       ...(req.webhooks ? { webhooks: true } : {}),
+      ...(req.compact ? { compact: true } : {}),
       ...(req.webhooks && req.webhookFallbackPollMs
         ? { webhookFallbackPollMs: req.webhookFallbackPollMs }
         : {}),

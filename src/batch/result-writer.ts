@@ -9,15 +9,91 @@ import { mkdir, open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 
-interface FileIndex {
+interface FileIndex<T> {
   /** Device and inode: another file at the same path (replaced, rotated) is read afresh. */
   identity: string;
   /** Size of the file when the index was last true; a larger one means someone else appended. */
   size: number;
-  rows: Set<number>;
+  /** What the file says of each row; a later line of the same row replaces an earlier one. */
+  rows: Map<number, T>;
 }
 
-const indexes = new Map<string, FileIndex>();
+/**
+ * What JSONL files keyed by row say, per path: kept between calls, extended by what other
+ * processes appended (read only from where this process last knew the file), rebuilt when the
+ * file was replaced or shrank. Callers read it under the path's lock (withPathLock).
+ */
+export class RowIndexes<T> {
+  private readonly byPath = new Map<string, FileIndex<T>>();
+
+  constructor(
+    /** What a parsed line says of its row; undefined indexes nothing. */
+    private readonly entryOf: (line: { row: number } & Record<string, unknown>) => T | undefined,
+  ) {}
+
+  /** The index of the file as it is now. */
+  async current(path: string): Promise<FileIndex<T>> {
+    const now = await statOf(path);
+    if (!now) {
+      const fresh: FileIndex<T> = { identity: '', size: 0, rows: new Map() };
+      this.byPath.set(path, fresh);
+      return fresh;
+    }
+    let index = this.byPath.get(path);
+    if (!index || index.identity !== now.identity || now.size < index.size) {
+      index = { identity: now.identity, size: 0, rows: new Map() };
+    }
+    if (now.size !== index.size) index.size = await this.scanFrom(path, index.size, index.rows);
+    this.byPath.set(path, index);
+    return index;
+  }
+
+  /** Appends lines (already indexed by the caller) at the file's end, as appendWhole does. */
+  async append(path: string, index: FileIndex<T>, lines: readonly { row: number }[]) {
+    const data = Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+    await appendWhole(path, index.size, data);
+    index.size += data.length;
+    if (!index.identity) index.identity = (await statOf(path))?.identity ?? '';
+  }
+
+  /** A fresh, empty file at `path`. */
+  emptied(path: string, identity: string): void {
+    this.byPath.set(path, { identity, size: 0, rows: new Map() });
+  }
+
+  clear(): void {
+    this.byPath.clear();
+  }
+
+  /**
+   * Indexes the lines from `from` to the end of the file, and cuts a trailing partial line (a
+   * writer that crashed mid-line: that row was not acknowledged and will come again). Lines that
+   * do not parse or carry no row number are kept but index nothing.
+   */
+  private async scanFrom(path: string, from: number, rows: Map<number, T>): Promise<number> {
+    let offset = from;
+    let lastNewlineEnd = from;
+    let carry = Buffer.alloc(0);
+    for await (const chunk of createReadStream(path, { start: from }) as AsyncIterable<Buffer>) {
+      let buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
+      let nl: number;
+      while ((nl = buf.indexOf(0x0a)) !== -1) {
+        const line = lineOf(buf.subarray(0, nl).toString('utf8'));
+        offset += nl + 1;
+        lastNewlineEnd = offset;
+        const entry = line && this.entryOf(line);
+        if (line && entry !== undefined) rows.set(line.row, entry);
+        buf = buf.subarray(nl + 1);
+      }
+      carry = Buffer.from(buf);
+    }
+    if (carry.length > 0) await truncate(path, lastNewlineEnd);
+    return lastNewlineEnd;
+  }
+}
+
+/** Rows of the output files that have their line. */
+const outputs = new RowIndexes<true>(() => true);
 const locks = new Map<string, Promise<unknown>>();
 
 /** Error codes of a disk or permission problem: retrying will not help until someone fixes it. */
@@ -54,7 +130,7 @@ export function classifyWriteError(err: unknown): unknown {
 }
 
 /** Runs `fn` after every earlier call on the same path in this process, then under the file lock. */
-function serialized<T>(path: string, fn: () => Promise<T>): Promise<T> {
+export function withPathLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
   const before = locks.get(path) ?? Promise.resolve();
   const locked = () => withFileLock(path, fn);
   const run = before.then(locked, locked);
@@ -103,55 +179,15 @@ async function statOf(path: string): Promise<{ size: number; identity: string } 
   }
 }
 
-/**
- * Adds the rows of the lines from `from` to the end of the file to `rows`, and cuts a trailing
- * partial line (a writer that crashed mid-line: that row was not acknowledged and will come
- * again). Lines that do not parse or carry no row number are kept but index nothing.
- */
-async function scanFrom(path: string, from: number, rows: Set<number>): Promise<number> {
-  let offset = from;
-  let lastNewlineEnd = from;
-  let carry = Buffer.alloc(0);
-  for await (const chunk of createReadStream(path, { start: from }) as AsyncIterable<Buffer>) {
-    let buf = carry.length ? Buffer.concat([carry, chunk]) : chunk;
-    let nl: number;
-    while ((nl = buf.indexOf(0x0a)) !== -1) {
-      const row = rowOf(buf.subarray(0, nl).toString('utf8'));
-      offset += nl + 1;
-      lastNewlineEnd = offset;
-      if (row !== undefined) rows.add(row);
-      buf = buf.subarray(nl + 1);
-    }
-    carry = Buffer.from(buf);
-  }
-  if (carry.length > 0) await truncate(path, lastNewlineEnd);
-  return lastNewlineEnd;
-}
-
-function rowOf(line: string): number | undefined {
+function lineOf(text: string): ({ row: number } & Record<string, unknown>) | undefined {
   try {
-    const v = JSON.parse(line) as { row?: unknown };
-    return typeof v.row === 'number' ? v.row : undefined;
+    const v = JSON.parse(text) as Record<string, unknown> | null;
+    return v && typeof v.row === 'number'
+      ? (v as { row: number } & Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
-}
-
-/** The index of the file as it is now: kept, extended by what others appended, or rebuilt. */
-async function currentIndex(path: string): Promise<FileIndex> {
-  const now = await statOf(path);
-  if (!now) {
-    const fresh: FileIndex = { identity: '', size: 0, rows: new Set() };
-    indexes.set(path, fresh);
-    return fresh;
-  }
-  let index = indexes.get(path);
-  if (!index || index.identity !== now.identity || now.size < index.size) {
-    index = { identity: now.identity, size: 0, rows: new Set() };
-  }
-  if (now.size !== index.size) index.size = await scanFrom(path, index.size, index.rows);
-  indexes.set(path, index);
-  return index;
 }
 
 export interface AppendResult {
@@ -168,8 +204,8 @@ export function appendResultLines(
   path: string,
   lines: readonly { row: number }[],
 ): Promise<AppendResult> {
-  return serialized(path, async () => {
-    const index = await currentIndex(path);
+  return withPathLock(path, async () => {
+    const index = await outputs.current(path);
     const fresh: { row: number }[] = [];
     const batchRows = new Set<number>();
     for (const line of lines) {
@@ -178,11 +214,8 @@ export function appendResultLines(
       fresh.push(line);
     }
     if (fresh.length > 0) {
-      const data = Buffer.from(fresh.map((l) => JSON.stringify(l) + '\n').join(''));
-      await appendWhole(path, index.size, data);
-      for (const l of fresh) index.rows.add(l.row);
-      index.size += data.length;
-      if (!index.identity) index.identity = (await statOf(path))?.identity ?? '';
+      await outputs.append(path, index, fresh);
+      for (const l of fresh) index.rows.set(l.row, true);
     }
     return { written: fresh.length, skipped: lines.length - fresh.length };
   });
@@ -216,7 +249,7 @@ async function appendWhole(path: string, at: number, data: Buffer): Promise<void
 
 /** Starts an output afresh (a new batch), creating its directory. */
 export function resetOutput(path: string): Promise<void> {
-  return serialized(path, async () => {
+  return withPathLock(path, async () => {
     try {
       const fh = await open(path, 'w');
       try {
@@ -227,11 +260,11 @@ export function resetOutput(path: string): Promise<void> {
     } catch (err) {
       throw classifyWriteError(err);
     }
-    indexes.set(path, { identity: (await statOf(path))?.identity ?? '', size: 0, rows: new Set() });
+    outputs.emptied(path, (await statOf(path))?.identity ?? '');
   });
 }
 
 /** Forgets cached indexes (tests, and a worker that hands a file over). */
 export function forgetOutputIndexes(): void {
-  indexes.clear();
+  outputs.clear();
 }

@@ -36,7 +36,8 @@ export interface RowFailure {
   requestId?: string;
 }
 
-export type RowEnd = { outcome: CallOutcome } | { failure: RowFailure };
+/** `written`: the row's line is in the output already (a compact batch's row wrote it). */
+export type RowEnd = { outcome: CallOutcome; written?: boolean } | { failure: RowFailure };
 
 export const clampWindow = (n: number) => Math.max(1, Math.min(MAX_WINDOW, Math.floor(n)));
 
@@ -97,8 +98,8 @@ export class BatchRules {
     return { closeCreditBreakers: was?.code === 'insufficient_credits' };
   }
 
-  /** Counts a line and queues it for the output. */
-  record(line: ResultLine, nowMs: number): void {
+  /** Counts a line and queues it for the output, unless it is written already. */
+  record(line: ResultLine, nowMs: number, written = false): void {
     const c = this.s.counters;
     c.done += 1;
     if (line.outcome === 'found') c.found += 1;
@@ -110,7 +111,7 @@ export class BatchRules {
       noteFailedRow(this.s.failedRows!, { row: line.row, code });
     }
     recordCompletions(this.s.rate, nowMs);
-    this.results.push(line);
+    if (!written) this.results.push(line);
   }
 
   /**
@@ -133,13 +134,19 @@ export class BatchRules {
         this.s.requests!.rows += 1;
         this.s.requests!.polls += o.timing.polls;
       }
+      const written = end.written === true;
       if (o.outcome === 'found')
         this.record(
           { row: row.row, key, outcome: 'found', requestId: o.requestId, result: o.result },
           nowMs,
+          written,
         );
       else if (o.outcome === 'empty')
-        this.record({ row: row.row, key, outcome: 'empty', requestId: o.requestId }, nowMs);
+        this.record(
+          { row: row.row, key, outcome: 'empty', requestId: o.requestId },
+          nowMs,
+          written,
+        );
       else
         this.record(
           {

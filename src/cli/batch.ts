@@ -305,6 +305,7 @@ interface StartFlags {
   keys?: string[];
   maxRowBytes?: number;
   webhooks?: boolean;
+  compact?: boolean;
   overwrite?: boolean;
   detach?: boolean;
   estimate: boolean;
@@ -373,6 +374,10 @@ export function registerBatchCommand(program: Command): Command {
       intArg('--max-row-bytes', 1, MAX_ROW_BYTES_LIMIT),
     )
     .option('--webhooks', 'rows wait for webhook deliveries instead of polling')
+    .option(
+      '--compact',
+      'rows run as activities of the batch, not workflows of their own: fewer history events and more rows/s when the service is not the limit (polling only)',
+    )
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the batch id and return at once')
     .option('--no-estimate', 'skip the GET /usage credit check')
@@ -393,6 +398,7 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.webhooks
             ? { webhooks: true, webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS }
             : {}),
+          ...(o.compact ? { compact: true } : {}),
           ...(o.overwrite ? { overwrite: true } : {}),
         };
         let prepared: PreparedBatch;

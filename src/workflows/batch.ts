@@ -24,6 +24,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch.js';
+import type { BatchRowActivities } from '../activities/batch-row.js';
 import { newKeyPool } from '../batch/key-pool.js';
 import {
   batchProgressQuery,
@@ -85,6 +86,15 @@ const rows = proxyActivities<BatchActivities>({
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
+/**
+ * A compact batch's row: submit, polls and its line in one activity that heartbeats. An attempt
+ * lost with its worker is made again and finds where the row stands in the row journal.
+ */
+const compactRows = proxyActivities<BatchRowActivities>({
+  startToCloseTimeout: '4 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
 const accounts = proxyActivities<BatchActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
@@ -95,7 +105,8 @@ const MAX_LINES_PER_WRITE = 200;
 const MAX_BYTES_PER_WRITE = 512 * 1024;
 
 function failureOf(err: unknown): RowFailure {
-  const cause = err instanceof ChildWorkflowFailure ? err.cause : err;
+  const cause =
+    err instanceof ChildWorkflowFailure || err instanceof ActivityFailure ? err.cause : err;
   if (cause instanceof ApplicationFailure && cause.type) {
     // A job that exists (say, its result was too large to carry) keeps its request id.
     const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
@@ -128,6 +139,13 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     throw ApplicationFailure.create({
       type: 'unknown_endpoint',
       message: `no asynchronous endpoint named ${input.endpoint}`,
+      nonRetryable: true,
+    });
+  }
+  if (input.compact && input.webhooks) {
+    throw ApplicationFailure.create({
+      type: 'invalid_options',
+      message: 'a compact batch polls: webhooks need rows run as workflows (leave out compact)',
       nonRetryable: true,
     });
   }
@@ -306,8 +324,28 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
       ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
     };
-    starting += 1;
     progressed = true;
+    if (input.compact) {
+      compactRows
+        .runBatchRow({
+          batchId: input.batchId,
+          endpoint: endpoint.name,
+          keyId,
+          row: row.row,
+          key: row.key,
+          params: row.params,
+          output: input.output,
+          ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
+          ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
+          ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
+        })
+        .then(
+          (end) => settle(row.row, end),
+          (err: unknown) => settle(row.row, { failure: failureOf(err) }),
+        );
+      return;
+    }
+    starting += 1;
     const started = () => {
       starting -= 1;
     };
@@ -452,7 +490,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       }
       if (resumeRequested) await resume();
       if (!draining && !handingOver && wantsNewRun()) {
-        if (!carryRows) draining = true;
+        // A compact batch's rows are activities of this run: it waits for them.
+        if (!carryRows || input.compact) draining = true;
         else if (progressed) handingOver = true;
       }
       if (!draining && !handingOver) {
@@ -483,7 +522,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
           writeError !== undefined ||
           (!draining && !handingOver && rules.canStart()) ||
           (handingOver && starting === 0 && [...own].some((r) => rules.inFlight.has(r))) ||
-          (carryRows && !handingOver && progressed && wantsNewRun()) ||
+          (carryRows && !draining && !handingOver && progressed && wantsNewRun()) ||
           runOver(),
       );
     }

@@ -18,10 +18,12 @@ import type { Activities } from '../activities/index.js';
 import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from './signals.js';
 
-export const DEFAULT_POLL_INTERVAL_MS = 1_000;
-export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
-export const DEFAULT_POLL_BACKOFF = 1.5;
-export const DEFAULT_MAX_POLL_INTERVAL_MS = 15_000;
+export {
+  DEFAULT_MAX_POLL_INTERVAL_MS,
+  DEFAULT_MAX_WAIT_MS,
+  DEFAULT_POLL_BACKOFF,
+  DEFAULT_POLL_INTERVAL_MS,
+} from './poll-schedule.js';
 const SUBMIT_BACKOFF_BASE_MS = 1_000;
 const SUBMIT_BACKOFF_CAP_MS = 60_000;
 

@@ -1,6 +1,11 @@
 // When a call's polls happen: pure, so the workflow stays deterministic and the schedule is
 // tested without a server. Delays count from the accepted submit (poll 1) or the previous poll.
 
+export const DEFAULT_POLL_INTERVAL_MS = 1_000;
+export const DEFAULT_MAX_WAIT_MS = 30 * 60_000;
+export const DEFAULT_POLL_BACKOFF = 1.5;
+export const DEFAULT_MAX_POLL_INTERVAL_MS = 15_000;
+
 /** After a learned first poll, this many polls keep the short interval before backing off. */
 export const SHORT_POLLS_AFTER_FIRST = 3;
 

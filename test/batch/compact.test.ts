@@ -1,0 +1,138 @@
+// Compact batches: rows run as activities of the batch, each writing its own line. One line and
+// one submit per row, a fraction of the history events, no row result in the batch's history,
+// and a reset to the first task polls the rows' accepted jobs instead of submitting them again.
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { batchWorkflowId } from '../../src/batch/types.js';
+import { journalPathOf } from '../../src/batch/row-journal.js';
+import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
+import { withWorker } from '../harness/temporal.js';
+import {
+  activitiesFor,
+  configFor,
+  fastEmulator,
+  readOutput,
+  startCsvBatch,
+  tempDir,
+  writeCsv,
+} from './fixtures.js';
+
+let emu: RunningEmulator;
+let worker: ReturnType<typeof activitiesFor>;
+const dir = tempDir('compact');
+
+beforeAll(async () => {
+  emu = await fastEmulator({ latency: { queuedMs: 50, processingMs: 300 } });
+  worker = activitiesFor(configFor(emu));
+});
+afterAll(async () => {
+  await worker?.close();
+  await emu?.stop();
+});
+
+const rowsOf = (n: number) =>
+  sampleRows({ rows: n, unknownShare: 0.25 }) as unknown as Record<string, string>[];
+
+describe('compact batch', () => {
+  it('writes one line per row with one submit each, and keeps no row result in its history', async () => {
+    const rows = rowsOf(30);
+    const input = writeCsv(dir, 'plain.csv', rows, ['email']);
+    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+      const submitsBefore = emu.stats().jobsSubmitted;
+      const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'compact', input, {
+        window: 8,
+        pollIntervalMs: 100,
+        compact: true,
+      });
+      const summary = await handle.result();
+      expect(summary).toMatchObject({ state: 'done', done: 30, failed: 0 });
+      expect(summary.found + summary.empty).toBe(30);
+      const lines = readOutput(output);
+      expect(lines).toHaveLength(30);
+      expect(new Set(lines.map((l) => l.row)).size).toBe(30);
+      expect(lines.filter((l) => l.outcome === 'found')).toHaveLength(summary.found);
+      expect(emu.stats().jobsSubmitted - submitsBefore).toBe(30);
+      // No row has a workflow of its own, and the batch's history holds no row's result.
+      const children = await client.workflow.count(
+        `PcdsBatchId = '${batchId}' AND WorkflowType = 'endpointCall'`,
+      );
+      expect(children.count).toBe(0);
+      const history = JSON.stringify((await handle.fetchHistory()).events);
+      const found = lines.find((l) => l.outcome === 'found')!;
+      const fullName = (found.result as { displayname?: string }).displayname;
+      expect(typeof fullName).toBe('string');
+      expect(history).not.toContain(fullName!);
+      // A few events per row: the activity's three and shares of reads and workflow tasks.
+      expect(summary.historyEvents / 30).toBeLessThan(8);
+      expect(existsSync(journalPathOf(output, batchId))).toBe(true);
+    });
+  }, 120_000);
+
+  it('continues as new by waiting for its rows, still one line per row', async () => {
+    const input = writeCsv(dir, 'runs.csv', rowsOf(24), ['email']);
+    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+      const submitsBefore = emu.stats().jobsSubmitted;
+      const { handle, output } = await startCsvBatch(client, taskQueue, 'compact-runs', input, {
+        window: 4,
+        pollIntervalMs: 100,
+        historyThreshold: 30,
+        compact: true,
+      });
+      const summary = await handle.result();
+      expect(summary).toMatchObject({ state: 'done', done: 24 });
+      expect(summary.runs).toBeGreaterThanOrEqual(2);
+      const lines = readOutput(output);
+      expect(lines).toHaveLength(24);
+      expect(new Set(lines.map((l) => l.row)).size).toBe(24);
+      expect(emu.stats().jobsSubmitted - submitsBefore).toBe(24);
+    });
+  }, 120_000);
+
+  it('a reset to the first task reads the rows accepted jobs again and submits nothing', async () => {
+    const input = writeCsv(dir, 'reset.csv', rowsOf(10), ['email']);
+    await withWorker(
+      { activities: worker.activities },
+      async ({ client, taskQueue, namespace }) => {
+        const submitsBefore = emu.stats().jobsSubmitted;
+        const { handle, batchId, output } = await startCsvBatch(
+          client,
+          taskQueue,
+          'compact-reset',
+          input,
+          {
+            window: 10,
+            pollIntervalMs: 100,
+            compact: true,
+          },
+        );
+        const first = await handle.result();
+        expect(first).toMatchObject({ state: 'done', done: 10 });
+        const linesBefore = readOutput(output);
+        expect(emu.stats().jobsSubmitted - submitsBefore).toBe(10);
+
+        const { runId } = await handle.describe();
+        const history = await handle.fetchHistory();
+        const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
+        const reset = await client.workflowService.resetWorkflowExecution({
+          namespace,
+          workflowExecution: { workflowId: batchWorkflowId(batchId), runId },
+          workflowTaskFinishEventId: firstTask!.eventId,
+          reason: 'operator reset in a test',
+          requestId: randomUUID(),
+        });
+        const again = await client.workflow
+          .getHandle(batchWorkflowId(batchId), reset.runId)
+          .result();
+        expect(again).toMatchObject({
+          state: 'done',
+          done: 10,
+          found: first.found,
+          empty: first.empty,
+        });
+        expect(readOutput(output)).toEqual(linesBefore);
+        expect(emu.stats().jobsSubmitted - submitsBefore).toBe(10);
+      },
+    );
+  }, 120_000);
+});
