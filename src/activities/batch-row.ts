@@ -25,6 +25,7 @@ import { OutputUnwritableError, appendResultLines } from '../batch/result-writer
 import { claimRow, journalPathOf, recordRow, rowEntry } from '../batch/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import type { ResultLine } from '../batch/types.js';
+import type { CallOutcome } from '../workflows/types.js';
 import {
   pollDelayMs,
   DEFAULT_MAX_POLL_INTERVAL_MS,
@@ -316,6 +317,10 @@ export function createBatchRowActivities(deps: ActivityDeps) {
                 result: outcome.result,
               }
             : { row: input.row, key: input.key, outcome: 'empty', requestId: job.requestId };
+        const carried = (result: unknown): CallOutcome =>
+          outcome.kind === 'found'
+            ? { outcome: 'found', requestId: job.requestId, status: outcome.status, result, timing }
+            : { outcome: 'empty', requestId: job.requestId, status: outcome.status, timing };
         try {
           await appendResultLines(input.output, [line]);
         } catch (err) {
@@ -328,32 +333,9 @@ export function createBatchRowActivities(deps: ActivityDeps) {
               `${RESULT_TOO_LARGE}: the job's result is ${size} bytes and the output cannot be written; read it from the service with request_id ${job.requestId}`,
               job.requestId,
             );
-          return {
-            outcome:
-              outcome.kind === 'found'
-                ? {
-                    outcome: 'found',
-                    requestId: job.requestId,
-                    status: outcome.status,
-                    result: outcome.result,
-                    timing,
-                  }
-                : { outcome: 'empty', requestId: job.requestId, status: outcome.status, timing },
-          };
+          return { outcome: carried(outcome.kind === 'found' ? outcome.result : undefined) };
         }
-        return {
-          outcome:
-            outcome.kind === 'found'
-              ? {
-                  outcome: 'found',
-                  requestId: job.requestId,
-                  status: outcome.status,
-                  result: undefined,
-                  timing,
-                }
-              : { outcome: 'empty', requestId: job.requestId, status: outcome.status, timing },
-          written: true,
-        };
+        return { outcome: carried(undefined), written: true };
       }
     },
   };

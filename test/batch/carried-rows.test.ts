@@ -3,36 +3,24 @@
 // a row's call cancelled after its job was accepted is never submitted again, even after a reset.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import { batchWorkflowId, childWorkflowId } from '../../src/batch/types.js';
-import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
+import { sampleRows } from '../../src/emulator/index.js';
 import { callStateQuery } from '../../src/workflows/signals.js';
 import { withWorker } from '../harness/temporal.js';
 import {
-  activitiesFor,
-  configFor,
-  fastEmulator,
   readOutput,
+  sharedBatchEnv,
   startCsvBatch,
   tempDir,
   waitForProgress,
   writeCsv,
 } from './fixtures.js';
 
-let emu: RunningEmulator;
-let worker: ReturnType<typeof activitiesFor>;
+// Jobs long enough that every continue-as-new meets rows in flight.
+const env = sharedBatchEnv({ latency: { queuedMs: 100, processingMs: 1_200 } });
 const dir = tempDir('carried');
-
-beforeAll(async () => {
-  // Jobs long enough that every continue-as-new meets rows in flight.
-  emu = await fastEmulator({ latency: { queuedMs: 100, processingMs: 1_200 } });
-  worker = activitiesFor(configFor(emu));
-});
-afterAll(async () => {
-  await worker?.close();
-  await emu?.stop();
-});
 
 const csvOf = (name: string, n: number) =>
   writeCsv(
@@ -63,8 +51,8 @@ function expectOneLinePerRow(output: string, n: number) {
 describe('continue-as-new with rows in flight', () => {
   it('hands rows in flight to the next run: one line and one submit per row', async () => {
     const input = csvOf('carry.csv', 20);
-    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-      const submitsBefore = emu.stats().jobsSubmitted;
+    await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
+      const submitsBefore = env.emu.stats().jobsSubmitted;
       // A threshold of one event: every run continues as new as soon as it has started rows.
       const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'carry', input, {
         window: 4,
@@ -75,7 +63,7 @@ describe('continue-as-new with rows in flight', () => {
       expect(summary).toMatchObject({ state: 'done', done: 20, failed: 0 });
       expect(summary.runs).toBeGreaterThanOrEqual(3);
       expectOneLinePerRow(output, 20);
-      expect(emu.stats().jobsSubmitted - submitsBefore).toBe(20);
+      expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(20);
       // The runs did not wait for their rows: they continued as new with rows in flight.
       const carried = await carriedPerRun(client, batchId);
       expect(carried.length).toBe(summary.runs - 1);
@@ -85,7 +73,7 @@ describe('continue-as-new with rows in flight', () => {
 
   it('looks up a carried row whose call was terminated and ends it as terminated', async () => {
     const input = csvOf('terminated.csv', 2);
-    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
+    await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
       const { handle, batchId, output } = await startCsvBatch(
         client,
         taskQueue,
@@ -112,46 +100,49 @@ describe('continue-as-new with rows in flight', () => {
 
 it('never submits again a row whose call was cancelled after its job was accepted, even after a reset', async () => {
   const input = csvOf('cancelled.csv', 4);
-  await withWorker({ activities: worker.activities }, async ({ client, taskQueue, namespace }) => {
-    const submitsBefore = emu.stats().jobsSubmitted;
-    const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'cancel', input, {
-      window: 4,
-      pollIntervalMs: 100,
-    });
-    // Wait until row 1's job is accepted, then cancel that row's call, as an operator might.
-    const row = client.workflow.getHandle(childWorkflowId(batchId, 1));
-    const deadline = Date.now() + 30_000;
-    let requestId: string | undefined;
-    while (!requestId && Date.now() < deadline) {
-      requestId = await row
-        .query(callStateQuery)
-        .then((s) => s.requestId)
-        .catch(() => undefined);
-      if (!requestId) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect(requestId).toBeDefined();
-    await row.cancel();
-    const first = await handle.result();
-    expect(first).toMatchObject({ state: 'done', done: 4, failed: 1 });
-    expect(first.failedByCode).toEqual({ cancelled: 1 });
-    const linesBefore = readOutput(output);
-    expect(emu.stats().jobsSubmitted - submitsBefore).toBe(4);
+  await withWorker(
+    { activities: env.worker.activities },
+    async ({ client, taskQueue, namespace }) => {
+      const submitsBefore = env.emu.stats().jobsSubmitted;
+      const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'cancel', input, {
+        window: 4,
+        pollIntervalMs: 100,
+      });
+      // Wait until row 1's job is accepted, then cancel that row's call, as an operator might.
+      const row = client.workflow.getHandle(childWorkflowId(batchId, 1));
+      const deadline = Date.now() + 30_000;
+      let requestId: string | undefined;
+      while (!requestId && Date.now() < deadline) {
+        requestId = await row
+          .query(callStateQuery)
+          .then((s) => s.requestId)
+          .catch(() => undefined);
+        if (!requestId) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(requestId).toBeDefined();
+      await row.cancel();
+      const first = await handle.result();
+      expect(first).toMatchObject({ state: 'done', done: 4, failed: 1 });
+      expect(first.failedByCode).toEqual({ cancelled: 1 });
+      const linesBefore = readOutput(output);
+      expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(4);
 
-    // Reset to the first workflow task: the cancelled row meets its earlier call again.
-    const { runId } = await handle.describe();
-    const history = await handle.fetchHistory();
-    const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
-    const reset = await client.workflowService.resetWorkflowExecution({
-      namespace,
-      workflowExecution: { workflowId: batchWorkflowId(batchId), runId },
-      workflowTaskFinishEventId: firstTask!.eventId,
-      reason: 'operator reset in a test',
-      requestId: randomUUID(),
-    });
-    const again = await client.workflow.getHandle(batchWorkflowId(batchId), reset.runId).result();
-    expect(again).toMatchObject({ state: 'done', done: 4, failed: 1 });
-    expect(again.failedByCode).toEqual({ cancelled: 1 });
-    expect(readOutput(output)).toEqual(linesBefore);
-    expect(emu.stats().jobsSubmitted - submitsBefore).toBe(4);
-  });
+      // Reset to the first workflow task: the cancelled row meets its earlier call again.
+      const { runId } = await handle.describe();
+      const history = await handle.fetchHistory();
+      const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
+      const reset = await client.workflowService.resetWorkflowExecution({
+        namespace,
+        workflowExecution: { workflowId: batchWorkflowId(batchId), runId },
+        workflowTaskFinishEventId: firstTask!.eventId,
+        reason: 'operator reset in a test',
+        requestId: randomUUID(),
+      });
+      const again = await client.workflow.getHandle(batchWorkflowId(batchId), reset.runId).result();
+      expect(again).toMatchObject({ state: 'done', done: 4, failed: 1 });
+      expect(again.failedByCode).toEqual({ cancelled: 1 });
+      expect(readOutput(output)).toEqual(linesBefore);
+      expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(4);
+    },
+  );
 }, 120_000);

@@ -3,33 +3,15 @@
 // and a reset to the first task polls the rows' accepted jobs instead of submitting them again.
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { batchWorkflowId } from '../../src/batch/types.js';
 import { journalPathOf } from '../../src/batch/row-journal.js';
-import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
+import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
-import {
-  activitiesFor,
-  configFor,
-  fastEmulator,
-  readOutput,
-  startCsvBatch,
-  tempDir,
-  writeCsv,
-} from './fixtures.js';
+import { readOutput, sharedBatchEnv, startCsvBatch, tempDir, writeCsv } from './fixtures.js';
 
-let emu: RunningEmulator;
-let worker: ReturnType<typeof activitiesFor>;
+const env = sharedBatchEnv({ latency: { queuedMs: 50, processingMs: 300 } });
 const dir = tempDir('compact');
-
-beforeAll(async () => {
-  emu = await fastEmulator({ latency: { queuedMs: 50, processingMs: 300 } });
-  worker = activitiesFor(configFor(emu));
-});
-afterAll(async () => {
-  await worker?.close();
-  await emu?.stop();
-});
 
 const rowsOf = (n: number) =>
   sampleRows({ rows: n, unknownShare: 0.25 }) as unknown as Record<string, string>[];
@@ -38,8 +20,8 @@ describe('compact batch', () => {
   it('writes one line per row with one submit each, and keeps no row result in its history', async () => {
     const rows = rowsOf(30);
     const input = writeCsv(dir, 'plain.csv', rows, ['email']);
-    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-      const submitsBefore = emu.stats().jobsSubmitted;
+    await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
+      const submitsBefore = env.emu.stats().jobsSubmitted;
       const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'compact', input, {
         window: 8,
         pollIntervalMs: 100,
@@ -52,7 +34,7 @@ describe('compact batch', () => {
       expect(lines).toHaveLength(30);
       expect(new Set(lines.map((l) => l.row)).size).toBe(30);
       expect(lines.filter((l) => l.outcome === 'found')).toHaveLength(summary.found);
-      expect(emu.stats().jobsSubmitted - submitsBefore).toBe(30);
+      expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(30);
       // No row has a workflow of its own, and the batch's history holds no row's result.
       const children = await client.workflow.count(
         `PcdsBatchId = '${batchId}' AND WorkflowType = 'endpointCall'`,
@@ -71,8 +53,8 @@ describe('compact batch', () => {
 
   it('continues as new by waiting for its rows, still one line per row', async () => {
     const input = writeCsv(dir, 'runs.csv', rowsOf(24), ['email']);
-    await withWorker({ activities: worker.activities }, async ({ client, taskQueue }) => {
-      const submitsBefore = emu.stats().jobsSubmitted;
+    await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
+      const submitsBefore = env.emu.stats().jobsSubmitted;
       const { handle, output } = await startCsvBatch(client, taskQueue, 'compact-runs', input, {
         window: 4,
         pollIntervalMs: 100,
@@ -85,16 +67,16 @@ describe('compact batch', () => {
       const lines = readOutput(output);
       expect(lines).toHaveLength(24);
       expect(new Set(lines.map((l) => l.row)).size).toBe(24);
-      expect(emu.stats().jobsSubmitted - submitsBefore).toBe(24);
+      expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(24);
     });
   }, 120_000);
 
   it('a reset to the first task reads the rows accepted jobs again and submits nothing', async () => {
     const input = writeCsv(dir, 'reset.csv', rowsOf(10), ['email']);
     await withWorker(
-      { activities: worker.activities },
+      { activities: env.worker.activities },
       async ({ client, taskQueue, namespace }) => {
-        const submitsBefore = emu.stats().jobsSubmitted;
+        const submitsBefore = env.emu.stats().jobsSubmitted;
         const { handle, batchId, output } = await startCsvBatch(
           client,
           taskQueue,
@@ -109,7 +91,7 @@ describe('compact batch', () => {
         const first = await handle.result();
         expect(first).toMatchObject({ state: 'done', done: 10 });
         const linesBefore = readOutput(output);
-        expect(emu.stats().jobsSubmitted - submitsBefore).toBe(10);
+        expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(10);
 
         const { runId } = await handle.describe();
         const history = await handle.fetchHistory();
@@ -131,7 +113,7 @@ describe('compact batch', () => {
           empty: first.empty,
         });
         expect(readOutput(output)).toEqual(linesBefore);
-        expect(emu.stats().jobsSubmitted - submitsBefore).toBe(10);
+        expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(10);
       },
     );
   }, 120_000);

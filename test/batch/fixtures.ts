@@ -32,16 +32,17 @@ export async function fastEmulator(extra: EmulatorOptionsInput = {}): Promise<Ru
 
 /**
  * What most batch test files share: a fast emulator and worker activities on it, started before
- * the file's tests and stopped after them. Read `emu` and `worker` inside tests, not at load time.
+ * the file's tests and stopped after them (`emulator`: options over the fast ones). Read `emu` and
+ * `worker` inside tests, not at load time.
  */
-export function sharedBatchEnv(): {
+export function sharedBatchEnv(emulator: EmulatorOptionsInput = {}): {
   readonly emu: RunningEmulator;
   readonly worker: ReturnType<typeof activitiesFor>;
 } {
   let emu: RunningEmulator | undefined;
   let worker: ReturnType<typeof activitiesFor> | undefined;
   beforeAll(async () => {
-    emu = await fastEmulator();
+    emu = await fastEmulator(emulator);
     worker = activitiesFor(configFor(emu));
   });
   afterAll(async () => {
