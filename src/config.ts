@@ -40,6 +40,12 @@ const envSchema = z.object({
   PCDS_THROTTLE_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
   PCDS_HTTP_CONNECTIONS: intFrom(32),
   PCDS_HTTP_TIMEOUT_MS: intFrom(30_000),
+  /** How calls over the MCP transport authenticate: the key pair's headers, or OAuth. */
+  PCDS_MCP_AUTH: z.enum(['keys', 'oauth']).default('keys'),
+  /** OAuth: the encrypted tokens file (default <PCDS_DATA_DIR>/mcp-tokens.enc). */
+  PCDS_MCP_TOKENS_FILE: z.string().min(1).optional(),
+  /** OAuth: the tokens file's key, 32 bytes in hex or base64 (default: a key file beside it). */
+  PCDS_MCP_TOKEN_KEY: z.string().min(1).optional(),
   PCDS_POLL_INTERVAL_MS: intFrom(1_000),
   PCDS_MAX_WAIT_MS: intFrom(30 * 60_000),
   /** A batch input row longer than this fails with row_too_large (it is never carried whole). */

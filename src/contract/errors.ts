@@ -168,6 +168,18 @@ export const ERRORS = [
     'submit_intent_not_recorded',
     'the workflow could not record that the submit was about to be sent, so it was not sent',
   ),
+  own(
+    'mcp_unsupported',
+    'the call cannot go over the MCP transport (no MCP tool for the endpoint, or webhook mode)',
+  ),
+  e(
+    'mcp_login_required',
+    401,
+    'never',
+    true,
+    'the MCP endpoint needs an OAuth sign-in for this key (run pcds mcp-login), or the stored grant was refused',
+    true,
+  ),
   own('unknown_throttle', 'no throttle runs for that key id'),
   own('invalid_params', "the parameters break the endpoint's input rules"),
   own('invalid_options', 'an option is missing or out of range'),

@@ -12,3 +12,4 @@ export * from './classify.js';
 export * from './callback-url.js';
 export * from './usage.js';
 export * from './mcp.js';
+export * from './mcp-replies.js';

@@ -1,12 +1,18 @@
-// The worker's clients, one per configured key id, over one shared pool. Secrets stay in here:
-// callers name a key by its id.
+// The worker's clients, one per configured key id and transport, over one shared pool. Secrets
+// stay in here: callers name a key by its id and a transport by its name.
 import { requireKeys, type Config } from '../config.js';
-import { PcdsError } from '../contract/index.js';
+import { PcdsError, type Transport } from '../contract/index.js';
+import { ServiceMcp } from './mcp-client.js';
+import { OAuthGrantTokens } from './mcp-oauth.js';
+import { EncryptedTokenFile, tokenFilePaths } from './mcp-token-file.js';
 import { ServiceHttp, type ServiceClient } from './service-client.js';
 
 export interface ServiceClients {
-  /** The client of a key id; the first configured key when omitted. Throws for an unknown id. */
-  get(keyId?: string): ServiceClient;
+  /**
+   * The client of a key id (the first configured key when omitted) over a transport (HTTP by
+   * default). Throws for an unknown id.
+   */
+  get(keyId?: string, transport?: Transport): ServiceClient;
   /** Resolves an optional key id to the id actually used. */
   resolveKeyId(keyId?: string): string;
   keyIds(): string[];
@@ -20,6 +26,15 @@ export class UnknownKeyError extends PcdsError {
   }
 }
 
+/** The worker's encrypted OAuth tokens file for the MCP endpoint. */
+export function mcpTokenFile(config: Config): EncryptedTokenFile {
+  const paths = tokenFilePaths(config.PCDS_DATA_DIR, config.PCDS_MCP_TOKENS_FILE);
+  return new EncryptedTokenFile({
+    ...paths,
+    ...(config.PCDS_MCP_TOKEN_KEY ? { key: config.PCDS_MCP_TOKEN_KEY } : {}),
+  });
+}
+
 export function createServiceClients(config: Config): ServiceClients {
   const keys = requireKeys(config);
   const http = new ServiceHttp({
@@ -30,6 +45,26 @@ export function createServiceClients(config: Config): ServiceClients {
   const clients = new Map(
     keys.map((k) => [k.id, http.clientFor({ key: k.key, secret: k.secret })]),
   );
+  // MCP sessions are made on first use: a worker that never calls over MCP opens none.
+  const mcp = new ServiceMcp({
+    baseUrl: config.PCDS_BASE_URL,
+    timeoutMs: config.PCDS_HTTP_TIMEOUT_MS,
+  });
+  const mcpClients = new Map<string, ReturnType<ServiceMcp['clientFor']>>();
+  const tokenFile = config.PCDS_MCP_AUTH === 'oauth' ? mcpTokenFile(config) : undefined;
+  const mcpClientOf = (keyId: string) => {
+    let c = mcpClients.get(keyId);
+    if (!c) {
+      const k = keys.find((x) => x.id === keyId)!;
+      c = mcp.clientFor(
+        tokenFile
+          ? { kind: 'oauth', tokens: new OAuthGrantTokens(tokenFile, keyId) }
+          : { kind: 'keys', key: k.key, secret: k.secret },
+      );
+      mcpClients.set(keyId, c);
+    }
+    return c;
+  };
   const resolveKeyId = (keyId?: string): string => {
     const id = keyId ?? keys[0].id;
     if (!clients.has(id)) {
@@ -40,9 +75,15 @@ export function createServiceClients(config: Config): ServiceClients {
     return id;
   };
   return {
-    get: (keyId) => clients.get(resolveKeyId(keyId))!,
+    get: (keyId, transport = 'http') => {
+      const id = resolveKeyId(keyId);
+      return transport === 'mcp' ? mcpClientOf(id) : clients.get(id)!;
+    },
     resolveKeyId,
     keyIds: () => [...clients.keys()],
-    close: () => http.close(),
+    close: async () => {
+      await Promise.all([...mcpClients.values()].map((c) => c.close()));
+      await http.close();
+    },
   };
 }
