@@ -29,9 +29,13 @@ import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-e
 import {
   findEndpoint,
   formatProblems,
+  mcpArgumentProblems,
+  mcpUnsupportedReason,
   pcdsErrorCode,
+  TRANSPORTS,
   validateInput,
   type EndpointDef,
+  type Transport,
 } from './contract/index.js';
 import {
   PcdsBatchId,
@@ -65,7 +69,10 @@ export interface PcdsClientOptions {
   namespace?: string;
   taskQueue?: string;
   /** Defaults for every call started by this client, batch rows included (e.g. from the PCDS_ configuration). */
-  defaults?: Pick<EndpointCallInput, 'pollIntervalMs' | 'maxWaitMs' | 'webhookFallbackPollMs'>;
+  defaults?: Pick<
+    EndpointCallInput,
+    'pollIntervalMs' | 'maxWaitMs' | 'webhookFallbackPollMs' | 'transport'
+  >;
 }
 
 export interface StartCallOptions {
@@ -73,6 +80,11 @@ export interface StartCallOptions {
   idempotencyKey?: string;
   keyId?: string;
   webhook?: boolean;
+  /**
+   * 'mcp': submit with the MCP endpoint's tool and poll with check_status (the seven endpoints
+   * that have a tool); 'http' (the default) uses the HTTP API.
+   */
+  transport?: Transport;
   pollIntervalMs?: number;
   maxWaitMs?: number;
 }
@@ -212,6 +224,33 @@ export function validatedParams(
   return { endpoint, params: v.value };
 }
 
+/**
+ * A call over MCP needs an endpoint with a tool, no webhook, and parameters the tool accepts (a
+ * tool takes fewer than its endpoint): refused here, naming the endpoint, before anything starts.
+ */
+export function checkTransport(
+  endpoint: EndpointDef,
+  params: Record<string, unknown>,
+  transport: string,
+  webhook: boolean,
+): void {
+  if (!(TRANSPORTS as readonly string[]).includes(transport))
+    throw new PcdsUsageError(
+      'invalid_options',
+      `transport must be one of ${TRANSPORTS.join(', ')} (got "${transport}")`,
+    );
+  if (transport !== 'mcp') return;
+  const why = mcpUnsupportedReason(endpoint, { webhook });
+  if (why) throw new PcdsUsageError('mcp_unsupported', why);
+  const problems = mcpArgumentProblems(endpoint.mcpTool!, params);
+  if (problems.length)
+    throw new PcdsUsageError(
+      'invalid_params',
+      `invalid parameters for ${endpoint.mcpTool} over MCP: ${formatProblems(problems)}`,
+      problems,
+    );
+}
+
 const isIntIn = (n: number | undefined, min: number, max: number) =>
   n !== undefined && Number.isInteger(n) && n >= min && n <= max;
 
@@ -300,11 +339,15 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
 
   const startCall: PcdsClient['startCall'] = async (endpointName, rawParams, opts = {}) => {
     const { endpoint, params } = validatedParams(endpointName, rawParams);
+    const transport = opts.transport ?? defaults.transport ?? 'http';
+    checkTransport(endpoint, params, transport, opts.webhook === true);
     const workflowId = callWorkflowId(endpoint.name, opts.idempotencyKey);
+    const { transport: _defaultTransport, ...tuning } = defaults;
     const input: EndpointCallInput = {
       endpoint: endpoint.name,
       params,
-      ...defaults,
+      ...tuning,
+      ...(transport === 'mcp' ? { transport } : {}),
       ...(opts.keyId ? { keyId: opts.keyId } : {}),
       ...(opts.webhook ? { webhook: true } : {}),
       ...(opts.pollIntervalMs ? { pollIntervalMs: opts.pollIntervalMs } : {}),
@@ -442,6 +485,9 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         pollIntervalMs: request.pollIntervalMs ?? defaults.pollIntervalMs,
         maxWaitMs: request.maxWaitMs ?? defaults.maxWaitMs,
         webhookFallbackPollMs: request.webhookFallbackPollMs ?? defaults.webhookFallbackPollMs,
+        ...((request.transport ?? defaults.transport)
+          ? { transport: request.transport ?? defaults.transport }
+          : {}),
       });
       const workflow = await startBatchWorkflow(temporal, taskQueue, prepared);
       return batchHandleOf(workflow, prepared.input.batchId);

@@ -6,9 +6,12 @@ import {
   classifySubmit,
   formatProblems,
   getEndpoint,
+  mcpArgumentProblems,
+  mcpUnsupportedReason,
   validateInput,
   type EndpointDef,
   type PollOutcome,
+  type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
 import type { ActivityDeps } from './deps.js';
@@ -26,6 +29,8 @@ export interface SubmitCallInput {
   webhook?: boolean;
   /** This attempt's token: recorded by the workflow (submitIntent) just before the POST. */
   intentToken?: string;
+  /** The MCP endpoint's tool instead of the HTTP API (default http). */
+  transport?: Transport;
 }
 
 /** When a request was sent and what the service said of the job's duration (for learning). */
@@ -57,6 +62,8 @@ export interface PollCallInput {
   endpoint: string;
   keyId: string;
   requestId: string;
+  /** check_status of the MCP endpoint instead of the HTTP GET (default http). */
+  transport?: Transport;
 }
 
 /** Turns a poll classification into a result, or throws the matching failure. */
@@ -121,6 +128,19 @@ export function createCallActivities(deps: ActivityDeps) {
           `invalid_request: ${formatProblems(valid.problems)}`,
         );
       }
+      const transport = input.transport ?? 'http';
+      if (transport === 'mcp') {
+        const why = mcpUnsupportedReason(endpoint, { webhook: input.webhook === true });
+        if (why)
+          throw terminalFailure({ code: 'mcp_unsupported' }, undefined, `mcp_unsupported: ${why}`);
+        const problems = mcpArgumentProblems(endpoint.mcpTool!, valid.value);
+        if (problems.length)
+          throw terminalFailure(
+            { code: 'invalid_request' },
+            undefined,
+            `invalid_request: ${endpoint.mcpTool} over MCP: ${formatProblems(problems)}`,
+          );
+      }
       const params: Record<string, unknown> = { ...valid.value };
       if (input.webhook) {
         if (!deps.callbackUrlFor) throw terminalFailure({ code: 'webhook_not_configured' });
@@ -139,6 +159,7 @@ export function createCallActivities(deps: ActivityDeps) {
           intentRecorder(input.intentToken),
           // A job whose result a webhook delivers needs no poll held for it.
           input.webhook ? 0 : 1,
+          transport,
         );
       } catch (err) {
         if (err instanceof TransportError) {
@@ -192,10 +213,18 @@ export function createCallActivities(deps: ActivityDeps) {
       let reply;
       let sentAt: number | undefined;
       try {
-        reply = await guardedRequest(deps, input.keyId, 'poll', (c) => {
-          sentAt = Date.now();
-          return c.poll(endpoint, input.requestId);
-        });
+        reply = await guardedRequest(
+          deps,
+          input.keyId,
+          'poll',
+          (c) => {
+            sentAt = Date.now();
+            return c.poll(endpoint, input.requestId);
+          },
+          undefined,
+          undefined,
+          input.transport ?? 'http',
+        );
       } catch (err) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;

@@ -1,6 +1,6 @@
 // One request to the service under the key's permit, with the side effects every HTTP activity
 // owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
-import type { Reply } from '../contract/index.js';
+import type { Reply, Transport } from '../contract/index.js';
 import { PermitRefusedError, type RequestKind } from '../http/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { ActivityDeps } from './deps.js';
@@ -15,8 +15,10 @@ export async function guardedRequest(
   beforeSend?: () => Promise<void>,
   /** For a submit: the polls its job will need (see PermitGate.acquire). */
   followUps?: number,
+  /** The MCP endpoint's tool calls take the same permits as the HTTP API's requests. */
+  transport: Transport = 'http',
 ): Promise<Reply> {
-  const client = deps.clients.get(keyId);
+  const client = deps.clients.get(keyId, transport);
   return withHeartbeat(async (signal) => {
     try {
       await deps.permits.acquire(keyId, kind, signal, beforeSend, followUps);

@@ -16,9 +16,12 @@ import {
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import {
   findEndpoint,
+  mcpUnsupportedReason,
   PcdsError,
+  TRANSPORTS,
   type EndpointDef,
   type PcdsErrorCode,
+  type Transport,
 } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import type { batchWorkflow } from '../workflows/batch.js';
@@ -64,6 +67,8 @@ export interface BatchRequest {
   webhookFallbackPollMs?: number;
   /** Rows run as activities of the batch (see BatchInput.compact). */
   compact?: boolean;
+  /** Submit and poll each row over the HTTP API (default) or the MCP endpoint's tools. */
+  transport?: Transport;
   /** Replace an existing non-empty output file. */
   overwrite?: boolean;
   historyThreshold?: number;
@@ -103,6 +108,15 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       'not_async_endpoint',
       `${endpoint.name} is synchronous: there is nothing to batch`,
     );
+  }
+  if (req.transport !== undefined && !(TRANSPORTS as readonly string[]).includes(req.transport))
+    throw new BatchSetupError(
+      'invalid_options',
+      `--transport must be one of ${TRANSPORTS.join(', ')}`,
+    );
+  if (req.transport === 'mcp') {
+    const why = mcpUnsupportedReason(endpoint, { webhook: req.webhooks === true });
+    if (why) throw new BatchSetupError('mcp_unsupported', why);
   }
   const batchId = req.batchId ?? newBatchId();
   if (!BATCH_ID_PATTERN.test(batchId)) {
@@ -198,6 +212,7 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.webhooks && req.webhookFallbackPollMs
         ? { webhookFallbackPollMs: req.webhookFallbackPollMs }
         : {}),
+      ...(req.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
       ...(req.historyThreshold ? { historyThreshold: req.historyThreshold } : {}),
       ...(req.chunkSize ? { chunkSize: req.chunkSize } : {}),
       ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),

@@ -2,6 +2,7 @@
 // types: workflow code imports this file. Rows are numbered from 1 (the first data row).
 
 import type { PcdsErrorCode } from '../contract/errors.js';
+import type { Transport } from '../contract/mcp-replies.js';
 import type { RequestCounts } from './job-duration.js';
 
 export type InputFormat = 'csv' | 'jsonl';
@@ -144,6 +145,8 @@ export interface BatchInput {
   webhooks?: boolean;
   /** With webhooks: each child polls this often while no delivery arrives. */
   webhookFallbackPollMs?: number;
+  /** Each child submits and polls over this transport (default http). */
+  transport?: Transport;
   /** Passed to each child. */
   pollIntervalMs?: number;
   maxWaitMs?: number;

@@ -5,7 +5,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
 import { exportBatchOutput, type ExportFormat } from '../batch/export.js';
@@ -35,6 +35,7 @@ import {
   type FailedRow,
 } from '../batch/types.js';
 import { loadConfig, type Config } from '../config.js';
+import { TRANSPORTS, type Transport } from '../contract/index.js';
 import { createServiceClients } from '../http/service-clients.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
@@ -306,6 +307,7 @@ interface StartFlags {
   maxRowBytes?: number;
   webhooks?: boolean;
   compact?: boolean;
+  transport?: Transport;
   overwrite?: boolean;
   detach?: boolean;
   estimate: boolean;
@@ -378,6 +380,14 @@ export function registerBatchCommand(program: Command): Command {
       '--compact',
       'rows run as activities of the batch, not workflows of their own: fewer history events and more rows/s when the service is not the limit (polling only)',
     )
+    .addOption(
+      new Option(
+        '--transport <http|mcp>',
+        "submit and poll each row over the HTTP API or the MCP endpoint's tools",
+      )
+        .choices(TRANSPORTS)
+        .default('http'),
+    )
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the batch id and return at once')
     .option('--no-estimate', 'skip the GET /usage credit check')
@@ -399,6 +409,7 @@ export function registerBatchCommand(program: Command): Command {
             ? { webhooks: true, webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS }
             : {}),
           ...(o.compact ? { compact: true } : {}),
+          ...(o.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
           ...(o.overwrite ? { overwrite: true } : {}),
         };
         let prepared: PreparedBatch;

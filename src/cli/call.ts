@@ -1,7 +1,7 @@
 // `pcds call <endpoint> --<param> <value> ...`: one durable call, printed as JSON.
 import type { Command } from 'commander';
-import { validatedParams } from '../client.js';
-import { ASYNC_ENDPOINTS, findEndpoint } from '../contract/index.js';
+import { checkTransport, validatedParams } from '../client.js';
+import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../contract/index.js';
 import { loadConfig } from '../config.js';
 import { action, printJson, UsageError } from './output.js';
 import { parameterHelp, paramsFromArgs } from './params.js';
@@ -12,6 +12,8 @@ const CALL_FLAGS = `Call options:
   --id <key>           idempotency key: a repeated call with the same key runs once
   --key-id <id>        configured key to use (default: the first)
   --webhook            wait for a webhook delivery, polling only as a fallback
+  --transport <t>      http (default) or mcp: submit with the MCP endpoint's tool and
+                       poll with check_status (endpoints that have an MCP tool)
   --json '{...}'       parameters as one JSON object (flags override its fields)`;
 
 export function callHelp(): string {
@@ -49,16 +51,18 @@ interface CallFlags {
   id?: string;
   keyId?: string;
   webhook: boolean;
+  transport: Transport;
 }
 
 /** Splits the call's own flags from the endpoint's parameters. */
 function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
-  const flags: CallFlags = { wait: true, webhook: false };
+  const flags: CallFlags = { wait: true, webhook: false, transport: 'http' };
   const rest: string[] = [];
   for (let i = 0; i < args.length; i++) {
     // `--id=key` as well as `--id key`, like the endpoint's parameters.
     const eq = args[i].indexOf('=');
-    const inline = eq > 0 && /^--(id|key-id)=/.test(args[i]) ? args[i].slice(eq + 1) : undefined;
+    const inline =
+      eq > 0 && /^--(id|key-id|transport)=/.test(args[i]) ? args[i].slice(eq + 1) : undefined;
     const a = inline === undefined ? args[i] : args[i].slice(0, eq);
     const value = () => {
       const v = inline ?? args[++i];
@@ -71,7 +75,12 @@ function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
     else if (a === '--webhook') flags.webhook = true;
     else if (a === '--id') flags.id = value();
     else if (a === '--key-id') flags.keyId = value();
-    else rest.push(a);
+    else if (a === '--transport') {
+      const t = value();
+      if (!(TRANSPORTS as readonly string[]).includes(t))
+        throw new UsageError(`--transport must be one of ${TRANSPORTS.join(', ')} (got "${t}")`);
+      flags.transport = t as Transport;
+    } else rest.push(a);
   }
   return { flags, rest };
 }
@@ -108,7 +117,8 @@ export function registerCallCommand(program: Command): Command {
         const { flags, rest } = splitFlags(args);
         const params = paramsFromArgs(endpoint, rest);
         // Bad parameters are reported before anything connects (exit 2, like any usage error).
-        validatedParams(endpoint.name, params);
+        const valid = validatedParams(endpoint.name, params);
+        checkTransport(endpoint, valid.params, flags.transport, flags.webhook);
         const config = loadConfig();
         const client = await connectPcdsClient(config);
         try {
@@ -116,6 +126,7 @@ export function registerCallCommand(program: Command): Command {
             ...(flags.id ? { idempotencyKey: flags.id } : {}),
             ...(flags.keyId ? { keyId: flags.keyId } : {}),
             ...(flags.webhook ? { webhook: true } : {}),
+            ...(flags.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
           });
           const ui = `${config.PCDS_TEMPORAL_UI_URL}/namespaces/${config.PCDS_TEMPORAL_NAMESPACE}/workflows/${handle.workflowId}`;
           if (!flags.wait) {

@@ -6,6 +6,7 @@ import { registerDemoCommand } from './demo.js';
 import { registerDevCommand } from './dev.js';
 import { registerEmulatorCommand } from './emulator.js';
 import { registerMcpCommand } from './mcp.js';
+import { registerMcpLoginCommand } from './mcp-login.js';
 import { reportError } from './output.js';
 import { registerSearchCommand } from './search.js';
 import { registerThrottleCommand } from './throttle.js';
@@ -36,6 +37,7 @@ registerSearchCommand(program);
 registerDemoCommand(program);
 registerThrottleCommand(program);
 registerMcpCommand(program);
+registerMcpLoginCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -320,6 +320,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       ...(input.webhooks && input.webhookFallbackPollMs
         ? { webhookFallbackPollMs: input.webhookFallbackPollMs }
         : {}),
+      ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
       ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
       ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
       ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),

@@ -13,7 +13,7 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { classifyPoll, findEndpoint, isKeyFault } from '../contract/index.js';
+import { classifyPoll, findEndpoint, isKeyFault, mcpUnsupportedReason } from '../contract/index.js';
 import type { PollResult } from '../activities/calls.js';
 import {
   PcdsBatchId,
@@ -111,6 +111,12 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
       `no asynchronous endpoint named ${input.endpoint}`,
     );
   }
+  if (input.transport === 'mcp') {
+    const why = mcpUnsupportedReason(endpoint, { webhook: input.webhook === true });
+    if (why) throw callFailure('mcp_unsupported', `mcp_unsupported: ${why}`);
+  }
+  // Only a call over MCP names its transport to the activities (HTTP is their default).
+  const transport = input.transport === 'mcp' ? { transport: 'mcp' as const } : {};
   // The maximum wait measures the service's job, from its acceptance: time spent waiting for
   // permits of our own throttle before the submit is "throttled", never late.
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
@@ -212,6 +218,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
           endpoint: endpoint.name,
           keyId: submitted.keyId,
           requestId: submitted.requestId,
+          ...transport,
         });
         state.lastStatus = r.status;
         if (keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');
@@ -324,6 +331,7 @@ async function submitWithRetries(
         params: input.params,
         ...(input.keyId ? { keyId: input.keyId } : {}),
         ...(input.webhook ? { webhook: true } : {}),
+        ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
         intentToken,
       }),
     serviceWaitMs,

@@ -1,6 +1,8 @@
 // Inputs and outcomes of the workflows, shared by workflows, activities, client and CLI.
 // They carry no secret: a key is named by its non-secret id and resolved inside activities.
 
+import type { Transport } from '../contract/index.js';
+
 export type Outcome = 'found' | 'empty' | 'failed';
 
 export interface CallInput {
@@ -10,6 +12,11 @@ export interface CallInput {
   params: Record<string, unknown>;
   /** Id of the configured key to use; the worker's first key when omitted. */
   keyId?: string;
+  /**
+   * How the job is submitted and polled: the HTTP API (default), or the MCP endpoint's tool and
+   * check_status. Kept in the input, so the choice is durable and visible.
+   */
+  transport?: Transport;
   /** Wait for a webhook delivery, polling only as a slow fallback. */
   webhook?: boolean;
   /** Webhook mode: poll this often while no delivery arrives (default 60 s; PCDS_WEBHOOK_FALLBACK_POLL_MS). */
