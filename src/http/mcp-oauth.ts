@@ -18,7 +18,10 @@ import type {
 import { PcdsError } from '../contract/index.js';
 import type { EncryptedTokenFile, StoredGrant } from './mcp-token-file.js';
 
-/** Refresh this long before the stated expiry, so a token never lapses in flight. */
+/**
+ * Refresh this long before the stated expiry (at most a quarter of the token's life), so a token
+ * never lapses in flight. The stored expiry has the margin taken off already.
+ */
 const EXPIRY_MARGIN_MS = 5_000;
 
 /** The grant is missing or was refused: an operator signs in again. */
@@ -51,7 +54,7 @@ export class OAuthGrantTokens implements McpTokenSource {
 
   async accessToken(): Promise<string> {
     const grant = this.grant ?? (await this.load());
-    if (grant.expiresAt !== undefined && grant.expiresAt - EXPIRY_MARGIN_MS <= this.now())
+    if (this.expired(grant))
       return (await this.refresh(grant.accessToken)).accessToken;
     return grant.accessToken;
   }
@@ -83,7 +86,7 @@ export class OAuthGrantTokens implements McpTokenSource {
   }
 
   private expired(g: StoredGrant): boolean {
-    return g.expiresAt !== undefined && g.expiresAt - EXPIRY_MARGIN_MS <= this.now();
+    return g.expiresAt !== undefined && g.expiresAt <= this.now();
   }
 
   private async rotate(stale: string): Promise<StoredGrant> {
@@ -127,6 +130,11 @@ export class OAuthGrantTokens implements McpTokenSource {
   }
 }
 
+function expiryOf(expiresInSeconds: number, now: number): number {
+  const life = expiresInSeconds * 1000;
+  return now + life - Math.min(EXPIRY_MARGIN_MS, life / 4);
+}
+
 function grantFrom(
   base: Omit<StoredGrant, 'accessToken' | 'refreshToken' | 'expiresAt' | 'scope'>,
   tokens: OAuthTokens,
@@ -142,7 +150,7 @@ function grantFrom(
     ...(tokens.scope ? { scope: tokens.scope } : {}),
     accessToken: tokens.access_token,
     ...(refreshToken ? { refreshToken } : {}),
-    ...(tokens.expires_in !== undefined ? { expiresAt: now + tokens.expires_in * 1000 } : {}),
+    ...(tokens.expires_in !== undefined ? { expiresAt: expiryOf(tokens.expires_in, now) } : {}),
   };
 }
 

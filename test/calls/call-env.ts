@@ -102,3 +102,11 @@ export async function withCallWorker<T>(
     }
   });
 }
+
+/** The history as text, with every payload's bytes decoded (they hold the JSON inputs and results). */
+export function historyText(history: unknown): string {
+  // Protobuf messages turn bytes into base64 strings in their toJSON: decode every `data` field.
+  return JSON.stringify(history, (key, v: unknown) =>
+    key === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
+  );
+}

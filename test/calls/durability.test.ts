@@ -7,17 +7,10 @@ import { createPcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { connectClient, testNamespace, uniqueTaskQueue } from '../harness/temporal.js';
 import { spawnWorkerProcess } from '../harness/worker-process.js';
-import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
+import { historyText, startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
 
 let env: CallEnv;
 
-/** The history as text, with every payload's bytes decoded (they hold the JSON inputs and results). */
-function historyText(history: unknown): string {
-  // Protobuf messages turn bytes into base64 strings in their toJSON: decode every `data` field.
-  return JSON.stringify(history, (key, v: unknown) =>
-    key === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
-  );
-}
 const knownEmail = sampleRows({ rows: 1 })[0].email;
 
 beforeAll(async () => {
