@@ -1,11 +1,16 @@
 // `pcds --help`, `pcds call` and `pcds usage` run as child processes against the emulator and a
 // worker: help from the catalogue, bad input refused before anything starts, found and empty
 // outcomes, and no secret or stack trace in what the command prints.
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ASYNC_ENDPOINTS, ENDPOINTS, getEndpoint } from '../../src/contract/index.js';
+import { loadConfig } from '../../src/config.js';
 import { sampleRows } from '../../src/emulator/index.js';
+import { mcpTokenFile } from '../../src/http/service-clients.js';
 import { runCli, sharedCliEnv, STACK_FRAME } from './cli-env.js';
 
 const shared = sharedCliEnv();
@@ -96,6 +101,29 @@ describe('bad input starts nothing', () => {
       message: /--no-such-flag is not a parameter of person_enrichment/,
     },
     { args: ['person_enrichment'], id: 'person_enrichment', message: /needs at least one of/ },
+    {
+      args: ['person_enrich', '--email', 'a@b.example', '--transport', 'mcp'],
+      id: 'person_enrich',
+      message: /person_enrich has no MCP tool/,
+    },
+    {
+      args: ['person_enrichment', '--email', 'a@b.example', '--transport=grpc'],
+      id: 'person_enrichment',
+      message: /--transport must be one of http, mcp/,
+    },
+    {
+      args: [
+        'person_enrichment',
+        '--email',
+        'a@b.example',
+        '--lookup-mode',
+        'fast',
+        '--transport',
+        'mcp',
+      ],
+      id: 'person_enrichment',
+      message: /person_enrichment over MCP: .*lookup_mode/,
+    },
   ];
 
   it('each is refused with exit 2 and a message naming the problem', async () => {
@@ -158,6 +186,22 @@ describe('calls', () => {
       status: 'completed',
       timing: { jobMs: expect.any(Number), polls: expect.any(Number) },
     });
+  });
+
+  it('--transport mcp prints the same outcome, through MCP tool calls', async () => {
+    const overHttp = await pcds('call', 'person_enrichment', '--email', known.email);
+    const stats = () => shared.cli.emulator.stats().requests;
+    const [submits, toolCalls] = [stats()['POST /person/enrichment'], stats()['POST /mcp'] ?? 0];
+    const r = await pcds('call', 'person_enrichment', '--email', known.email, '--transport', 'mcp');
+    expect(r.code, r.stderr).toBe(0);
+    const strip = (text: string) => {
+      const { requestId: _r, timing: _t, ...rest } = JSON.parse(text) as Record<string, unknown>;
+      return rest;
+    };
+    expect(strip(r.stdout)).toEqual(strip(overHttp.stdout));
+    expect(strip(r.stdout)).toMatchObject({ outcome: 'found' });
+    expect(stats()['POST /person/enrichment']).toBe(submits);
+    expect((stats()['POST /mcp'] ?? 0) - toolCalls).toBeGreaterThanOrEqual(2);
   });
 
   it('--no-wait --id=<key> prints the workflow id and returns', async () => {
@@ -229,6 +273,31 @@ describe('usage', () => {
     expect(r.stderr).toMatch(/^error: invalid_api_secret/m);
     expect(r.stdout + r.stderr).not.toContain(wrong);
     expect(r.stderr).not.toMatch(STACK_FRAME);
+  });
+});
+
+describe('mcp-login', () => {
+  it('signs in headless against the emulator and keeps the grant sealed for the workers', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pcds-cli-mcp-login-'));
+    const env = { ...shared.cli.env, PCDS_DATA_DIR: dataDir };
+    const r = await runCli(['mcp-login'], env, outputs);
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { keyId: string; scope: string; tokensFile: string };
+    expect(out).toEqual({
+      keyId: 'default',
+      scope: 'svc.read svc.search svc.answer',
+      tokensFile: join(dataDir, 'mcp-tokens.enc'),
+    });
+    expect(r.stdout + r.stderr).not.toMatch(/mcp_(at|rt)_/);
+    const content = await mcpTokenFile(loadConfig(env)).read();
+    expect(content.grants.default.accessToken).toMatch(/^mcp_at_/);
+    expect(readFileSync(out.tokensFile, 'utf8')).not.toContain(content.grants.default.accessToken);
+  });
+
+  it('refuses an unknown key id, naming the known ones', async () => {
+    const r = await pcds('mcp-login', '--key-id', 'nokey');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no key with id "nokey" is configured; known ids: default/);
   });
 });
 
