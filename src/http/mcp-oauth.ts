@@ -1,7 +1,8 @@
 // OAuth for the MCP endpoint, held by the worker: each key id's grant (from `pcds mcp-login`)
 // sits in the encrypted tokens file. An access token is refreshed before it expires or when the
 // endpoint refuses it; refresh tokens rotate, so the new pair is written to the file before it is
-// used, and a worker that restarts reads the newest one. One refresh runs at a time per key.
+// used, and a worker that restarts reads the newest one. One refresh runs at a time per key, and
+// one at a time across the processes that share the file (its lock).
 import {
   auth,
   discoverAuthorizationServerMetadata,
@@ -54,8 +55,7 @@ export class OAuthGrantTokens implements McpTokenSource {
 
   async accessToken(): Promise<string> {
     const grant = this.grant ?? (await this.load());
-    if (this.expired(grant))
-      return (await this.refresh(grant.accessToken)).accessToken;
+    if (this.expired(grant)) return (await this.refresh(grant.accessToken)).accessToken;
     return grant.accessToken;
   }
 
@@ -78,9 +78,11 @@ export class OAuthGrantTokens implements McpTokenSource {
     if (this.grant && this.grant.accessToken !== stale && !this.expired(this.grant))
       return Promise.resolve(this.grant);
     if (!this.refreshing) {
-      this.refreshing = this.rotate(stale).finally(() => {
-        this.refreshing = undefined;
-      });
+      this.refreshing = this.file
+        .withLock(() => this.rotate(stale))
+        .finally(() => {
+          this.refreshing = undefined;
+        });
     }
     return this.refreshing;
   }
@@ -265,8 +267,10 @@ export async function mcpLogin(opts: McpLoginOptions): Promise<{ scope?: string;
     tokens,
     Date.now(),
   );
-  const content = await opts.file.read();
-  content.grants[opts.keyId] = grant;
-  await opts.file.write(content);
+  await opts.file.withLock(async () => {
+    const content = await opts.file.read();
+    content.grants[opts.keyId] = grant;
+    await opts.file.write(content);
+  });
   return { ...(grant.scope ? { scope: grant.scope } : {}), path: opts.file.path };
 }

@@ -3,7 +3,8 @@
 // once with mode 0600 beside the tokens. Every write is atomic (temporary file, fsync, rename), so
 // a crash leaves either the old grants or the new ones, never a torn file.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PcdsError } from '../contract/index.js';
@@ -100,6 +101,10 @@ export async function writeFileAtomic(path: string, data: string | Buffer): Prom
   }
 }
 
+/** A lock older than this was left by a process that died while it held it. */
+const STALE_LOCK_MS = 30_000;
+const LOCK_WAIT_MS = 20_000;
+
 export class EncryptedTokenFile {
   private key?: Buffer;
 
@@ -107,6 +112,39 @@ export class EncryptedTokenFile {
 
   get path(): string {
     return this.opts.path;
+  }
+
+  /**
+   * Runs `fn` holding the file's lock (`<path>.lock`, made exclusively), so worker processes that
+   * share the file refresh one at a time: a refresh token is spent once, and the next holder reads
+   * the pair the previous one wrote.
+   */
+  async withLock<T>(fn: () => Promise<T>): Promise<T> {
+    const lock = `${this.opts.path}.lock`;
+    await mkdir(dirname(lock), { recursive: true });
+    const until = Date.now() + LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        const fh = await open(lock, 'wx', 0o600);
+        await fh.writeFile(String(process.pid));
+        await fh.close();
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+        const held = await stat(lock).catch(() => undefined);
+        if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) await rm(lock, { force: true });
+        else if (Date.now() > until)
+          throw new TokenFileError(
+            `${lock} has been held for over ${LOCK_WAIT_MS / 1000} s: another process is refreshing the tokens`,
+          );
+        else await sleep(25 + Math.random() * 25);
+      }
+    }
+    try {
+      return await fn();
+    } finally {
+      await rm(lock, { force: true });
+    }
   }
 
   async read(): Promise<TokensContent> {

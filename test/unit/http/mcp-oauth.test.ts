@@ -128,6 +128,24 @@ describe('OAuth grant tokens', () => {
     expect((await file.read()).grants.k1.refreshToken).toBe('rt-2');
   });
 
+  it('refreshes once across processes sharing the file: the others read the pair it wrote', async () => {
+    live.clear();
+    live.add('rt-0');
+    issued = 0;
+    requests.length = 0;
+    const paths = tokenFilePaths(dir());
+    await new EncryptedTokenFile(paths).write({ version: 1, grants: { k1: grant() } });
+    // Separate instances, as in separate worker processes: only the file and its lock are shared.
+    const workers = Array.from(
+      { length: 4 },
+      () => new OAuthGrantTokens(new EncryptedTokenFile(paths), 'k1'),
+    );
+    const fresh = await Promise.all(workers.map((w) => w.refreshAfter('at-0')));
+    expect(new Set(fresh)).toEqual(new Set(['at-1']));
+    expect(requests).toHaveLength(1);
+    expect(() => statSync(`${paths.path}.lock`)).toThrow();
+  });
+
   it('refreshes an access token that is about to expire before using it', async () => {
     live.clear();
     live.add('rt-0');
