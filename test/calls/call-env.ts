@@ -9,7 +9,7 @@ import {
   type RunningEmulator,
 } from '../../src/emulator/index.js';
 import { createServiceClients, type ServiceClients } from '../../src/http/service-clients.js';
-import { unthrottled } from '../../src/http/permits.js';
+import { unthrottled, type PermitGate } from '../../src/http/permits.js';
 import { connectClient, withWorker } from '../harness/temporal.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
@@ -80,11 +80,12 @@ export function envConfig(
 export async function withCallWorker<T>(
   env: CallEnv,
   fn: (client: PcdsClient, taskQueue: string) => Promise<T>,
+  permits: PermitGate = unthrottled,
 ): Promise<T> {
   const activities = createActivities({
     config: env.config,
     clients: env.clients,
-    permits: unthrottled,
+    permits,
   });
   return withWorker({ activities }, async ({ taskQueue, namespace, address }) => {
     const { connection } = await connectClient({ address, namespace });

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PcdsCallError, PcdsUsageError } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
+import { unthrottled, type PermitGate } from '../../src/http/permits.js';
 import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
 
 let env: CallEnv;
@@ -57,6 +58,29 @@ describe('calls over the MCP transport', () => {
       ) as Record<string, unknown>;
       expect(input.transport).toBe('mcp');
     });
+  });
+
+  it('takes one throttle permit per tool call and per check_status, like HTTP requests', async () => {
+    const permits: string[] = [];
+    const counting: PermitGate = {
+      ...unthrottled,
+      acquire: (keyId, kind, signal, beforeSend) => {
+        permits.push(kind);
+        return unthrottled.acquire(keyId, kind, signal, beforeSend);
+      },
+    };
+    await withCallWorker(
+      env,
+      async (client) => {
+        const before = mcpRequests();
+        await client.call('person_enrichment', { email: knownEmail }, { transport: 'mcp' });
+        // Every tools/call the emulator admitted (the tool and each check_status) had a permit.
+        expect(permits.length).toBe(mcpRequests() - before);
+        expect(permits.filter((k) => k === 'submit')).toHaveLength(1);
+        expect(permits.filter((k) => k === 'poll').length).toBeGreaterThanOrEqual(1);
+      },
+      counting,
+    );
   });
 
   it('gives an empty outcome for no match, like HTTP', async () => {
