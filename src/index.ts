@@ -18,6 +18,7 @@ export { PcdsCallError, PcdsUsageError } from './client-errors.js';
 export { BatchSetupError, type BatchRequest, type BatchStatus } from './batch/launch.js';
 export { PcdsError } from './contract/pcds-error.js';
 export { ERROR_CODES, isPcdsErrorCode, type PcdsErrorCode } from './contract/errors.js';
+export { TRANSPORTS, type Transport } from './contract/mcp-replies.js';
 export {
   MAX_WINDOW,
   type BatchProgress,

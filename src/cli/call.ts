@@ -35,7 +35,7 @@ export function endpointHelp(name: string): string {
   const e = findEndpoint(name)!;
   return `Usage: pcds call ${e.name} [--<param> <value> ...] [options]
 
-${e.summary} (POST ${e.path}, result at ${e.resultPath}).
+${e.summary} (POST ${e.path}, result at ${e.resultPath}${e.mcpTool ? `; MCP tool ${e.mcpTool}, for --transport mcp` : `; no MCP tool`}).
 
 Parameters:
 ${parameterHelp(e).join('\n')}
