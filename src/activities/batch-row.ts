@@ -14,9 +14,12 @@ import {
   formatProblems,
   getEndpoint,
   isKeyFault,
+  mcpArgumentProblems,
+  mcpUnsupportedReason,
   validateInput,
   type EndpointDef,
   type Failure,
+  type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
 import { PermitRefusedError } from '../http/permits.js';
@@ -48,6 +51,8 @@ export interface BatchRowInput {
   params: Record<string, unknown>;
   /** The batch's JSONL output (the journal sits beside it). */
   output: string;
+  /** Submit and poll over the HTTP API (default) or the MCP endpoint's tools. */
+  transport?: Transport;
   pollIntervalMs?: number;
   firstPollDelayMs?: number;
   maxWaitMs?: number;
@@ -90,6 +95,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       const info = ctx.info;
       const owner = `${info.workflowExecution?.runId ?? 'none'}/${info.activityId}/${info.attempt}`;
       const journal = journalPathOf(input.output, input.batchId);
+      const transport = input.transport ?? 'http';
       let where: Record<string, unknown> = { row: input.row, phase: 'submitting' };
       ctx.heartbeat(where);
       const beat = setInterval(() => ctx.heartbeat(where), HEARTBEAT_EVERY_MS);
@@ -150,6 +156,16 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         const valid = validateInput(endpoint, input.params);
         if (!valid.ok)
           return failed('invalid_request', `invalid_request: ${formatProblems(valid.problems)}`);
+        if (transport === 'mcp') {
+          const why = mcpUnsupportedReason(endpoint, { webhook: false });
+          if (why) return failed('mcp_unsupported', `mcp_unsupported: ${why}`);
+          const problems = mcpArgumentProblems(endpoint.mcpTool!, valid.value);
+          if (problems.length)
+            return failed(
+              'invalid_request',
+              `invalid_request: ${endpoint.mcpTool} over MCP: ${formatProblems(problems)}`,
+            );
+        }
         const release = () =>
           recordRow(journal, { row: input.row, state: 'released', owner, keyId: input.keyId });
         let waited = 0;
@@ -169,6 +185,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
                   );
               },
               1,
+              transport,
             );
           } catch (err) {
             if (err instanceof ClaimedElsewhere) {
@@ -240,10 +257,18 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           let sentAt = Date.now();
           let reply;
           try {
-            reply = await guardedRequest(deps, job.keyId, 'poll', (c) => {
-              sentAt = Date.now();
-              return c.poll(endpoint, job.requestId);
-            });
+            reply = await guardedRequest(
+              deps,
+              job.keyId,
+              'poll',
+              (c) => {
+                sentAt = Date.now();
+                return c.poll(endpoint, job.requestId);
+              },
+              undefined,
+              undefined,
+              transport,
+            );
           } catch (err) {
             if (!(err instanceof TransportError)) throw err;
             // Polls are free and safe to repeat: a lost one is made again.

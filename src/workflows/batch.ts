@@ -336,6 +336,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
           key: row.key,
           params: row.params,
           output: input.output,
+          ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
           ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
           ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
           ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),

@@ -1,5 +1,6 @@
 // A small batch over the MCP transport writes the same lines as over HTTP (found, empty and bad
-// rows alike), and its rows went to the service as MCP tool calls, never as HTTP submits.
+// rows alike), and its rows went to the service as MCP tool calls, never as HTTP submits; so do
+// a compact batch's rows.
 import { describe, expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
@@ -56,6 +57,23 @@ describe('batch over MCP', () => {
       // Each sent row: one tool call and at least one check_status, and no HTTP submit.
       const sent = httpSummary.found + httpSummary.empty;
       expect((stats()['POST /mcp'] ?? 0) - mcpBefore).toBeGreaterThanOrEqual(2 * sent);
+      expect(stats()['POST /person/enrichment'] ?? 0).toBe(httpSubmits);
+
+      // A compact batch's rows (activities of the batch) go over MCP alike.
+      const mcpBeforeCompact = stats()['POST /mcp'] ?? 0;
+      const compact = await startCsvBatch(client, taskQueue, 'over-mcp-compact', input, {
+        ...options,
+        transport: 'mcp',
+        compact: true,
+      });
+      expect(await compact.handle.result()).toMatchObject({
+        state: 'done',
+        found: httpSummary.found,
+        empty: httpSummary.empty,
+        failed: httpSummary.failed,
+      });
+      expect(comparable(compact.output)).toEqual(comparable(overHttp.output));
+      expect((stats()['POST /mcp'] ?? 0) - mcpBeforeCompact).toBeGreaterThanOrEqual(2 * sent);
       expect(stats()['POST /person/enrichment'] ?? 0).toBe(httpSubmits);
     });
   });
