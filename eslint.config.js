@@ -86,6 +86,13 @@ export default defineConfig(
     languageOptions: { globals: NODE_GLOBALS },
   },
   {
+    files: ['**/*.cjs'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { ...NODE_GLOBALS, require: 'readonly', exports: 'writable', module: 'writable' },
+    },
+  },
+  {
     files: TS_FILES,
     extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {

@@ -25,6 +25,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: ['test/unit/**', '**/node_modules/**'],
           globalSetup: ['test/harness/global-setup.ts'],
+          setupFiles: ['test/harness/encryption-env.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

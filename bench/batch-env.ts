@@ -1,7 +1,9 @@
 // Shared setup of the batch benchmarks: a fresh dev server, the emulator with latency and limits
 // off, and a production worker (throttle off) in this process.
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { Client, Connection } from '@temporalio/client';
+import { Connection, type Client } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { temporalClient } from '../src/temporal/data-converter.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { startDevServer, type DevServer } from '../src/temporal/index.js';
@@ -34,6 +36,8 @@ export async function startBenchEnv(): Promise<BenchEnv> {
     PCDS_TEMPORAL_ADDRESS: server.address,
     PCDS_TASK_QUEUE: 'bench-batch',
     PCDS_HTTP_CONNECTIONS: '64',
+    // Encrypted like production: the codec's cost is part of the figures.
+    PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const worker = await createWorker({
@@ -46,7 +50,7 @@ export async function startBenchEnv(): Promise<BenchEnv> {
   });
   const running = worker.run();
   const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: server.namespace });
+  const client = temporalClient(connection, config);
   return {
     server,
     emulator,

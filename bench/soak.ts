@@ -9,6 +9,7 @@
 // kept its promise: rows missing or doubled, submits per row, credits against rows found, rows
 // timed out, 429s, and the share of the allowed rate used.
 // Run: npx tsx bench/soak.ts [rows] [timeScale]
+import { randomBytes } from 'node:crypto';
 import {
   existsSync,
   mkdtempSync,
@@ -22,7 +23,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
+import { temporalClient } from '../src/temporal/data-converter.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
 import { prepareBatch, queryProgress, startBatchWorkflow } from '../src/batch/launch.js';
@@ -78,6 +80,7 @@ const config = loadConfig({
   PCDS_RATE_PER_HOUR: String(LIMITS.perHour),
   PCDS_TEMPORAL_ADDRESS: server.address,
   PCDS_TASK_QUEUE: 'soak',
+  PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
 });
 const startWorker = async (
   workflowsPath?: string,
@@ -91,7 +94,7 @@ const startWorker = async (
 };
 
 const connection = await Connection.connect({ address: server.address });
-const client = new Client({ connection });
+const client = temporalClient(connection, config);
 let current = await startWorker();
 const events: string[] = [];
 const started = Date.now();

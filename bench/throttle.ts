@@ -8,7 +8,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { temporalClient } from '../src/temporal/data-converter.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
 import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
@@ -73,12 +75,13 @@ async function throttledBatch(
     PCDS_RATE_PER_HOUR: String(LIMITS.perHour),
     PCDS_TEMPORAL_ADDRESS: temporalAddress,
     PCDS_TASK_QUEUE: 'bench-throttle',
+    PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   });
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
   const worker = await createWorker({ config, connection: nativeConnection });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporalAddress });
-  const client = new Client({ connection });
+  const client = temporalClient(connection, config);
   try {
     const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-throttle-'));
     const input = join(dir, 'rows.csv');

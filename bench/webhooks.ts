@@ -6,7 +6,9 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
+import { randomBytes } from 'node:crypto';
+import { temporalClient } from '../src/temporal/data-converter.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../src/config.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
@@ -49,7 +51,6 @@ const emulator = await startEmulator({
 });
 const nativeConnection = await NativeConnection.connect({ address: temporal.address });
 const connection = await Connection.connect({ address: temporal.address });
-const client = new Client({ connection, namespace: temporal.namespace });
 await registerSearchAttributes(nativeConnection, temporal.namespace);
 
 const config = loadConfig({
@@ -57,7 +58,9 @@ const config = loadConfig({
   PCDS_API_KEYS: JSON.stringify([emulator.devKey]),
   PCDS_THROTTLE: 'off',
   PCDS_TEMPORAL_NAMESPACE: temporal.namespace,
+  PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
 });
+const client = temporalClient(connection, config);
 const settings: WebhookSettings = {
   publicUrl: 'http://127.0.0.1',
   current: { id: 'k1', secret: 'bench-webhook-secret-0123456789' },

@@ -62,6 +62,7 @@ async function main(): Promise<void> {
   const dir = tempDir('replay');
   const connection = await Connection.connect({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
+  // Recorded in clear: the replay test proves that the codec passes clear payloads through.
   const client = new Client({ connection, namespace: server.namespace });
   const settings: WebhookSettings = {
     publicUrl: 'http://127.0.0.1',
@@ -78,7 +79,10 @@ async function main(): Promise<void> {
     host: '127.0.0.1',
     log: quiet,
   });
-  const config = configFor(emulator, { PCDS_TEMPORAL_NAMESPACE: server.namespace });
+  const config = configFor(emulator, {
+    PCDS_TEMPORAL_NAMESPACE: server.namespace,
+    PCDS_ENCRYPTION: 'off',
+  });
   const pcdsWorker = await createWorker({
     config,
     connection: nativeConnection,
@@ -133,6 +137,7 @@ async function recordCalls(connection: Connection, namespace: string, recorded: 
     connection,
     namespace,
     taskQueue: TASK_QUEUE,
+    dataConverter: {},
     defaults: { pollIntervalMs: 100, maxWaitMs: 60_000, webhookFallbackPollMs: 60_000 },
   });
   const [polled, delivered] = sampleRows({ rows: 2 });

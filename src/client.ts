@@ -10,7 +10,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   type WorkflowHandle,
 } from '@temporalio/client';
-import type { SearchAttributePair } from '@temporalio/common';
+import type { DataConverter, SearchAttributePair } from '@temporalio/common';
 import {
   batchHandle,
   batchNotFound,
@@ -26,6 +26,7 @@ import {
 import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from './batch/messages.js';
 import { BATCH_ID_PATTERN, MAX_WINDOW, type BatchSummary } from './batch/types.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
+import { dataConverterFromEnv } from './temporal/data-converter.js';
 import {
   findEndpoint,
   formatProblems,
@@ -73,6 +74,11 @@ export interface PcdsClientOptions {
     EndpointCallInput,
     'pollIntervalMs' | 'maxWaitMs' | 'webhookFallbackPollMs' | 'transport'
   >;
+  /**
+   * Default: from PCDS_ENCRYPTION* in the environment (the payload codec with the configured keys;
+   * refused without a key unless PCDS_ENCRYPTION=off). Workers must use the same keys.
+   */
+  dataConverter?: DataConverter;
 }
 
 export interface StartCallOptions {
@@ -265,11 +271,16 @@ function checkPaging(maxResults: number, pageSize: number | undefined, maxOfMax:
 }
 
 export async function createPcdsClient(options: PcdsClientOptions = {}): Promise<PcdsClient> {
+  const dataConverter = options.dataConverter ?? dataConverterFromEnv();
   const ownsConnection = !options.connection;
   const connection =
     options.connection ??
     (await Connection.connect({ address: options.address ?? '127.0.0.1:7233' }));
-  const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
+  const temporal = new Client({
+    connection,
+    namespace: options.namespace ?? 'default',
+    dataConverter,
+  });
   const taskQueue = options.taskQueue ?? 'pcds';
   const defaults = options.defaults ?? {};
 

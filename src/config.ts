@@ -3,6 +3,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { DEFAULT_MAX_ROW_BYTES, MAX_ROW_BYTES_LIMIT } from './batch/types.js';
+import { encryptionEnvShape } from './codec/settings.js';
+import { ConfigError } from './config-error.js';
 
 const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
 const intUpTo = (def: number, max: number) =>
@@ -74,6 +76,7 @@ const envSchema = z.object({
   PCDS_WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
   /** in-worker: each worker runs a receiver; standalone: one runs apart, with `pcds webhooks`. */
   PCDS_WEBHOOK_RECEIVER: z.enum(['in-worker', 'standalone']).default('in-worker'),
+  ...encryptionEnvShape,
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -87,9 +90,7 @@ export function keyLabel(key: string): string {
   return 'key-' + createHash('sha256').update(key).digest('hex').slice(0, 8);
 }
 
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
+export { ConfigError };
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);

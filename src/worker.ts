@@ -3,13 +3,13 @@
 // Run directly (`node --import tsx src/worker.ts`, or `pcds worker`) it registers the search
 // attributes, polls until SIGINT/SIGTERM and shuts down cleanly.
 import { fileURLToPath } from 'node:url';
-import { Client } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities/index.js';
 import { loadConfig, type Config } from './config.js';
 import { createServiceClients } from './http/service-clients.js';
 import type { PermitGate } from './http/permits.js';
 import { permitGateFromConfig } from './throttle/gate.js';
+import { dataConverterFromSettings, temporalClient } from './temporal/data-converter.js';
 import { registerSearchAttributes } from './temporal/search-attributes.js';
 import { callbackUrlsFromConfig } from './webhooks/callback-urls.js';
 import { startReceiverFromConfig } from './webhooks/from-config.js';
@@ -47,6 +47,8 @@ export interface PcdsWorker {
 export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorker> {
   const { config } = opts;
   const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
+  // Refused at start without a key (unless PCDS_ENCRYPTION=off): person data never goes out in clear.
+  const dataConverter = dataConverterFromSettings(config);
   // Checked at start: a public URL the service would refuse stops the worker with the reason.
   const urlFor = opts.callbackUrlFor ?? callbackUrlsFromConfig(config);
   const clients = createServiceClients(config);
@@ -66,6 +68,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
       namespace: config.PCDS_TEMPORAL_NAMESPACE,
       taskQueue,
       activities,
+      dataConverter,
       ...(opts.workerOptions?.workflowBundle ? {} : { workflowsPath: WORKFLOWS_PATH }),
       ...opts.workerOptions,
     });
@@ -93,12 +96,13 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
 
 /** `pcds worker`: register search attributes, run until a signal. */
 export async function runWorkerMain(config: Config = loadConfig()): Promise<void> {
+  dataConverterFromSettings(config);
   const connection = await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
   const pcds = await createWorker({ config, connection });
   const receiverClient =
     webhooksConfigured(config) && config.PCDS_WEBHOOK_RECEIVER === 'in-worker'
-      ? new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE })
+      ? temporalClient(connection, config)
       : undefined;
   const receiver = receiverClient
     ? await startReceiverFromConfig({ config, client: receiverClient })

@@ -2,7 +2,7 @@
 // UI, the emulator, a worker), runs a batch over examples/leads.csv with a live progress bar,
 // prints the summary and the Web UI link, then stops everything (or keeps it up with --keep).
 import { join, resolve } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Command } from 'commander';
 import {
@@ -13,6 +13,7 @@ import {
   webUiRowsLink,
 } from '../batch/launch.js';
 import { projectRoot } from '../temporal/cli-binary.js';
+import { temporalClient } from '../temporal/data-converter.js';
 import { summaryText, watchBatch } from './batch.js';
 import { startDevStack } from './dev-stack.js';
 import { action, UsageError } from './output.js';
@@ -62,7 +63,7 @@ export function registerDemoCommand(program: Command): Command {
         });
         const connection = await Connection.connect({ address: stack.temporal.address });
         try {
-          const client = new Client({ connection, namespace: stack.temporal.namespace });
+          const client = temporalClient(connection, stack.config);
           const uiUrl = stack.uiUrl ?? stack.config.PCDS_TEMPORAL_UI_URL;
           const ns = stack.temporal.namespace;
           const handle = await startBatchWorkflow(client, stack.worker.taskQueue, prepared);

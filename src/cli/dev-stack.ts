@@ -2,13 +2,15 @@
 // UI on), the emulator with its development key, and a worker. `pcds dev` and the demo use it.
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
+import { ensureDevEncryptionKey } from '../codec/dev-key.js';
 import { loadConfig, type Config } from '../config.js';
 import {
   startEmulator,
   type EmulatorOptionsInput,
   type RunningEmulator,
 } from '../emulator/index.js';
+import { temporalClient } from '../temporal/data-converter.js';
 import { startDevServer, type DevServer } from '../temporal/index.js';
 import { startReceiverFromConfig } from '../webhooks/from-config.js';
 import { createWorker, type PcdsWorker } from '../worker.js';
@@ -60,7 +62,16 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       ...options.emulator,
     });
     stops.push(() => emulator.stop());
+    // Payloads are encrypted here as in production, with a key made once for this data folder
+    // (a key given in the environment wins, so a shell can share its own).
+    const encryptionEnv: Record<string, string> =
+      baseEnv.PCDS_ENCRYPTION_KEY ||
+      baseEnv.PCDS_ENCRYPTION_KEY_FILE ||
+      baseEnv.PCDS_ENCRYPTION === 'off'
+        ? {}
+        : { PCDS_ENCRYPTION_KEY_FILE: ensureDevEncryptionKey(dataDir) };
     const env: Record<string, string> = {
+      ...encryptionEnv,
       PCDS_BASE_URL: emulator.url,
       PCDS_API_KEY: emulator.devKey.key,
       PCDS_API_SECRET: emulator.devKey.secret,
@@ -90,7 +101,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     stops.push(() => receiverConnection.close());
     const receiver = await startReceiverFromConfig({
       config: loadConfig(stackEnv),
-      client: new Client({ connection: receiverConnection, namespace: temporal.namespace }),
+      client: temporalClient(receiverConnection, loadConfig(stackEnv)),
     });
     stops.push(() => receiver.stop());
     // A key pool from the shell would point at the real service: the stack uses the dev key.

@@ -1,8 +1,9 @@
 // How CLI commands reach Temporal: one connection per command, and one clear message (with the
 // fix) when the server cannot be reached, instead of the core's transport error.
-import { Client, Connection } from '@temporalio/client';
+import { Connection, type Client } from '@temporalio/client';
 import { createPcdsClient, type PcdsClient } from '../client.js';
 import type { Config } from '../config.js';
+import { dataConverterFromSettings, temporalClient } from '../temporal/data-converter.js';
 import { CliError } from './output.js';
 
 export function temporalUnreachable(config: Config): CliError {
@@ -14,20 +15,24 @@ export function temporalUnreachable(config: Config): CliError {
 export async function connectTemporal(
   config: Config,
 ): Promise<{ client: Client; close: () => Promise<void> }> {
+  // A missing key is reported before any connection is tried.
+  dataConverterFromSettings(config);
   let connection: Connection;
   try {
     connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
   } catch {
     throw temporalUnreachable(config);
   }
-  const client = new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE });
+  const client = temporalClient(connection, config);
   return { client, close: () => connection.close() };
 }
 
 /** The typed client on the configured server, task queue and call defaults. */
 export async function connectPcdsClient(config: Config): Promise<PcdsClient> {
+  const dataConverter = dataConverterFromSettings(config);
   try {
     return await createPcdsClient({
+      dataConverter,
       address: config.PCDS_TEMPORAL_ADDRESS,
       namespace: config.PCDS_TEMPORAL_NAMESPACE,
       taskQueue: config.PCDS_TASK_QUEUE,

@@ -11,7 +11,9 @@ import {
   type UpdateDefinition,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import type { EncryptionSettings } from '../codec/settings.js';
 import type { Config } from '../config.js';
+import { temporalClient } from '../temporal/data-converter.js';
 import {
   PermitRefusedError,
   unthrottled,
@@ -286,13 +288,14 @@ export function permitGateFromConfig(
     | 'PCDS_RATE_PER_HOUR'
     | 'PCDS_TEMPORAL_NAMESPACE'
     | 'keys'
+    | keyof EncryptionSettings
   >,
   connection: ConnectionLike,
   taskQueue: string,
 ): PermitGate {
   if (config.PCDS_THROTTLE === 'off') return unthrottled;
   return createWorkflowPermitGate({
-    client: new Client({ connection, namespace: config.PCDS_TEMPORAL_NAMESPACE }),
+    client: temporalClient(connection, config),
     taskQueue,
     keys: config.keys,
     defaultLimits: { perMinute: config.PCDS_RATE_PER_MINUTE, perHour: config.PCDS_RATE_PER_HOUR },

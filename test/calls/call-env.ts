@@ -10,7 +10,7 @@ import {
 } from '../../src/emulator/index.js';
 import { createServiceClients, type ServiceClients } from '../../src/http/service-clients.js';
 import { unthrottled, type PermitGate } from '../../src/http/permits.js';
-import { connectClient, withWorker } from '../harness/temporal.js';
+import { connectClient, testEncryptionEnv, withWorker } from '../harness/temporal.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 
 /** Keys of the test pool: `dev` works; the others fail with one error class each. */
@@ -72,6 +72,7 @@ export function envConfig(
     PCDS_API_KEYS: JSON.stringify([emulator.devKey, ...Object.values(TEST_KEYS)]),
     PCDS_HTTP_TIMEOUT_MS: '3000',
     PCDS_THROTTLE: 'off',
+    ...testEncryptionEnv(),
     ...extra,
   });
 }

@@ -5,7 +5,12 @@ import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
-import { connectClient, testNamespace, uniqueTaskQueue } from '../harness/temporal.js';
+import {
+  connectClient,
+  decodedHistory,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal.js';
 import { spawnWorkerProcess } from '../harness/worker-process.js';
 import { historyText, startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
 
@@ -79,7 +84,7 @@ it('keeps keys and secrets out of a finished workflow history', async () => {
     const ok = await client.startCall('person_enrichment', { email: knownEmail });
     await ok.result();
     for (const h of [handle, ok]) {
-      const history = historyText(await h.workflow.fetchHistory());
+      const history = historyText(await decodedHistory(await h.workflow.fetchHistory()));
       // The decoding works: the input's email (a payload) is readable in the text.
       expect(history).toContain(knownEmail);
       for (const k of env.config.keys) {

@@ -22,6 +22,7 @@ import {
   testNamespace,
   uniqueTaskQueue,
   workflowBundle,
+  testEncryptionEnv,
 } from '../harness/temporal.js';
 
 export interface CliResult {
@@ -111,6 +112,7 @@ export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): P
     PCDS_THROTTLE: 'off',
     PCDS_POLL_INTERVAL_MS: '100',
     PCDS_HTTP_TIMEOUT_MS: '5000',
+    ...testEncryptionEnv(),
   };
   let connection: Connection | undefined;
   try {

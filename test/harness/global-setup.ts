@@ -1,5 +1,6 @@
 // Starts one in-memory Temporal dev server for the whole integration run and hands its address
 // to the test files through vitest's provide/inject.
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { TestProject } from 'vitest/node';
@@ -11,10 +12,13 @@ declare module 'vitest' {
   export interface ProvidedContext {
     temporalAddress: string;
     temporalNamespace: string;
+    /** The run's payload encryption key (base64): tests run encrypted, as production does. */
+    encryptionKey: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  project.provide('encryptionKey', randomBytes(32).toString('base64'));
   // PCDS_TEST_TEMPORAL_ADDRESS points the suite at a server you already run (faster reruns).
   const external = process.env.PCDS_TEST_TEMPORAL_ADDRESS;
   if (external) {

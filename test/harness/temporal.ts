@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter, Payload } from '@temporalio/common';
 import {
   bundleWorkflowCode,
   DefaultLogger,
@@ -14,6 +15,7 @@ import {
 } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
+import { dataConverterFromEnv, FAILURE_CONVERTER_PATH } from '../../src/temporal/data-converter.js';
 
 /** host:port of the dev server started by the global setup. */
 export function temporalAddress(): string {
@@ -22,6 +24,19 @@ export function temporalAddress(): string {
 
 export function testNamespace(): string {
   return inject('temporalNamespace');
+}
+
+/**
+ * The run's encryption setting, for configurations a test builds from scratch (they leave the
+ * process environment out on purpose): tests run encrypted, as production does.
+ */
+export function testEncryptionEnv(): { PCDS_ENCRYPTION_KEY: string } {
+  return { PCDS_ENCRYPTION_KEY: inject('encryptionKey') };
+}
+
+/** The data converter of the run's clients and workers (the same one production builds). */
+export function testDataConverter() {
+  return dataConverterFromEnv(testEncryptionEnv());
 }
 
 let taskQueueCounter = 0;
@@ -42,7 +57,12 @@ export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleWit
   const key = resolve(workflowsPath);
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({ workflowsPath: key, logger: new DefaultLogger('WARN') });
+    bundle = bundleWorkflowCode({
+      workflowsPath: key,
+      // Failures raised in workflow code carry their messages encoded, as production's do.
+      failureConverterPath: FAILURE_CONVERTER_PATH,
+      logger: new DefaultLogger('WARN'),
+    });
     // A failure stays cached too: the sources will not change during the run, and webpack's
     // error report is printed once instead of once per test.
     bundles.set(key, bundle);
@@ -64,12 +84,16 @@ export function installQuietRuntime(): void {
   }
 }
 
-/** A client on the shared server; close its connection when done. */
+/** A client on the shared server (with the run's data converter unless told); close its connection when done. */
 export async function connectClient(
-  opts: { address?: string; namespace?: string } = {},
+  opts: { address?: string; namespace?: string; dataConverter?: DataConverter } = {},
 ): Promise<{ client: Client; connection: Connection }> {
   const connection = await Connection.connect({ address: opts.address ?? temporalAddress() });
-  const client = new Client({ connection, namespace: opts.namespace ?? testNamespace() });
+  const client = new Client({
+    connection,
+    namespace: opts.namespace ?? testNamespace(),
+    dataConverter: opts.dataConverter ?? testDataConverter(),
+  });
   return { client, connection };
 }
 
@@ -115,6 +139,7 @@ export async function withWorker<T>(
       taskQueue,
       workflowBundle: bundle,
       activities: opts.activities,
+      dataConverter: testDataConverter(),
       // Workflows run in this thread rather than a pool of worker threads: Worker.create takes
       // ~0.2 s instead of 2-3 s on two cores. The cost is no deadlock detection, so a workflow
       // stuck in a synchronous loop hangs its test instead of failing it.
@@ -133,4 +158,29 @@ export async function withWorker<T>(
   } finally {
     await nativeConnection.close();
   }
+}
+
+/**
+ * A history with every encrypted payload opened by the run's codec, for tests that read values
+ * in it (histories come back from the server as stored: encrypted).
+ */
+export async function decodedHistory<T extends object>(history: T): Promise<T> {
+  const codecs = testDataConverter().payloadCodecs ?? [];
+  const isPayload = (v: unknown): v is Payload =>
+    !!v && typeof v === 'object' && 'metadata' in v && 'data' in v;
+  const walk = async (value: unknown): Promise<unknown> => {
+    if (isPayload(value)) {
+      let [decoded] = [value];
+      for (const codec of [...codecs].reverse()) [decoded] = await codec.decode([decoded]);
+      return decoded;
+    }
+    if (Array.isArray(value)) return Promise.all(value.map(walk));
+    if (value && typeof value === 'object' && !(value instanceof Uint8Array)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) out[k] = await walk(v);
+      return Object.assign(Object.create(Object.getPrototypeOf(value) as object) as object, out);
+    }
+    return value;
+  };
+  return (await walk(history)) as T;
 }

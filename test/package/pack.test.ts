@@ -9,7 +9,12 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
 import { tempDir } from '../batch/fixtures.js';
-import { temporalAddress, testNamespace, uniqueTaskQueue } from '../harness/temporal.js';
+import {
+  temporalAddress,
+  testEncryptionEnv,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal.js';
 
 const execFileAsync = promisify(execFile);
 /** execFile that puts the command's own output into the error, so a failure says why. */
@@ -48,6 +53,7 @@ const config = loadConfig({
   PCDS_TEMPORAL_ADDRESS: process.env.TEMPORAL_ADDRESS!,
   PCDS_TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE!,
   PCDS_TASK_QUEUE: process.env.TASK_QUEUE!,
+  PCDS_ENCRYPTION_KEY: process.env.PCDS_ENCRYPTION_KEY!,
 });
 const worker = await createWorker({ config });
 const running = worker.run();
@@ -165,6 +171,7 @@ describe('the packed package, installed into a service', () => {
         TEMPORAL_ADDRESS: temporalAddress(),
         TEMPORAL_NAMESPACE: testNamespace(),
         TASK_QUEUE: uniqueTaskQueue('pack'),
+        ...testEncryptionEnv(),
       },
       timeout: 120_000,
     });

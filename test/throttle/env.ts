@@ -3,7 +3,7 @@
 import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { connectClient, testNamespace } from '../harness/temporal.js';
+import { connectClient, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
 
 /** A "minute" of 3 s and an "hour" of 180 s. */
 export const TIME_SCALE = 0.05;
@@ -41,6 +41,7 @@ export function throttledEnv(
     PCDS_THROTTLE_TIME_SCALE: String(timeScale),
     PCDS_RATE_PER_MINUTE: String(limits.perMinute),
     PCDS_RATE_PER_HOUR: String(limits.perHour),
+    ...testEncryptionEnv(),
   };
 }
 

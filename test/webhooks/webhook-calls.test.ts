@@ -9,6 +9,7 @@ import { sampleRows } from '../../src/emulator/index.js';
 import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
 import { callbackToken, callbackUrlFor } from '../../src/webhooks/token.js';
 import type { WebhookDelivery } from '../../src/workflows/signals.js';
+import { decodedHistory } from '../harness/temporal.js';
 import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env.js';
 
 let env: WebhookEnv;
@@ -34,7 +35,7 @@ function requestsSince(route: string, from: number): number {
 
 /** The webhook deliveries signalled to a workflow, decoded from its history. */
 async function signalledDeliveries(workflow: WorkflowHandle): Promise<WebhookDelivery[]> {
-  const history = await workflow.fetchHistory();
+  const history = await decodedHistory(await workflow.fetchHistory());
   return (history.events ?? [])
     .map((e) => e.workflowExecutionSignaledEventAttributes)
     .filter((a) => a?.signalName === 'webhookDelivered')
@@ -43,7 +44,7 @@ async function signalledDeliveries(workflow: WorkflowHandle): Promise<WebhookDel
 
 /** Timers that fired in a call: a fallback poll waits on one, a delivery cancels it. */
 async function timersFired(workflow: WorkflowHandle): Promise<number> {
-  const history = await workflow.fetchHistory();
+  const history = await decodedHistory(await workflow.fetchHistory());
   return (history.events ?? []).filter((e) => e.timerFiredEventAttributes).length;
 }
 
@@ -103,8 +104,10 @@ describe('calls in webhook mode', () => {
 
       // The callback token never entered the call's history.
       // Payload data is base64 in the history's JSON form: decode it, so a token there would show.
-      const history = JSON.stringify(await handle.workflow.fetchHistory(), (k, v: unknown) =>
-        k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
+      const history = JSON.stringify(
+        await decodedHistory(await handle.workflow.fetchHistory()),
+        (k, v: unknown) =>
+          k === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
       );
       expect(history).toContain(out.requestId);
       expect(history).not.toContain(callbackToken(env.settings.current, handle.workflowId));

@@ -91,7 +91,10 @@ describe('what the client refuses before sending anything', () => {
 
   beforeAll(async () => {
     // Nothing here reaches the server: every case fails before the first request.
-    client = await createPcdsClient({ connection: Connection.lazy({ address: '127.0.0.1:1' }) });
+    client = await createPcdsClient({
+      connection: Connection.lazy({ address: '127.0.0.1:1' }),
+      dataConverter: {},
+    });
   });
   afterAll(async () => {
     await client.close();

@@ -3,6 +3,7 @@
 // and names the history. The last tests prove the guard bites: an edited history, and a workflow
 // changed by one command, both fail with a determinism error; the same change behind patched()
 // passes.
+import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
@@ -16,6 +17,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { devCredentials } from '../../../src/emulator/index.js';
 import { projectRoot } from '../../../src/temporal/cli-binary.js';
+import { dataConverterFromEnv } from '../../../src/temporal/data-converter.js';
 import * as workflows from '../../../src/workflows/index.js';
 import { DEFAULT_WORKFLOWS_PATH, workflowBundle } from '../../harness/temporal.js';
 import { historyFromJSON, holdsSecret } from '../../replay/history-json.js';
@@ -29,6 +31,9 @@ const CHANGED_WORKFLOWS_PATH = join(
   'changed-workflows.ts',
 );
 const BUNDLE_TIMEOUT_MS = 120_000;
+const replayDataConverter = dataConverterFromEnv({
+  PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+});
 
 interface Recorded {
   name: string;
@@ -63,7 +68,8 @@ async function replayFailures(
 ): Promise<string[]> {
   const failures: string[] = [];
   const results = Worker.runReplayHistories(
-    { workflowBundle: bundle },
+    // Histories are recorded in clear; the codec of production workers passes them through.
+    { workflowBundle: bundle, dataConverter: replayDataConverter },
     histories.map(({ name, history }) => ({ workflowId: name, history })),
   );
   for await (const result of results) {

@@ -1,0 +1,25 @@
+// The development key: generated once into the data folder (readable by its owner only), so
+// `pcds dev` and the demo run encrypted like production without anyone handling a key.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { KEY_BYTES } from './aes-gcm-codec.js';
+
+export const DEV_KEY_FILE_NAME = 'encryption-key';
+
+/** Path of `<dataDir>/encryption-key`, created (mode 0600) when absent; an existing key is kept. */
+export function ensureDevEncryptionKey(dataDir: string): string {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, DEV_KEY_FILE_NAME);
+  try {
+    writeFileSync(path, randomBytes(KEY_BYTES).toString('base64') + '\n', {
+      flag: 'wx',
+      mode: 0o600,
+    });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    // Whoever made it, it holds a key: only its owner reads it.
+    chmodSync(path, 0o600);
+  }
+  return path;
+}
