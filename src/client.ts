@@ -1,7 +1,7 @@
 // The typed entry point for services: validate parameters with the contract, then start a durable
 // call, a paged person search, a search export or a batch, and await its outcome or keep a small
 // handle on it. Workflows are started by their function types, so inputs and results are typed.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
@@ -82,8 +82,13 @@ export interface PcdsClientOptions {
 }
 
 export interface StartCallOptions {
-  /** Makes the workflow id deterministic: a repeated start attaches to (or returns) the same call. Must not contain PII. */
+  /**
+   * Makes the workflow id deterministic: a repeated start attaches to (or returns) the same call.
+   * Any string (an email, an order number): only its hash goes into the workflow id.
+   */
   idempotencyKey?: string;
+  /** Shown in clear before the hash in the workflow id (e.g. `orders`): never personal data. */
+  idempotencyKeyPrefix?: string;
   keyId?: string;
   webhook?: boolean;
   /**
@@ -108,7 +113,9 @@ export interface SearchPeopleOptions {
   maxResults: number;
   pageSize?: number;
   keyId?: string;
+  /** As for a call: hashed into the workflow id, after the optional readable prefix. */
   idempotencyKey?: string;
+  idempotencyKeyPrefix?: string;
   pollIntervalMs?: number;
   maxWaitMs?: number;
 }
@@ -158,16 +165,32 @@ export interface BatchHandle {
   workflow: BatchWorkflowHandle;
 }
 
-const KEY_RE = /^[A-Za-z0-9_.:-]{1,128}$/;
+const PREFIX_RE = /^[A-Za-z0-9_.-]{1,40}$/;
+const MAX_KEY_LENGTH = 512;
 
-export function callWorkflowId(endpoint: string, idempotencyKey?: string): string {
-  if (idempotencyKey !== undefined && !KEY_RE.test(idempotencyKey)) {
+/**
+ * The workflow id of a call. Callers pass emails and phone numbers as idempotency keys, so the
+ * key itself never enters the id: only its SHA-256 (domain-separated, 128 bits), after a
+ * readable prefix when the caller gives one it knows to be safe.
+ */
+export function callWorkflowId(
+  endpoint: string,
+  idempotencyKey?: string,
+  readablePrefix?: string,
+): string {
+  if (readablePrefix !== undefined && !PREFIX_RE.test(readablePrefix))
     throw new PcdsUsageError(
       'invalid_options',
-      'idempotency key: 1-128 letters, digits, _ . : - only',
+      'idempotency key prefix: 1-40 letters, digits, _ . - only',
     );
-  }
-  return `call-${endpoint}-${idempotencyKey ?? randomUUID()}`;
+  if (idempotencyKey === undefined) return `call-${endpoint}-${randomUUID()}`;
+  if (idempotencyKey.length === 0 || idempotencyKey.length > MAX_KEY_LENGTH)
+    throw new PcdsUsageError('invalid_options', `idempotency key: 1-${MAX_KEY_LENGTH} characters`);
+  const digest = createHash('sha256')
+    .update(`pcds-idempotency-key\0${idempotencyKey}`)
+    .digest('hex')
+    .slice(0, 32);
+  return `call-${endpoint}-${readablePrefix ? `${readablePrefix}-` : ''}k${digest}`;
 }
 
 export const searchExportWorkflowId = (exportId: string) => `search-export-${exportId}`;
@@ -352,7 +375,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     const { endpoint, params } = validatedParams(endpointName, rawParams);
     const transport = opts.transport ?? defaults.transport ?? 'http';
     checkTransport(endpoint, params, transport, opts.webhook === true);
-    const workflowId = callWorkflowId(endpoint.name, opts.idempotencyKey);
+    const workflowId = callWorkflowId(
+      endpoint.name,
+      opts.idempotencyKey,
+      opts.idempotencyKeyPrefix,
+    );
     const { transport: _defaultTransport, ...tuning } = defaults;
     const input: EndpointCallInput = {
       endpoint: endpoint.name,
@@ -402,10 +429,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     async searchPeople(rawParams, opts) {
       const { params } = validatedParams('person_search', rawParams);
       checkPaging(opts.maxResults, opts.pageSize, Number.MAX_SAFE_INTEGER);
-      const workflowId = callWorkflowId('person_search', opts.idempotencyKey).replace(
-        /^call-/,
-        'search-',
-      );
+      const workflowId = callWorkflowId(
+        'person_search',
+        opts.idempotencyKey,
+        opts.idempotencyKeyPrefix,
+      ).replace(/^call-/, 'search-');
       const input: PersonSearchInput = {
         params,
         maxResults: opts.maxResults,

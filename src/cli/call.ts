@@ -10,6 +10,8 @@ import { connectPcdsClient } from './temporal-connection.js';
 const CALL_FLAGS = `Call options:
   --wait / --no-wait   wait for the outcome (default) or print the workflow id and return
   --id <key>           idempotency key: a repeated call with the same key runs once
+                       (only its hash goes into the workflow id)
+  --id-prefix <label>  a readable label before that hash (never personal data)
   --key-id <id>        configured key to use (default: the first)
   --webhook            wait for a webhook delivery, polling only as a fallback
   --transport <t>      http (default) or mcp: submit with the MCP endpoint's tool and
@@ -49,6 +51,7 @@ ${CALL_FLAGS}
 interface CallFlags {
   wait: boolean;
   id?: string;
+  idPrefix?: string;
   keyId?: string;
   webhook: boolean;
   transport: Transport;
@@ -62,7 +65,7 @@ function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
     // `--id=key` as well as `--id key`, like the endpoint's parameters.
     const eq = args[i].indexOf('=');
     const inline =
-      eq > 0 && /^--(id|key-id|transport)=/.test(args[i]) ? args[i].slice(eq + 1) : undefined;
+      eq > 0 && /^--(id|id-prefix|key-id|transport)=/.test(args[i]) ? args[i].slice(eq + 1) : undefined;
     const a = inline === undefined ? args[i] : args[i].slice(0, eq);
     const value = () => {
       const v = inline ?? args[++i];
@@ -74,6 +77,7 @@ function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
     else if (a === '--no-wait') flags.wait = false;
     else if (a === '--webhook') flags.webhook = true;
     else if (a === '--id') flags.id = value();
+    else if (a === '--id-prefix') flags.idPrefix = value();
     else if (a === '--key-id') flags.keyId = value();
     else if (a === '--transport') {
       const t = value();
@@ -124,6 +128,7 @@ export function registerCallCommand(program: Command): Command {
         try {
           const handle = await client.startCall(endpoint.name, params, {
             ...(flags.id ? { idempotencyKey: flags.id } : {}),
+            ...(flags.idPrefix ? { idempotencyKeyPrefix: flags.idPrefix } : {}),
             ...(flags.keyId ? { keyId: flags.keyId } : {}),
             ...(flags.webhook ? { webhook: true } : {}),
             ...(flags.transport === 'mcp' ? { transport: 'mcp' as const } : {}),

@@ -1,6 +1,6 @@
 // Durable endpoint calls against the real dev server and the emulator over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PcdsCallError } from '../../src/client.js';
+import { callWorkflowId, PcdsCallError } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import {
   PcdsEndpoint,
@@ -255,7 +255,8 @@ describe('endpoint call', () => {
         { email: knownEmail },
         { idempotencyKey: 'order-17' },
       );
-      expect(a.workflowId).toBe('call-person_enrichment-order-17');
+      expect(a.workflowId).toBe(callWorkflowId('person_enrichment', 'order-17'));
+      expect(a.workflowId).not.toContain('order-17');
       expect(b.workflowId).toBe(a.workflowId);
       await a.result();
       const c = await client.call(

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { callWorkflowId } from '../../src/client.js';
 import { ASYNC_ENDPOINTS, ENDPOINTS, getEndpoint } from '../../src/contract/index.js';
 import { loadConfig } from '../../src/config.js';
 import { sampleRows } from '../../src/emulator/index.js';
@@ -204,19 +205,23 @@ describe('calls', () => {
     expect((stats()['POST /mcp'] ?? 0) - toolCalls).toBeGreaterThanOrEqual(2);
   });
 
-  it('--no-wait --id=<key> prints the workflow id and returns', async () => {
-    const key = `cli-no-wait-${runId}`;
+  it('--no-wait --id=<key> prints the workflow id (the key hashed, after --id-prefix) and returns', async () => {
+    // Callers pass personal values as keys: only a hash of it may reach the workflow id.
+    const key = `${known.email}#${runId}`;
     const r = await pcds(
       'call',
       'person_enrichment',
       '--email',
       known.email,
       `--id=${key}`,
+      '--id-prefix=nowait',
       '--no-wait',
     );
     expect(r.code, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout) as { workflowId: string };
-    expect(out.workflowId).toBe(`call-person_enrichment-${key}`);
+    expect(out.workflowId).toMatch(/^call-person_enrichment-nowait-k[0-9a-f]{32}$/);
+    expect(out.workflowId).toBe(callWorkflowId('person_enrichment', key, 'nowait'));
+    expect(r.stdout + r.stderr).not.toContain(known.email);
     const result = (await shared.cli.client.workflow.getHandle(out.workflowId).result()) as {
       outcome: string;
     };

@@ -16,7 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchStatusSource, prepareBatch } from '../../../src/batch/launch.js';
 import { callErrorOf } from '../../../src/client-errors.js';
-import { createPcdsClient, type PcdsClient } from '../../../src/client.js';
+import { callWorkflowId, createPcdsClient, type PcdsClient } from '../../../src/client.js';
 import { PcdsCallError, PcdsError, type PcdsErrorCode } from '../../../src/index.js';
 
 const failed = (cause: Error) =>
@@ -132,7 +132,11 @@ describe('what the client refuses before sending anything', () => {
   it('out-of-range options: invalid_options', async () => {
     const search = { query: 'engineers in Berlin' };
     for (const p of [
-      client.startCall('person_enrichment', { email: EMAIL }, { idempotencyKey: EMAIL }),
+      client.startCall(
+        'person_enrichment',
+        { email: EMAIL },
+        { idempotencyKey: 'k', idempotencyKeyPrefix: EMAIL },
+      ),
       client.searchPeople(search, { maxResults: 0 }),
       client.startSearchExport(search, { maxResults: 5000, output: join(dir, 'o.jsonl') }),
       client.startSearchExport(search, { maxResults: 5, pageSize: 101, output: join(dir, 'o') }),
@@ -157,5 +161,24 @@ describe('what the client refuses before sending anything', () => {
     expect(
       (await refusal(client.startSearchExport({ query: 'x' }, { maxResults: 5, output }))).code,
     ).toBe('output_exists');
+  });
+});
+
+describe('call workflow ids', () => {
+  it('hold a hash of the idempotency key, never the key, after a prefix the caller chose', () => {
+    const email = 'jane.roe@example.com';
+    const id = callWorkflowId('person_enrichment', email);
+    expect(id).toMatch(/^call-person_enrichment-k[0-9a-f]{32}$/);
+    expect(id).not.toContain('jane');
+    expect(callWorkflowId('person_enrichment', email)).toBe(id);
+    expect(callWorkflowId('person_enrichment', '+4930123456')).not.toBe(id);
+    expect(callWorkflowId('person_enrichment', email, 'crm-sync')).toBe(
+      `call-person_enrichment-crm-sync-${id.slice('call-person_enrichment-'.length)}`,
+    );
+    expect(() => callWorkflowId('person_enrichment', '')).toThrow('idempotency key');
+    expect(() => callWorkflowId('person_enrichment', 'k', email)).toThrow(
+      'idempotency key prefix: 1-40 letters, digits, _ . - only',
+    );
+    expect(callWorkflowId('person_enrichment')).toMatch(/^call-person_enrichment-[0-9a-f-]{36}$/);
   });
 });
