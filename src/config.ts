@@ -77,6 +77,15 @@ const envSchema = z.object({
   /** in-worker: each worker runs a receiver; standalone: one runs apart, with `pcds webhooks`. */
   PCDS_WEBHOOK_RECEIVER: z.enum(['in-worker', 'standalone']).default('in-worker'),
   ...encryptionEnvShape,
+  /** `pcds codec-server`: where it listens, its access token, the Web UI origin it serves. */
+  PCDS_CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1'),
+  PCDS_CODEC_SERVER_PORT: z.coerce.number().int().min(0).max(65535).default(8789),
+  PCDS_CODEC_SERVER_TOKEN: z
+    .string()
+    .min(16, 'PCDS_CODEC_SERVER_TOKEN must be at least 16 characters')
+    .optional(),
+  /** Default: the origin of PCDS_TEMPORAL_UI_URL. */
+  PCDS_CODEC_SERVER_ORIGIN: z.url().optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;

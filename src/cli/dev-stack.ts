@@ -13,6 +13,7 @@ import {
 import { temporalClient } from '../temporal/data-converter.js';
 import { startDevServer, type DevServer } from '../temporal/index.js';
 import { startReceiverFromConfig } from '../webhooks/from-config.js';
+import { startCodecServerFromConfig } from './codec-server.js';
 import { createWorker, type PcdsWorker } from '../worker.js';
 
 export interface DevStackOptions {
@@ -21,6 +22,8 @@ export interface DevStackOptions {
   temporalPort?: number;
   uiPort?: number;
   emulatorPort?: number;
+  /** Port of the codec server the Web UI decodes payloads with; default 8789 (0: a free port). */
+  codecPort?: number;
   /** Port of the webhook receiver; default PCDS_WEBHOOK_PORT (8788). */
   webhookPort?: number;
   emulator?: EmulatorOptionsInput;
@@ -37,6 +40,8 @@ export interface DevStack {
   /** Lines a shell needs to use the stack: PCDS_BASE_URL, PCDS_API_KEY, ... */
   env: Record<string, string>;
   uiUrl: string | undefined;
+  /** The codec server the Web UI is pointed at (none with PCDS_ENCRYPTION=off). */
+  codecServer: { url: string; token: string } | undefined;
   stop(): Promise<void>;
 }
 
@@ -48,11 +53,35 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
   try {
+    // Payloads are encrypted here as in production, with a key made once for this data folder
+    // (a key given in the environment wins, so a shell can share its own).
+    const encryptionEnv: Record<string, string> =
+      baseEnv.PCDS_ENCRYPTION_KEY ||
+      baseEnv.PCDS_ENCRYPTION_KEY_FILE ||
+      baseEnv.PCDS_ENCRYPTION === 'off'
+        ? {}
+        : { PCDS_ENCRYPTION_KEY_FILE: ensureDevEncryptionKey(dataDir) };
+    const uiPort = options.uiPort ?? 8233;
+    // The Web UI decodes through a codec server on loopback; the browser reaches it with the
+    // token in the endpoint's path (the dev UI has no user token to send).
+    const codecConfig = loadConfig({ ...baseEnv, ...encryptionEnv });
+    const codecToken = randomBytes(24).toString('base64url');
+    const codec =
+      codecConfig.PCDS_ENCRYPTION === 'off'
+        ? undefined
+        : await startCodecServerFromConfig(codecConfig, {
+            port: options.codecPort ?? 8789,
+            host: '127.0.0.1',
+            token: codecToken,
+            allowedOrigin: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`],
+          });
+    if (codec) stops.push(() => codec.stop());
     const temporal = await startDevServer({
       dbFile: join(dataDir, 'temporal.db'),
       port: options.temporalPort ?? 7233,
-      uiPort: options.uiPort ?? 8233,
+      uiPort,
       logLevel: 'warn',
+      ...(codec ? { uiCodecEndpoint: `${codec.url}/${codecToken}` } : {}),
     });
     stops.push(() => temporal.stop());
     const emulator = await startEmulator({
@@ -62,14 +91,6 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       ...options.emulator,
     });
     stops.push(() => emulator.stop());
-    // Payloads are encrypted here as in production, with a key made once for this data folder
-    // (a key given in the environment wins, so a shell can share its own).
-    const encryptionEnv: Record<string, string> =
-      baseEnv.PCDS_ENCRYPTION_KEY ||
-      baseEnv.PCDS_ENCRYPTION_KEY_FILE ||
-      baseEnv.PCDS_ENCRYPTION === 'off'
-        ? {}
-        : { PCDS_ENCRYPTION_KEY_FILE: ensureDevEncryptionKey(dataDir) };
     const env: Record<string, string> = {
       ...encryptionEnv,
       PCDS_BASE_URL: emulator.url,
@@ -112,7 +133,16 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       worker.shutdown();
       await running;
     });
-    return { temporal, emulator, config, worker, env, uiUrl: temporal.uiUrl, stop: stopAll };
+    return {
+      temporal,
+      emulator,
+      config,
+      worker,
+      env,
+      uiUrl: temporal.uiUrl,
+      codecServer: codec ? { url: codec.url, token: codecToken } : undefined,
+      stop: stopAll,
+    };
   } catch (err) {
     await stopAll();
     throw err;

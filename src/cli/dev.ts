@@ -29,7 +29,11 @@ export function registerDevCommand(program: Command): Command {
           });
           const lines = Object.entries(stack.env).map(([k, v]) => `export ${k}=${v}`);
           process.stdout.write(
-            `Temporal Web UI: ${stack.uiUrl ?? '(headless)'}\nEmulator:        ${stack.emulator.url}\n\n` +
+            `Temporal Web UI: ${stack.uiUrl ?? '(headless)'}\nEmulator:        ${stack.emulator.url}\n` +
+              (stack.codecServer
+                ? `Codec server:    ${stack.codecServer.url} (the Web UI decodes payloads through it)\n`
+                : '') +
+              `Payloads are encrypted with the key in ${stack.env.PCDS_ENCRYPTION_KEY_FILE ?? 'your PCDS_ENCRYPTION settings'}\n\n` +
               `In another shell:\n${lines.join('\n')}\n\nthen e.g.: pcds call person_enrichment --email someone@example.com\n` +
               `Ctrl-C stops everything (workflows are kept in ${stack.config.PCDS_DATA_DIR}/temporal.db).\n`,
           );

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerBatchCommand } from './batch.js';
 import { registerCallCommand } from './call.js';
+import { registerCodecServerCommand } from './codec-server.js';
 import { registerDemoCommand } from './demo.js';
 import { registerDevCommand } from './dev.js';
 import { registerEmulatorCommand } from './emulator.js';
@@ -32,6 +33,7 @@ registerWorkerCommand(program);
 registerUsageCommand(program);
 registerEmulatorCommand(program);
 registerWebhooksCommand(program);
+registerCodecServerCommand(program);
 registerBatchCommand(program);
 registerSearchCommand(program);
 registerDemoCommand(program);

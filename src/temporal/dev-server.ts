@@ -25,6 +25,8 @@ export interface DevServerOptions {
   cliPath?: string;
   /** Extra or overriding dynamic config (key -> JSON value). */
   dynamicConfig?: Record<string, unknown>;
+  /** The Web UI's remote codec endpoint (`--ui-codec-endpoint`); it may hold a token, so it is not logged. */
+  uiCodecEndpoint?: string;
   /** How long to wait for the frontend to answer. Default 60 s. */
   startTimeoutMs?: number;
 }
@@ -100,6 +102,8 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   }
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1');
+  if (uiPort !== undefined && opts.uiCodecEndpoint)
+    args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   const dynamicConfig = { ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig };
   for (const [key, value] of Object.entries(dynamicConfig)) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
@@ -109,7 +113,8 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   // A persistent server appends, so earlier runs stay readable after a restart; an in-memory
   // one has no past worth keeping.
   const logFd = openSync(logFile, dbFile ? 'a' : 'w');
-  writeSync(logFd, `\n=== ${new Date().toISOString()} ${cliPath} ${args.join(' ')}\n`);
+  const logged = args.map((a) => (a === opts.uiCodecEndpoint ? '[codec endpoint]' : a));
+  writeSync(logFd, `\n=== ${new Date().toISOString()} ${cliPath} ${logged.join(' ')}\n`);
   let child: ChildProcess;
   try {
     child = spawn(cliPath, args, { stdio: ['ignore', logFd, logFd] });

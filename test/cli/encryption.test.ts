@@ -1,7 +1,7 @@
 // Outside `pcds dev`, nothing sends person data to Temporal without a key: the worker and the
 // commands that start workflows refuse, naming the settings, before they connect anywhere.
 import { describe, expect, it } from 'vitest';
-import { runCli, STACK_FRAME } from './cli-env.js';
+import { runCli, spawnCli, STACK_FRAME } from './cli-env.js';
 
 // Nothing listens there: a refusal comes before any connection.
 const env = { PCDS_TEMPORAL_ADDRESS: '127.0.0.1:1' };
@@ -32,5 +32,61 @@ describe('payload encryption is required', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('PCDS_ENCRYPTION_KEY must be 32 bytes in base64');
     expect(r.stderr).not.toContain(key);
+  });
+});
+
+describe('pcds codec-server', () => {
+  const key = Buffer.alloc(32, 7).toString('base64');
+
+  it('refuses to start without an access token, naming the setting', async () => {
+    const r = await runCli(['codec-server'], {
+      PCDS_ENCRYPTION_KEY: key,
+      PCDS_CODEC_SERVER_PORT: '0',
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: no access token: set PCDS_CODEC_SERVER_TOKEN/m);
+    expect(r.stderr).not.toMatch(STACK_FRAME);
+  });
+
+  it('serves the codec protocol with the token until SIGTERM, and never prints the token', async () => {
+    const token = 'codec-token-0123456789abcdef';
+    const child = spawnCli(['codec-server'], {
+      PCDS_ENCRYPTION_KEY: key,
+      PCDS_CODEC_SERVER_PORT: '0',
+      PCDS_CODEC_SERVER_TOKEN: token,
+    });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    const closed = new Promise<number | null>((resolve) => child.once('close', resolve));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no address in: ${stderr}`)), 15_000);
+        child.stderr?.on('data', () => {
+          const m =
+            /codec server on (http:\/\/\S+) for namespace default, browsers from http:\/\/127\.0\.0\.1:8233/.exec(
+              stderr,
+            );
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]);
+          }
+        });
+      });
+      const headers = { 'content-type': 'application/json', 'x-namespace': 'default' };
+      const body = JSON.stringify({ payloads: [] });
+      const refused = await fetch(`${url}/decode`, { method: 'POST', headers, body });
+      expect(refused.status).toBe(401);
+      const served = await fetch(`${url}/decode`, {
+        method: 'POST',
+        headers: { ...headers, authorization: `Bearer ${token}` },
+        body,
+      });
+      expect(served.status).toBe(200);
+      expect(await served.json()).toEqual({ payloads: [] });
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await closed).toBe(0);
+    expect(stderr).not.toContain(token);
   });
 });
