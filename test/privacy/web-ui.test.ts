@@ -1,0 +1,110 @@
+// What an operator sees in the Temporal Web UI of `pcds dev`, in a real browser (Debian's
+// chromium driven by playwright-core): a batch row's input and result read in clear, decoded in
+// the browser by the codec server the dev server's UI points at; with the codec server out of
+// reach, the same page shows only ciphertext. The dev server's own log never holds the token.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDevStack, type DevStack } from '../../src/cli/dev-stack.js';
+import { createPcdsClient } from '../../src/client.js';
+import { sampleRows } from '../../src/emulator/index.js';
+import { dataConverterFromSettings } from '../../src/temporal/data-converter.js';
+import { freePort } from '../../src/temporal/dev-server.js';
+import { installQuietRuntime } from '../harness/temporal.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+/** base64 of "binary/encrypted", the encoding the UI shows on a payload it could not decode. */
+const ENCRYPTED_ENCODING_B64 = Buffer.from('binary/encrypted').toString('base64');
+
+const dir = mkdtempSync(join(tmpdir(), 'pcds-web-ui-'));
+let stack: DevStack;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (as .ci/run does)`);
+  installQuietRuntime();
+  stack = await startDevStack({
+    dataDir: dir,
+    temporalPort: await freePort(),
+    uiPort: await freePort(),
+    emulatorPort: 0,
+    codecPort: 0,
+    webhookPort: 0,
+    // Only what `pcds dev` would find in a fresh shell: the stack makes its own key.
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await stack?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the Web UI of pcds dev', () => {
+  it("reads a row's input and result in clear through the codec server, ciphertext without it", async () => {
+    expect(stack.codecServer).toBeDefined();
+    const connection = await Connection.connect({ address: stack.temporal.address });
+    try {
+      const pcds = await createPcdsClient({
+        connection,
+        namespace: stack.config.PCDS_TEMPORAL_NAMESPACE,
+        taskQueue: stack.config.PCDS_TASK_QUEUE,
+        dataConverter: dataConverterFromSettings(stack.config),
+      });
+      const [row] = sampleRows({ rows: 1 });
+      writeFileSync(join(dir, 'in.csv'), `email\n${row.email}\n`);
+      const batch = await pcds.startBatch({
+        input: join(dir, 'in.csv'),
+        output: join(dir, 'out.jsonl'),
+      });
+      await batch.result();
+      const line = JSON.parse(readFileSync(join(dir, 'out.jsonl'), 'utf8')) as {
+        outcome: string;
+        result: { displayname: string; headline: string };
+      };
+      expect(line.outcome).toBe('found');
+      const rowCalls = [];
+      for await (const w of pcds.temporal.workflow.list({ query: 'WorkflowType="endpointCall"' }))
+        rowCalls.push(w);
+      expect(rowCalls).toHaveLength(1);
+      const { workflowId, runId } = rowCalls[0];
+      const url = `${stack.uiUrl}/namespaces/${stack.config.PCDS_TEMPORAL_NAMESPACE}/workflows/${encodeURIComponent(workflowId)}/${runId}/history`;
+
+      const page = await browser.newPage();
+      const decodeCalls: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().startsWith(stack.codecServer!.url)) decodeCalls.push(r.url());
+      });
+      await page.goto(url);
+      // The input (the row's email) and the result (the profile) are shown decoded.
+      await page.getByText(row.email).first().waitFor({ timeout: 30_000 });
+      await page.getByText(line.result.displayname).first().waitFor({ timeout: 10_000 });
+      await page.getByText(line.result.headline).first().waitFor({ timeout: 10_000 });
+      expect(decodeCalls.some((u) => new URL(u).pathname.endsWith('/decode'))).toBe(true);
+
+      // The same page with the codec server out of reach: the payloads as stored, sealed.
+      await page.route(`${stack.codecServer!.url}/**`, (route) => route.abort());
+      await page.reload();
+      await page.getByText(ENCRYPTED_ENCODING_B64).first().waitFor({ timeout: 30_000 });
+      const sealed = await page.locator('body').innerText();
+      expect(sealed).toContain('Input');
+      expect(sealed).toContain('Result');
+      for (const value of [row.email, line.result.displayname, line.result.headline])
+        expect(sealed).not.toContain(value);
+      await page.close();
+    } finally {
+      await connection.close();
+    }
+
+    // The endpoint the UI was given holds the token: the dev server's log does not.
+    const serverLog = readFileSync(join(dir, 'temporal.db.log'), 'utf8');
+    expect(serverLog).toContain('[codec endpoint]');
+    expect(serverLog).not.toContain(stack.codecServer!.token);
+  }, 120_000);
+});
