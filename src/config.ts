@@ -70,6 +70,8 @@ const envSchema = z.object({
   PCDS_WEBHOOK_PREVIOUS_SECRETS: z.string().optional(),
   PCDS_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
   PCDS_WEBHOOK_FALLBACK_POLL_MS: intFrom(60_000),
+  /** How long a callback URL is accepted after its call submitted the job. */
+  PCDS_WEBHOOK_TOKEN_TTL_MS: intFrom(48 * 3_600_000),
   /** Address the webhook receiver listens on (it sits behind PCDS_WEBHOOK_PUBLIC_URL). */
   PCDS_WEBHOOK_HOST: z.string().min(1).default('0.0.0.0'),
   /** Development only: accept a loopback PCDS_WEBHOOK_PUBLIC_URL (the emulator's matching switch). */

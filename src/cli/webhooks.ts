@@ -32,7 +32,8 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
     const s = receiver.stats();
     process.stderr.write(
       `webhook receiver stopped: ${s.signalled} forwarded, ${s.duplicates} duplicates, ` +
-        `${s.noWorkflow} for finished calls, ${s.refused} refused, ${s.malformed} malformed\n`,
+        `${s.noWorkflow} for finished calls, ${s.refused} refused, ${s.malformed} malformed, ` +
+        `${s.foreign} for another job, ${s.overBound} over a call's bound\n`,
     );
   } finally {
     await close();

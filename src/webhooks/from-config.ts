@@ -34,6 +34,8 @@ export async function startReceiverFromConfig(
     client: opts.client,
     port: opts.port ?? opts.config.PCDS_WEBHOOK_PORT,
     host: opts.host ?? opts.config.PCDS_WEBHOOK_HOST,
+    // A delivery carries a result the workflow takes up to PCDS_MAX_RESULT_BYTES, in an envelope.
+    bodyLimit: opts.config.PCDS_MAX_RESULT_BYTES + 64 * 1024,
     ...(opts.log ? { log: opts.log } : {}),
   });
   return { ...receiver, publicUrl: settings.publicUrl };

@@ -1,6 +1,8 @@
-// The HTTP receiver for callback deliveries: checks the URL's token, reads the body and signals
-// the waiting call workflow. It keeps no state that matters; a restart loses nothing, since a
-// call whose delivery is missed falls back to polling.
+// The HTTP receiver for callback deliveries: checks the URL's token before reading anything else,
+// reads the body within a deadline and signals the waiting call workflow, a bounded number of
+// times per call and only with its own job. It keeps no state that matters; a restart loses
+// nothing, since a call whose delivery is missed falls back to polling.
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import Fastify, {
@@ -9,9 +11,13 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { webhookDeliveredSignal, type WebhookDelivery } from '../workflows/signals.js';
+import {
+  callStateQuery,
+  webhookDeliveredSignal,
+  type WebhookDelivery,
+} from '../workflows/signals.js';
+import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';
-import { RecentDeliveries } from './recent-deliveries.js';
 import type { WebhookSettings } from './settings.js';
 import { CALLBACK_PATH_PREFIX, verifyCallbackToken } from './token.js';
 
@@ -30,9 +36,35 @@ export interface WebhookReceiverOptions {
   host?: string;
   /** Default: Fastify's pino logger to stderr, warnings only (routine acknowledgements stay quiet). */
   log?: ReceiverLog;
-  /** Largest body accepted, in bytes; a signal carries at most 2 MB. Default 1.5 MB. */
+  /**
+   * Largest body accepted, in bytes: a delivery is a poll's envelope, whose result the workflow
+   * takes up to PCDS_MAX_RESULT_BYTES. Default 1 MB + 64 KB.
+   */
   bodyLimit?: number;
+  /** Deadlines of a delivery; a sender too slow to meet them is cut off (408). */
+  timeouts?: Partial<ReceiverTimeouts>;
 }
+
+export interface ReceiverTimeouts {
+  /** Headers complete within this. Default 5 s. */
+  headersMs: number;
+  /** The whole request, body included, within this. Default 15 s. */
+  requestMs: number;
+  /** A connection silent this long is closed. Default 15 s. */
+  idleMs: number;
+  /** How long the receiver waits for a call's state before it signals without it. Default 3 s. */
+  queryMs: number;
+}
+
+const DEFAULT_TIMEOUTS: ReceiverTimeouts = {
+  headersMs: 5_000,
+  requestMs: 15_000,
+  idleMs: 15_000,
+  queryMs: 3_000,
+};
+
+/** The default body limit: the default PCDS_MAX_RESULT_BYTES and room for the envelope. */
+export const DEFAULT_RECEIVER_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
 
 /** What the receiver did with deliveries since it started, for operators and tests. */
 export interface ReceiverStats {
@@ -42,6 +74,10 @@ export interface ReceiverStats {
   noWorkflow: number;
   refused: number;
   malformed: number;
+  /** Named a request_id other than the call's: dropped before any signal. */
+  foreign: number;
+  /** Beyond the call's bound of signals (a flood): dropped. */
+  overBound: number;
   /** Temporal could not take the signal; answered 503 so the service retries. */
   failed: number;
 }
@@ -78,22 +114,55 @@ export async function startWebhookReceiver(
   options: WebhookReceiverOptions,
 ): Promise<WebhookReceiver> {
   const { settings, client } = options;
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     logger: options.log ? false : { level: 'warn', serializers: { req: redactedRequest } },
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: options.bodyLimit ?? 1_500_000,
+    bodyLimit: options.bodyLimit ?? DEFAULT_RECEIVER_BODY_LIMIT,
     // Workflow ids can be long; the default limit of 100 characters would turn them into 404s.
     routerOptions: { maxParamLength: 1_000 },
+    // Node's own deadlines (Fastify's defaults leave a slow sender holding a connection and its
+    // buffer forever), checked every second rather than every 30.
+    serverFactory: (handler) => {
+      const server = createServer(
+        {
+          headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+          requestTimeout: timeouts.requestMs,
+          connectionsCheckingInterval: 1_000,
+        },
+        handler,
+      );
+      server.setTimeout(timeouts.idleMs);
+      return server;
+    },
   });
   const log = options.log ?? pinoLog(app);
-  const recent = new RecentDeliveries();
+  const calls = new CallDeliveries();
   const stats: ReceiverStats = {
     signalled: 0,
     duplicates: 0,
     noWorkflow: 0,
     refused: 0,
     malformed: 0,
+    foreign: 0,
+    overBound: 0,
     failed: 0,
+  };
+
+  /** The call's own request_id (undefined while it has none or did not answer in time); gone: no such call. */
+  const callRequestId = async (
+    workflowId: string,
+  ): Promise<{ gone: true } | { gone: false; requestId: string | undefined }> => {
+    try {
+      const state = await client.withDeadline(Date.now() + timeouts.queryMs, () =>
+        client.workflow.getHandle(workflowId).query(callStateQuery),
+      );
+      return { gone: false, requestId: state.requestId };
+    } catch (err) {
+      return err instanceof WorkflowNotFoundError
+        ? { gone: true }
+        : { gone: false, requestId: undefined };
+    }
   };
 
   // Bodies are parsed by the route itself, whatever their content type: the default JSON
@@ -101,7 +170,9 @@ export async function startWebhookReceiver(
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  const handleDelivery = async (
+  // The token is checked as soon as the request line is routed, before the body is read: a
+  // sender without a valid URL gets a 404 and holds no buffer, whatever it announced.
+  const checkToken = async (
     request: FastifyRequest<{ Params: HookParams }>,
     reply: FastifyReply,
   ) => {
@@ -111,6 +182,13 @@ export async function startWebhookReceiver(
       // The same answer as for any unknown path: a guess learns nothing.
       return notFound(reply);
     }
+  };
+
+  const handleDelivery = async (
+    request: FastifyRequest<{ Params: HookParams }>,
+    reply: FastifyReply,
+  ) => {
+    const { workflowId } = request.params;
     const reading = readDelivery(typeof request.body === 'string' ? request.body : '');
     if (!reading.ok) {
       stats.malformed += 1;
@@ -118,28 +196,45 @@ export async function startWebhookReceiver(
       return reply.code(400).send({ error: 'malformed_delivery', reason: reading.reason });
     }
     const { requestId } = reading;
-    const dedupeKey = requestId ?? '';
-    if (recent.has(workflowId, dedupeKey)) {
+    const finishedCall = () => {
+      // The call already finished (e.g. by its fallback poll) or never existed here.
+      stats.noWorkflow += 1;
+      calls.signalled(workflowId, requestId);
+      log.info(
+        { workflowId, requestId },
+        'webhook delivery for a finished or unknown call: acknowledged',
+      );
+      return reply.code(200).send({ received: true });
+    };
+    // Deliveries dropped here are acknowledged: a retry would change nothing.
+    let admission = calls.admit(workflowId, requestId);
+    if (admission === 'check') {
+      const own = await callRequestId(workflowId);
+      if (own.gone) {
+        calls.release(workflowId);
+        return finishedCall();
+      }
+      admission = calls.afterCheck(workflowId, requestId, own.requestId);
+    }
+    if (admission === 'duplicate') {
       stats.duplicates += 1;
       return reply.code(200).send({ received: true, duplicate: true });
+    }
+    if (admission === 'foreign' || admission === 'over_bound') {
+      if (admission === 'foreign') stats.foreign += 1;
+      else stats.overBound += 1;
+      log.warn({ workflowId, reason: admission }, 'webhook delivery dropped');
+      return reply.code(200).send({ received: true });
     }
     const delivery: WebhookDelivery = { ...(requestId ? { requestId } : {}), body: reading.body };
     try {
       await client.workflow.getHandle(workflowId).signal(webhookDeliveredSignal, delivery);
       stats.signalled += 1;
-      recent.add(workflowId, dedupeKey);
+      calls.signalled(workflowId, requestId);
       return reply.code(200).send({ received: true });
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) {
-        // The call already finished (e.g. by its fallback poll) or never existed here.
-        stats.noWorkflow += 1;
-        recent.add(workflowId, dedupeKey);
-        log.info(
-          { workflowId, requestId },
-          'webhook delivery for a finished or unknown call: acknowledged',
-        );
-        return reply.code(200).send({ received: true });
-      }
+      calls.release(workflowId);
+      if (err instanceof WorkflowNotFoundError) return finishedCall();
       stats.failed += 1;
       log.warn(
         { workflowId, requestId, error: err instanceof Error ? err.name : 'unknown' },
@@ -151,10 +246,10 @@ export async function startWebhookReceiver(
 
   app.setNotFoundHandler((_request, reply) => notFound(reply));
   const route = `${CALLBACK_PATH_PREFIX}/:secretId/:workflowId/:token`;
-  app.post(route, handleDelivery);
+  app.post(route, { onRequest: checkToken }, handleDelivery);
   // Behind a proxy that keeps the public URL's path prefix, answer there too.
   const prefix = new URL(settings.publicUrl).pathname.replace(/\/+$/, '');
-  if (prefix) app.post(`${prefix}${route}`, handleDelivery);
+  if (prefix) app.post(`${prefix}${route}`, { onRequest: checkToken }, handleDelivery);
   app.get('/healthz', async () => ({ ok: true }));
 
   await app.listen({ port: options.port, host: options.host ?? '0.0.0.0' });

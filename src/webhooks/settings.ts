@@ -20,6 +20,8 @@ export interface WebhookSettings {
   previous: WebhookSecret[];
   allowLoopback: boolean;
   fallbackPollMs: number;
+  /** How long a callback URL is accepted after it is made. Default 48 h. */
+  tokenTtlMs?: number;
 }
 
 export class WebhookConfigError extends Error {
@@ -41,6 +43,7 @@ type WebhookConfig = Pick<
   | 'PCDS_WEBHOOK_PREVIOUS_SECRETS'
   | 'PCDS_WEBHOOK_ALLOW_LOOPBACK'
   | 'PCDS_WEBHOOK_FALLBACK_POLL_MS'
+  | 'PCDS_WEBHOOK_TOKEN_TTL_MS'
 >;
 
 /** "id:secret,id:secret" -> secrets; the message names the entry by position, not by value. */
@@ -98,5 +101,6 @@ export function webhookSettings(config: WebhookConfig): WebhookSettings {
     previous,
     allowLoopback: config.PCDS_WEBHOOK_ALLOW_LOOPBACK,
     fallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS,
+    tokenTtlMs: config.PCDS_WEBHOOK_TOKEN_TTL_MS,
   };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readDelivery } from '../../../src/webhooks/delivery.js';
-import { RecentDeliveries } from '../../../src/webhooks/recent-deliveries.js';
+import { CallDeliveries } from '../../../src/webhooks/call-deliveries.js';
 
 const RID = 'a1b2c3d4e5f60718293a4b5c6d7e8f90_1764000000_3';
 
@@ -53,18 +53,41 @@ describe('readDelivery', () => {
   });
 });
 
-describe('RecentDeliveries', () => {
-  it('remembers (workflow, request) pairs and forgets the oldest beyond its capacity', () => {
-    const recent = new RecentDeliveries(2);
-    recent.add('w1', 'r1');
-    recent.add('w2', 'r1');
-    expect(recent.has('w1', 'r1')).toBe(true);
-    expect(recent.has('w1', 'r2')).toBe(false);
-    recent.add('w1', 'r1'); // refreshed: w2 is now the oldest
-    recent.add('w3', 'r1');
-    expect(recent.size).toBe(2);
-    expect(recent.has('w2', 'r1')).toBe(false);
-    expect(recent.has('w1', 'r1')).toBe(true);
-    expect(recent.has('w3', 'r1')).toBe(true);
+describe('CallDeliveries', () => {
+  it('signals a call at most its bound of times, however many distinct deliveries arrive', () => {
+    const calls = new CallDeliveries(100, 2);
+    const verdicts = Array.from({ length: 10 }, (_, i) => calls.admit('w1', `r${i}`));
+    // Two slots, each first checked against the call's request_id (unknown yet).
+    expect(verdicts.slice(0, 2)).toEqual(['check', 'check']);
+    expect(verdicts.slice(2)).toEqual(Array(8).fill('over_bound'));
+    // Other calls have slots of their own.
+    expect(calls.admit('w2', 'r0')).toBe('check');
+  });
+
+  it("drops deliveries naming another job once the call's request_id is known", () => {
+    const calls = new CallDeliveries();
+    expect(calls.admit('w', 'forged')).toBe('check');
+    expect(calls.afterCheck('w', 'forged', 'own')).toBe('foreign');
+    // Known now: no more look-ups, and the slot the forged one held is free again.
+    for (let i = 0; i < 5; i++) expect(calls.admit('w', `forged-${i}`)).toBe('foreign');
+    expect(calls.admit('w', 'own')).toBe('signal');
+    calls.signalled('w', 'own');
+    expect(calls.admit('w', 'own')).toBe('duplicate');
+    // A failure envelope names no job: it takes the second slot.
+    expect(calls.admit('w', undefined)).toBe('signal');
+    expect(calls.admit('w', undefined)).toBe('over_bound');
+  });
+
+  it('frees a slot when the signal was not sent, and forgets the oldest call beyond its capacity', () => {
+    const calls = new CallDeliveries(2, 1);
+    expect(calls.admit('w1', 'r')).toBe('check');
+    expect(calls.admit('w1', 'r')).toBe('over_bound');
+    calls.release('w1');
+    expect(calls.admit('w1', 'r')).toBe('check');
+    calls.admit('w2', 'r');
+    calls.admit('w3', 'r');
+    expect(calls.size).toBe(2);
+    // w1 was forgotten: it starts again with a free slot.
+    expect(calls.admit('w1', 'r')).toBe('check');
   });
 });

@@ -49,8 +49,26 @@ describe('callbackUrlFor / verifyCallbackToken', () => {
     expect(p.secretId).toBe('k2');
     expect(p.workflowId).toBe(workflowId);
     // At least 128 bits of token, URL-safe.
-    expect(p.token).toMatch(/^[A-Za-z0-9_-]{22,}$/);
+    expect(p.token).toMatch(/^[0-9a-z]+\.[A-Za-z0-9_-]{22,}$/);
     expect(verifyCallbackToken(p.secretId, p.workflowId, p.token, s)).toBe(true);
+  });
+
+  it('expires: a URL works until its expiry hour, then is refused like a forged one', () => {
+    const s = settings({ tokenTtlMs: 2 * 3_600_000 });
+    const madeAt = Date.UTC(2026, 10, 23, 9, 30);
+    const p = partsOf(callbackUrlFor('call-a', s, madeAt), s.publicUrl);
+    expect(verifyCallbackToken('k2', 'call-a', p.token, s, madeAt)).toBe(true);
+    // Made at 09:30 with a 2 h life: good through 11:59, refused from 12:00.
+    expect(verifyCallbackToken('k2', 'call-a', p.token, s, Date.UTC(2026, 10, 23, 11, 59))).toBe(
+      true,
+    );
+    expect(verifyCallbackToken('k2', 'call-a', p.token, s, Date.UTC(2026, 10, 23, 12, 0))).toBe(
+      false,
+    );
+    // The expiry is under the HMAC: moving it forward breaks the token.
+    const [hour, mac] = p.token.split('.');
+    const later = `${(parseInt(hour, 36) + 100).toString(36)}.${mac}`;
+    expect(verifyCallbackToken('k2', 'call-a', later, s, madeAt)).toBe(false);
   });
 
   it('gives each workflow its own token, and the same one every time', () => {
