@@ -95,7 +95,7 @@ export function registerEmulatorCommand(program: Command): Command {
       'development switch: accept callback_url on localhost / 127.0.0.1',
     )
     .addOption(
-      new Option('--admin-token <token>', 'admin token (default: derived from the seed)').env(
+      new Option('--admin-token <token>', 'admin token (default: a random one each start, printed here)').env(
         'PCDS_EMULATOR_ADMIN_TOKEN',
       ),
     )

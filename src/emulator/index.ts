@@ -1,5 +1,6 @@
 // The emulator of the Person and Company Data Service: start it in-process with `startEmulator`
 // (tests, benchmarks, `pcds dev`) or from the CLI (`pcds emulator`).
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { EmulatorContext } from './context.js';
 import { datasetFor } from './dataset/dataset.js';
@@ -56,19 +57,21 @@ export interface RunningEmulator {
 
 export const DEV_KEY_ID = 'dev';
 
-/** Development credentials derived from the seed, so they stay the same across restarts. */
-export function devCredentials(seed: number): { key: string; secret: string; adminToken: string } {
+/**
+ * The development key, derived from the seed so it stays the same across restarts. The admin
+ * token is not: anyone who knows the seed could otherwise reset or reconfigure a running emulator.
+ */
+export function devCredentials(seed: number): { key: string; secret: string } {
   return {
     key: `pcds_dev_${hexOf(12, 'dev-key', seed)}`,
     secret: `pcds_dev_secret_${hexOf(16, 'dev-secret', seed)}`,
-    adminToken: `pcds_admin_${hexOf(16, 'admin', seed)}`,
   };
 }
 
 export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<RunningEmulator> {
   const opts = parseEmulatorOptions(input);
   const derived = devCredentials(opts.seed);
-  const adminToken = opts.adminToken ?? derived.adminToken;
+  const adminToken = opts.adminToken ?? `pcds_admin_${randomBytes(16).toString('hex')}`;
   const devKey: DevKey = {
     id: DEV_KEY_ID,
     key: opts.devKey?.key ?? derived.key,

@@ -151,4 +151,24 @@ describe('authentication and access', () => {
     ]);
     expect((await mine.get(`/person/enrichment?request_id=${rid}`)).status).not.toBe(404);
   });
+
+  it('rule: the admin token is random at each start (the seed does not give it away), unless one is given', async () => {
+    const [a, b] = [await start({ seed: 42 }), await start({ seed: 42 })];
+    const given = await start({ seed: 42, adminToken: 'operator-chosen-token' });
+    try {
+      expect(a.devKey).toEqual(b.devKey);
+      expect(a.adminToken).not.toBe(b.adminToken);
+      expect(a.adminToken).toMatch(/^pcds_admin_[0-9a-f]{32}$/);
+      // One start's token opens nothing on another.
+      const other = await fetch(`${b.url}/admin/stats`, {
+        headers: { 'x-admin-token': a.adminToken },
+      });
+      expect(other.status).toBe(401);
+      expect((await admin(b)('GET', '/admin/stats')).status).toBe(200);
+      expect(given.adminToken).toBe('operator-chosen-token');
+      expect((await admin(given)('GET', '/admin/stats')).status).toBe(200);
+    } finally {
+      await Promise.all([a.stop(), b.stop(), given.stop()]);
+    }
+  });
 });
