@@ -39,6 +39,13 @@ export function parseColumnMap(spec: string | undefined): Record<string, string>
   return map;
 }
 
+/** A header cell that reads like a person's value (an email, a phone number, a URL), not a name. */
+function looksLikeValue(name: string): boolean {
+  return (
+    name.includes('@') || /^\+?[\d\s().-]{6,}$/.test(name) || /^(https?:\/\/|www\.)/i.test(name)
+  );
+}
+
 /** Column name -> parameter name, after checking the map and the columns against the endpoint. */
 export type ColumnPlan = Map<string, string | null>;
 
@@ -58,6 +65,15 @@ export function planColumns(
   const known = new Set(names);
   const problems: string[] = [];
   const seen = new Set<string>();
+  // A file without its header row has its first row taken for one: then no cell of it is named
+  // in a message (they are a person's email, phone, name), only the position that gave it away.
+  const valueAt = columns.findIndex(looksLikeValue);
+  if (valueAt >= 0)
+    throw new ColumnError(
+      `the ${sample ? 'keys hold' : 'first line holds'} values, not column names (column ${valueAt + 1} looks like an ` +
+        `email, a phone number or a URL): ${sample ? 'name each field by its parameter' : 'add a header row naming the columns'} ` +
+        `(${endpoint.name}'s parameters: ${names.join(', ')})`,
+    );
   for (const c of columns) {
     if (seen.has(c)) problems.push(`column "${c}" appears twice in the header`);
     seen.add(c);

@@ -129,6 +129,21 @@ describe('CSV chunks', () => {
     expect(() => parseColumnMap('email')).toThrow(/parameter=column/);
   });
 
+  it('never echoes a person value when a file without a header row has its first row taken for one', async () => {
+    const source: InputSource = {
+      path: file('no-header.csv', 'ada.lovelace@example.com,+44 20 7946 0958,Ada\nb@c.co,1,B\n'),
+      format: 'csv',
+    };
+    const err: Error = await inspectInput(source, 'person_enrichment').then(
+      () => new Error('accepted'),
+      (e: Error) => e,
+    );
+    expect(err.message).toMatch(
+      /the first line holds values, not column names \(column 1 looks like an email.*add a header row/,
+    );
+    for (const cell of ['ada.lovelace', '7946', 'Ada']) expect(err.message).not.toContain(cell);
+  });
+
   it('reports a header that is not CSV', async () => {
     const source: InputSource = {
       path: file('e.csv', 'email,"name\na@b.co,Ann\n'),
