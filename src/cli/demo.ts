@@ -26,6 +26,7 @@ interface DemoFlags {
   temporalPort: number;
   uiPort: number;
   emulatorPort: number;
+  codecPort: number;
 }
 
 export function registerDemoCommand(program: Command): Command {
@@ -41,6 +42,12 @@ export function registerDemoCommand(program: Command): Command {
     .option('--temporal-port <port>', 'Temporal frontend port', portArg, 7233)
     .option('--ui-port <port>', 'Temporal Web UI port', portArg, 8233)
     .option('--emulator-port <port>', 'emulator port', portArg, 8787)
+    .option(
+      '--codec-port <port>',
+      'port of the codec server the Web UI decodes payloads with',
+      portArg,
+      8789,
+    )
     .action(
       action(async (o: DemoFlags) => {
         // Checked before anything starts: a missing file fails in a second, not after the stack.
@@ -60,6 +67,7 @@ export function registerDemoCommand(program: Command): Command {
           temporalPort: o.temporalPort,
           uiPort: o.uiPort,
           emulatorPort: o.emulatorPort,
+          codecPort: o.codecPort,
         });
         const connection = await Connection.connect({ address: stack.temporal.address });
         try {

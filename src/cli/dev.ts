@@ -12,6 +12,12 @@ export function registerDevCommand(program: Command): Command {
     .option('--temporal-port <port>', 'Temporal frontend port', portArg, 7233)
     .option('--ui-port <port>', 'Temporal Web UI port', portArg, 8233)
     .option('--emulator-port <port>', 'emulator port', portArg, 8787)
+    .option(
+      '--codec-port <port>',
+      'port of the codec server the Web UI decodes payloads with',
+      portArg,
+      8789,
+    )
     .action(
       action(
         async (opts: {
@@ -19,6 +25,7 @@ export function registerDevCommand(program: Command): Command {
           temporalPort: number;
           uiPort: number;
           emulatorPort: number;
+          codecPort: number;
         }) => {
           process.stderr.write('starting Temporal, the emulator and a worker...\n');
           const stack = await startDevStack({
@@ -26,6 +33,7 @@ export function registerDevCommand(program: Command): Command {
             temporalPort: opts.temporalPort,
             uiPort: opts.uiPort,
             emulatorPort: opts.emulatorPort,
+            codecPort: opts.codecPort,
           });
           const lines = Object.entries(stack.env).map(([k, v]) => `export ${k}=${v}`);
           process.stdout.write(

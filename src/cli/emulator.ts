@@ -95,9 +95,10 @@ export function registerEmulatorCommand(program: Command): Command {
       'development switch: accept callback_url on localhost / 127.0.0.1',
     )
     .addOption(
-      new Option('--admin-token <token>', 'admin token (default: a random one each start, printed here)').env(
-        'PCDS_EMULATOR_ADMIN_TOKEN',
-      ),
+      new Option(
+        '--admin-token <token>',
+        'admin token (default: a random one each start, printed here)',
+      ).env('PCDS_EMULATOR_ADMIN_TOKEN'),
     )
     .action(async (flags: EmulatorFlags) => {
       const em = await startEmulator(await emulatorOptionsFromFlags(flags));
