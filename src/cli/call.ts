@@ -65,7 +65,9 @@ function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
     // `--id=key` as well as `--id key`, like the endpoint's parameters.
     const eq = args[i].indexOf('=');
     const inline =
-      eq > 0 && /^--(id|id-prefix|key-id|transport)=/.test(args[i]) ? args[i].slice(eq + 1) : undefined;
+      eq > 0 && /^--(id|id-prefix|key-id|transport)=/.test(args[i])
+        ? args[i].slice(eq + 1)
+        : undefined;
     const a = inline === undefined ? args[i] : args[i].slice(0, eq);
     const value = () => {
       const v = inline ?? args[++i];
