@@ -15,7 +15,12 @@ import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emula
 import { mcpLogin } from '../../src/http/mcp-oauth.js';
 import type { StoredGrant } from '../../src/http/mcp-token-file.js';
 import { mcpTokenFile } from '../../src/http/service-clients.js';
-import { connectClient, testNamespace, uniqueTaskQueue } from '../harness/temporal.js';
+import {
+  connectClient,
+  decodedHistory,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal.js';
 import { spawnWorkerProcess } from '../harness/worker-process.js';
 import { historyText } from './call-env.js';
 
@@ -107,7 +112,7 @@ describe('MCP calls with OAuth', () => {
         grants.push(afterRestart);
         expect(afterRestart.refreshToken).not.toBe(rotated.refreshToken);
         for (const handle of handles)
-          histories.push(historyText(await handle.workflow.fetchHistory()));
+          histories.push(historyText(await decodedHistory(await handle.workflow.fetchHistory())));
       } finally {
         await kill(worker);
         await client.close();

@@ -5,6 +5,7 @@ import { PcdsCallError, PcdsUsageError } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { unthrottled, type PermitGate } from '../../src/http/permits.js';
 import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
+import { decodedHistory } from '../harness/temporal.js';
 
 let env: CallEnv;
 const knownEmail = sampleRows({ rows: 1 })[0].email;
@@ -51,7 +52,7 @@ describe('calls over the MCP transport', () => {
       expect(env.proxy.seen('GET /person/enrichment')).toHaveLength(httpPolls);
       expect(mcpRequests() - toolCallsBefore).toBeGreaterThanOrEqual(2);
       // The choice is durable: it is in the workflow's input.
-      const history = await handle.workflow.fetchHistory();
+      const history = await decodedHistory(await handle.workflow.fetchHistory());
       const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
       const input = JSON.parse(
         Buffer.from(started!.input!.payloads![0].data!).toString('utf8'),
