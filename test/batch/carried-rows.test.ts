@@ -1,7 +1,6 @@
 // Continue-as-new keeps the window full: rows in flight go along to the next run and report to
 // the batch's workflow id. A carried row whose call never reports (terminated) is looked up, and
 // a row's call cancelled after its job was accepted is never submitted again, even after a reset.
-import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
@@ -11,6 +10,7 @@ import { callStateQuery } from '../../src/workflows/signals.js';
 import { withWorker } from '../harness/temporal.js';
 import {
   readOutput,
+  resetToFirstTask,
   sharedBatchEnv,
   startCsvBatch,
   tempDir,
@@ -127,18 +127,8 @@ it('never submits again a row whose call was cancelled after its job was accepte
       const linesBefore = readOutput(output);
       expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(4);
 
-      // Reset to the first workflow task: the cancelled row meets its earlier call again.
-      const { runId } = await handle.describe();
-      const history = await handle.fetchHistory();
-      const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
-      const reset = await client.workflowService.resetWorkflowExecution({
-        namespace,
-        workflowExecution: { workflowId: batchWorkflowId(batchId), runId },
-        workflowTaskFinishEventId: firstTask!.eventId,
-        reason: 'operator reset in a test',
-        requestId: randomUUID(),
-      });
-      const again = await client.workflow.getHandle(batchWorkflowId(batchId), reset.runId).result();
+      // Reset to the end of the first workflow task, as an operator does in the Web UI.
+      const again = await resetToFirstTask(client, namespace, batchId);
       expect(again).toMatchObject({ state: 'done', done: 4, failed: 1 });
       expect(again.failedByCode).toEqual({ cancelled: 1 });
       expect(readOutput(output)).toEqual(linesBefore);

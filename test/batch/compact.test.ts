@@ -1,14 +1,19 @@
 // Compact batches: rows run as activities of the batch, each writing its own line. One line and
 // one submit per row, a fraction of the history events, no row result in the batch's history,
 // and a reset to the first task polls the rows' accepted jobs instead of submitting them again.
-import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { batchWorkflowId } from '../../src/batch/types.js';
 import { journalPathOf } from '../../src/batch/row-journal.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
-import { readOutput, sharedBatchEnv, startCsvBatch, tempDir, writeCsv } from './fixtures.js';
+import {
+  readOutput,
+  resetToFirstTask,
+  sharedBatchEnv,
+  startCsvBatch,
+  tempDir,
+  writeCsv,
+} from './fixtures.js';
 
 const env = sharedBatchEnv({ latency: { queuedMs: 50, processingMs: 300 } });
 const dir = tempDir('compact');
@@ -93,19 +98,8 @@ describe('compact batch', () => {
         const linesBefore = readOutput(output);
         expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(10);
 
-        const { runId } = await handle.describe();
-        const history = await handle.fetchHistory();
-        const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
-        const reset = await client.workflowService.resetWorkflowExecution({
-          namespace,
-          workflowExecution: { workflowId: batchWorkflowId(batchId), runId },
-          workflowTaskFinishEventId: firstTask!.eventId,
-          reason: 'operator reset in a test',
-          requestId: randomUUID(),
-        });
-        const again = await client.workflow
-          .getHandle(batchWorkflowId(batchId), reset.runId)
-          .result();
+        // Reset to the end of the first workflow task, as an operator does in the Web UI.
+        const again = await resetToFirstTask(client, namespace, batchId);
         expect(again).toMatchObject({
           state: 'done',
           done: 10,

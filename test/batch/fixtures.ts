@@ -1,5 +1,6 @@
 // Shared pieces of the batch tests: an emulator with short latencies, worker activities built
 // from a PCDS_ configuration pointing at it, input files, and reading an output back.
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -168,3 +169,26 @@ export async function waitForProgress(
 }
 
 export type { BatchSummary };
+
+/**
+ * Resets a finished batch to the end of its first workflow task, as an operator does in the Web
+ * UI, and returns the summary of the run that follows.
+ */
+export async function resetToFirstTask(
+  client: Client,
+  namespace: string,
+  batchId: string,
+): Promise<BatchSummary> {
+  const handle = client.workflow.getHandle(batchWorkflowId(batchId));
+  const { runId } = await handle.describe();
+  const history = await handle.fetchHistory();
+  const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
+  const reset = await client.workflowService.resetWorkflowExecution({
+    namespace,
+    workflowExecution: { workflowId: batchWorkflowId(batchId), runId },
+    workflowTaskFinishEventId: firstTask!.eventId,
+    reason: 'operator reset in a test',
+    requestId: randomUUID(),
+  });
+  return client.workflow.getHandle(batchWorkflowId(batchId), reset.runId).result();
+}

@@ -1,8 +1,6 @@
 // An operator's standard remedy, a reset of the batch workflow to its first task, never turns
 // finished rows into failures, never truncates the output and never submits a row again.
-import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { batchWorkflowId } from '../../src/batch/types.js';
 import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import {
@@ -10,6 +8,7 @@ import {
   configFor,
   fastEmulator,
   readOutput,
+  resetToFirstTask,
   startCsvBatch,
   tempDir,
   writeCsv,
@@ -43,19 +42,7 @@ it('a batch reset to its first task keeps every line and count, and submits noth
         const submitsBefore = emu.stats().jobsSubmitted;
 
         // Reset to the end of the first workflow task, as an operator does in the Web UI.
-        const { runId } = await handle.describe();
-        const history = await handle.fetchHistory();
-        const firstTask = history.events!.find((e) => e.workflowTaskCompletedEventAttributes);
-        const reset = await client.workflowService.resetWorkflowExecution({
-          namespace,
-          workflowExecution: { workflowId: batchWorkflowId(first.batchId), runId },
-          workflowTaskFinishEventId: firstTask!.eventId,
-          reason: 'operator reset in a test',
-          requestId: randomUUID(),
-        });
-        const again = await client.workflow
-          .getHandle(batchWorkflowId(first.batchId), reset.runId)
-          .result();
+        const again = await resetToFirstTask(client, namespace, first.batchId);
 
         expect(again).toMatchObject({
           state: 'done',

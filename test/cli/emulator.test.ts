@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
 import { runCli, spawnCli, STACK_FRAME, tempDir } from './cli-env.js';
+import { testEncryptionEnv } from '../harness/temporal.js';
 
 it('pcds emulator --port 0 prints its address and a dev key that works, and stops on SIGINT', async () => {
   const child = spawnCli(['emulator', '--port', '0', '--no-limits'], {});
@@ -87,7 +88,8 @@ it('pcds emulator sample reports bad shares and unwritable files without a stack
 it('configuration problems and an unreachable Temporal are one line naming them, without a stack', async () => {
   const config = join(tempDir('emulator-config'), 'emulator.json');
   writeFileSync(config, '{"timeScale": "fast"}');
-  const nowhere = { PCDS_TEMPORAL_ADDRESS: '127.0.0.1:1' };
+  // With the run's payload key, so the commands get as far as connecting.
+  const nowhere = { PCDS_TEMPORAL_ADDRESS: '127.0.0.1:1', ...testEncryptionEnv() };
   const [emulator, webhooks, worker, call, batch, throttle] = await Promise.all([
     runCli(['emulator', '--config', config], {}),
     runCli(['webhooks'], {}),

@@ -17,7 +17,7 @@ import { projectRoot } from '../../src/temporal/cli-binary.js';
 import { tempDir, uniqueBatchId, writeCsv } from '../batch/fixtures.js';
 import { startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
 import { childEnv } from '../cli/cli-env.js';
-import { temporalAddress, testNamespace } from '../harness/temporal.js';
+import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
 
 const run = promisify(execFile);
 let env: CallEnv;
@@ -189,6 +189,7 @@ describe('pcds mcp', () => {
           PCDS_TEMPORAL_ADDRESS: temporalAddress(),
           PCDS_TEMPORAL_NAMESPACE: testNamespace(),
           PCDS_TASK_QUEUE: taskQueue,
+          ...testEncryptionEnv(),
         }) as Record<string, string>,
         stderr: 'pipe',
       });
@@ -260,6 +261,7 @@ describe('pcds mcp', () => {
       PCDS_BASE_URL: env.emulator.url,
       PCDS_API_KEY: env.emulator.devKey.key,
       PCDS_API_SECRET: env.emulator.devKey.secret,
+      ...testEncryptionEnv(),
     }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const inspect = async (...args: string[]) => {
       const { stdout } = await run(
