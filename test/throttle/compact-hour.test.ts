@@ -1,0 +1,73 @@
+// A compact batch on one key under the service's limits crosses the hourly window: its rows
+// (activities of the batch) wait for permits of the shared throttle while the hour's budget is
+// spent, and every row still ends with one line and one submit, with no 429. Every duration is
+// scaled by one factor: the service's windows and job latency (the emulator's time scale), the
+// throttle's windows, the rows' poll interval and maximum wait.
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createActivities } from '../../src/activities/index.js';
+import type { RunningEmulator } from '../../src/emulator/index.js';
+import { createServiceClients } from '../../src/http/service-clients.js';
+import { permitGateFromConfig } from '../../src/throttle/gate.js';
+import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
+import { readOutput, startCsvBatch, tempDir, writeCsv } from '../batch/fixtures.js';
+import { emails, requestsSeen, startLimitedEmulator, throttledConfig } from './env.js';
+
+/** A "minute" of 1.2 s, an "hour" of 72 s, jobs of 0.4 s. */
+const SCALE = 0.02;
+const LIMITS = { perMinute: 10, perHour: 30 };
+const ROWS = 16;
+const HOUR_MS = 3_600_000 * SCALE;
+
+let emulator: RunningEmulator;
+beforeAll(async () => {
+  emulator = await startLimitedEmulator(LIMITS, SCALE);
+});
+afterAll(async () => {
+  await emulator?.stop();
+});
+
+it('a compact batch waits out the spent hour: one line and one submit per row, no 429', async () => {
+  const taskQueue = uniqueTaskQueue('compact-hour');
+  const keyId = `key-${taskQueue}`;
+  const config = throttledConfig(emulator, LIMITS, keyId, SCALE);
+  const clients = createServiceClients(config);
+  const devKey = emulator.devKey.id;
+  const input = writeCsv(
+    tempDir('compact-hour'),
+    'rows.csv',
+    emails(ROWS).map((email) => ({ email })),
+    ['email'],
+  );
+  const { client, connection } = await connectClient();
+  try {
+    const permits = permitGateFromConfig(config, client.connection, taskQueue);
+    const activities = createActivities({ config, clients, permits });
+    await withWorker({ taskQueue, activities }, async () => {
+      const started = Date.now();
+      const { handle, output } = await startCsvBatch(client, taskQueue, 'compact-hour', input, {
+        compact: true,
+        window: 8,
+        keyIds: [keyId],
+        // The defaults (1 s polls, 30 minutes' maximum wait), scaled like everything else.
+        pollIntervalMs: 1_000 * SCALE,
+        maxWaitMs: 30 * 60_000 * SCALE,
+      });
+      const summary = await handle.result();
+      const elapsedMs = Date.now() - started;
+      expect(summary).toMatchObject({ state: 'done', done: ROWS, found: ROWS, failed: 0 });
+      const lines = readOutput(output);
+      expect(lines).toHaveLength(ROWS);
+      expect(new Set(lines.map((l) => l.row)).size).toBe(ROWS);
+      // More requests than one hour allows: the batch waited for the hour window to move on.
+      expect(requestsSeen(emulator, devKey)).toBeGreaterThan(LIMITS.perHour);
+      expect(elapsedMs).toBeGreaterThan(HOUR_MS * 0.9);
+      const stats = emulator.stats(devKey);
+      expect(stats.rateLimited).toBe(0);
+      expect(stats.jobsSubmitted).toBe(ROWS);
+      expect(stats.duplicateSubmits).toBe(0);
+    });
+  } finally {
+    await clients.close();
+    await connection.close();
+  }
+}, 300_000);
