@@ -25,7 +25,13 @@ import { TransportError } from '../http/errors.js';
 import { PermitRefusedError } from '../http/permits.js';
 import { measuredJobMs } from '../batch/job-duration.js';
 import { OutputUnwritableError, appendResultLines } from '../batch/result-writer.js';
-import { claimRow, journalPathOf, recordRow, rowEntry } from '../batch/row-journal.js';
+import {
+  claimRow,
+  journalPathOf,
+  recordRow,
+  rowEntry,
+  type JournalEntry,
+} from '../batch/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import type { ResultLine } from '../batch/types.js';
 import type { CallOutcome } from '../workflows/types.js';
@@ -38,7 +44,7 @@ import {
 } from '../workflows/poll-schedule.js';
 import type { ActivityDeps } from './deps.js';
 import { backoffDelayMs, describeCode, retryAfterDelayMs } from './failures.js';
-import { guardedRequest } from './guarded-request.js';
+import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
 import { RESULT_TOO_LARGE, serializedBytes } from './result-size.js';
 
 export interface BatchRowInput {
@@ -62,7 +68,7 @@ const HEARTBEAT_EVERY_MS = 5_000;
 
 /** The row's send was refused by an earlier attempt's claim: what that attempt left. */
 class ClaimedElsewhere extends Error {
-  constructor(readonly state: 'sending' | 'accepted') {
+  constructor(readonly entry: JournalEntry) {
     super('the row was claimed by an earlier attempt');
   }
 }
@@ -179,19 +185,15 @@ export function createBatchRowActivities(deps: ActivityDeps) {
               (c) => c.submit(endpoint, { ...valid.value }),
               async () => {
                 const claim = await claimRow(journal, input.row, owner);
-                if (!claim.mine)
-                  throw new ClaimedElsewhere(
-                    claim.entry.state === 'accepted' ? 'accepted' : 'sending',
-                  );
+                if (!claim.mine) throw new ClaimedElsewhere(claim.entry);
               },
               1,
               transport,
             );
           } catch (err) {
             if (err instanceof ClaimedElsewhere) {
-              if (err.state === 'sending') return unknownSend();
-              const e = await rowEntry(journal, input.row);
-              return { job: jobOf(e!) };
+              if (err.entry.state !== 'accepted') return unknownSend();
+              return { job: jobOf(err.entry) };
             }
             if (err instanceof TransportError) {
               if (err.phase !== 'connect') return failedWith({ code: 'submit_outcome_unknown' });
@@ -207,10 +209,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           const acceptedAt = Date.now();
           const outcome = classifySubmit(endpoint, reply);
           if (outcome.kind === 'accepted' || outcome.kind === 'done') {
-            const status =
-              outcome.kind === 'accepted'
-                ? outcome.status
-                : (('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed');
+            const status = acceptedStatus(outcome);
             const job: Job = {
               keyId: input.keyId,
               requestId: outcome.requestId,
@@ -254,21 +253,16 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         for (;;) {
           const left = job.acceptedAt + maxWaitMs - Date.now();
           await sleep(Math.max(1, Math.min(delay, left)), undefined, { signal });
-          let sentAt = Date.now();
           let reply;
+          let sentAt: number;
           try {
-            reply = await guardedRequest(
+            ({ reply, sentAt } = await pollRequest(
               deps,
               job.keyId,
-              'poll',
-              (c) => {
-                sentAt = Date.now();
-                return c.poll(endpoint, job.requestId);
-              },
-              undefined,
-              undefined,
+              endpoint,
+              job.requestId,
               transport,
-            );
+            ));
           } catch (err) {
             if (!(err instanceof TransportError)) throw err;
             // Polls are free and safe to repeat: a lost one is made again.

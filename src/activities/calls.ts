@@ -16,7 +16,7 @@ import {
 import { TransportError } from '../http/errors.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
-import { guardedRequest } from './guarded-request.js';
+import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
 import { acceptanceReporter, intentRecorder } from './submit-intent.js';
 
@@ -171,10 +171,7 @@ export function createCallActivities(deps: ActivityDeps) {
       const acceptedAt = Date.now();
       const outcome = classifySubmit(endpoint, reply);
       if (outcome.kind === 'accepted' || outcome.kind === 'done') {
-        const status =
-          outcome.kind === 'accepted'
-            ? outcome.status
-            : (('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed');
+        const status = acceptedStatus(outcome);
         await acceptanceReporter(input.intentToken)?.({
           keyId,
           requestId: outcome.requestId,
@@ -190,7 +187,7 @@ export function createCallActivities(deps: ActivityDeps) {
             {
               keyId,
               requestId: outcome.requestId,
-              status: ('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed',
+              status: acceptedStatus(outcome),
               immediate: pollResultOf(outcome.poll, outcome.requestId),
               acceptedAt,
             },
@@ -211,20 +208,15 @@ export function createCallActivities(deps: ActivityDeps) {
     async pollCall(input: PollCallInput): Promise<PollResult> {
       const endpoint = asyncEndpoint(input.endpoint);
       let reply;
-      let sentAt: number | undefined;
+      let sentAt: number;
       try {
-        reply = await guardedRequest(
+        ({ reply, sentAt } = await pollRequest(
           deps,
           input.keyId,
-          'poll',
-          (c) => {
-            sentAt = Date.now();
-            return c.poll(endpoint, input.requestId);
-          },
-          undefined,
-          undefined,
-          input.transport ?? 'http',
-        );
+          endpoint,
+          input.requestId,
+          input.transport,
+        ));
       } catch (err) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;

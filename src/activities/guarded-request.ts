@@ -1,6 +1,6 @@
 // One request to the service under the key's permit, with the side effects every HTTP activity
 // owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
-import type { Reply, Transport } from '../contract/index.js';
+import type { EndpointDef, Reply, SubmitOutcome, Transport } from '../contract/index.js';
 import { PermitRefusedError, type RequestKind } from '../http/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { ActivityDeps } from './deps.js';
@@ -32,4 +32,36 @@ export async function guardedRequest(
     if (reply.httpStatus === 402) await deps.permits.creditsExhausted(keyId);
     return reply;
   });
+}
+
+/** One poll of a job under its key's permit; `sentAt` is when the GET really went out. */
+export async function pollRequest(
+  deps: ActivityDeps,
+  keyId: string,
+  endpoint: EndpointDef,
+  requestId: string,
+  transport: Transport = 'http',
+): Promise<{ reply: Reply; sentAt: number }> {
+  let sentAt = Date.now();
+  const reply = await guardedRequest(
+    deps,
+    keyId,
+    'poll',
+    (c) => {
+      sentAt = Date.now();
+      return c.poll(endpoint, requestId);
+    },
+    undefined,
+    undefined,
+    transport,
+  );
+  return { reply, sentAt };
+}
+
+/** The job's status of an accepted submit, or of one the service answered done at once. */
+export function acceptedStatus(
+  outcome: Extract<SubmitOutcome, { kind: 'accepted' } | { kind: 'done' }>,
+): string {
+  if (outcome.kind === 'accepted') return outcome.status;
+  return ('status' in outcome.poll ? outcome.poll.status : undefined) ?? 'completed';
 }
