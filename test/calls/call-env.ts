@@ -1,7 +1,8 @@
 // The parts a call test needs: the emulator (fast time scale), an optional fault proxy in front
 // of it, worker configuration with a pool of keys that fail in known ways, and a typed client.
 import { createActivities } from '../../src/activities/index.js';
-import { createPcdsClient, type PcdsClient } from '../../src/client.js';
+import { expect } from 'vitest';
+import { createPcdsClient, PcdsCallError, type PcdsClient } from '../../src/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import {
   startEmulator,
@@ -111,4 +112,14 @@ export function historyText(history: unknown): string {
   return JSON.stringify(history, (key, v: unknown) =>
     key === 'data' && typeof v === 'string' ? Buffer.from(v, 'base64').toString('utf8') : v,
   );
+}
+
+/** The PcdsCallError a call ends with (the test fails if it succeeds or fails otherwise). */
+export async function callFailureOf(p: Promise<unknown>): Promise<PcdsCallError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(PcdsCallError);
+  return err as PcdsCallError;
 }

@@ -1,6 +1,6 @@
 // Durable endpoint calls against the real dev server and the emulator over real HTTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callWorkflowId, PcdsCallError } from '../../src/client.js';
+import { callWorkflowId } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import {
   PcdsEndpoint,
@@ -9,7 +9,14 @@ import {
   PcdsState,
 } from '../../src/temporal/search-attributes.js';
 import { submitIntentUpdate } from '../../src/workflows/signals.js';
-import { envConfig, startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
+import {
+  envConfig,
+  startCallEnv,
+  TEST_KEYS,
+  withCallWorker,
+  type CallEnv,
+  callFailureOf,
+} from './call-env.js';
 
 let env: CallEnv;
 const knownEmail = sampleRows({ rows: 1 })[0].email;
@@ -22,15 +29,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.stop();
 });
-
-async function failureOf(p: Promise<unknown>): Promise<PcdsCallError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PcdsCallError);
-  return err as PcdsCallError;
-}
 
 describe('endpoint call', () => {
   it('returns a found result with its payload', async () => {
@@ -74,7 +72,7 @@ describe('endpoint call', () => {
   ])('fails with %s without retrying the submit', async (code, keyId, httpStatus) => {
     await withCallWorker(env, async (client) => {
       const before = env.proxy.seen(ENRICH).length;
-      const err = await failureOf(
+      const err = await callFailureOf(
         client.call('person_enrichment', { email: knownEmail }, { keyId }),
       );
       expect(err.code).toBe(code);
@@ -94,7 +92,7 @@ describe('endpoint call', () => {
       try {
         await withCallWorker(env, async (client) => {
           const before = env.proxy.seen(ENRICH).length;
-          const err = await failureOf(client.call('person_enrichment', { email: knownEmail }));
+          const err = await callFailureOf(client.call('person_enrichment', { email: knownEmail }));
           expect(err.code).toBe(code);
           expect(env.proxy.seen(ENRICH).length - before).toBe(1);
         });
@@ -114,7 +112,7 @@ describe('endpoint call', () => {
     const config = envConfig(env.emulator, env.proxy.url, { PCDS_MAX_RESULT_BYTES: '200' });
     await withCallWorker({ ...env, config }, async (client) => {
       const submitsBefore = env.emulator.stats().jobsSubmitted;
-      const err = await failureOf(client.call('person_enrichment', { email: knownEmail }));
+      const err = await callFailureOf(client.call('person_enrichment', { email: knownEmail }));
       expect(err.code).toBe('result_too_large');
       expect(err.requestId).toMatch(/_\d+_\d+$/);
       expect(err.message).toContain(err.requestId);
@@ -135,7 +133,7 @@ describe('endpoint call', () => {
           .toBeGreaterThan(0);
         // The emulator forgets every job: the next poll answers 404.
         env.emulator.reset();
-        const err = await failureOf(handle.result());
+        const err = await callFailureOf(handle.result());
         expect(err.code).toBe('request_not_found');
         expect(err.httpStatus).toBe(404);
       });
@@ -154,7 +152,7 @@ describe('endpoint call', () => {
           { email: knownEmail },
           { maxWaitMs: 1_500, pollIntervalMs: 100 },
         );
-        const err = await failureOf(handle.result());
+        const err = await callFailureOf(handle.result());
         expect(err.code).toBe('poll_timeout');
         expect(err.message).toContain('after the service accepted it');
         expect(Date.now() - started).toBeGreaterThanOrEqual(1_500);
@@ -236,7 +234,7 @@ describe('endpoint call', () => {
     await withCallWorker(env, async (client) => {
       env.proxy.script(ENRICH, [{ drop: true }]);
       const before = env.proxy.seen(ENRICH).length;
-      const err = await failureOf(client.call('person_enrichment', { email: knownEmail }));
+      const err = await callFailureOf(client.call('person_enrichment', { email: knownEmail }));
       expect(err.code).toBe('submit_outcome_unknown');
       expect(env.proxy.seen(ENRICH).length - before).toBe(1);
     });

@@ -1,10 +1,16 @@
 // Durable calls over the MCP transport (the tool call submits, check_status polls) against the
 // real dev server and the emulator's MCP endpoint over real HTTP, compared with the HTTP API.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PcdsCallError, PcdsUsageError } from '../../src/client.js';
+import { PcdsUsageError } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { unthrottled, type PermitGate } from '../../src/http/permits.js';
-import { startCallEnv, TEST_KEYS, withCallWorker, type CallEnv } from './call-env.js';
+import {
+  startCallEnv,
+  TEST_KEYS,
+  withCallWorker,
+  type CallEnv,
+  callFailureOf,
+} from './call-env.js';
 import { decodedHistory } from '../harness/temporal.js';
 
 let env: CallEnv;
@@ -18,15 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.stop();
 });
-
-async function failureOf(p: Promise<unknown>): Promise<PcdsCallError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(PcdsCallError);
-  return err as PcdsCallError;
-}
 
 const mcpRequests = () => env.emulator.stats(env.emulator.devKey.id).requests[MCP] ?? 0;
 
@@ -101,7 +98,7 @@ describe('calls over the MCP transport', () => {
   ])('fails with %s as over HTTP, without repeating the tool call', async (code, keyId) => {
     await withCallWorker(env, async (client) => {
       const before = env.proxy.seen(MCP).filter((s) => s.answered !== 202).length;
-      const err = await failureOf(
+      const err = await callFailureOf(
         client.call('person_enrichment', { email: knownEmail }, { keyId, transport: 'mcp' }),
       );
       expect(err.code).toBe(code);
@@ -135,7 +132,7 @@ describe('calls over the MCP transport', () => {
       await client.call('person_enrichment', { email: knownEmail }, { transport: 'mcp' });
       env.proxy.script(MCP, [{ drop: true }]);
       const from = env.proxy.seen(MCP).length;
-      const err = await failureOf(
+      const err = await callFailureOf(
         client.call('person_enrichment', { email: knownEmail }, { transport: 'mcp' }),
       );
       expect(err.code).toBe('submit_outcome_unknown');

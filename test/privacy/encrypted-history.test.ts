@@ -25,7 +25,7 @@ import {
   uniqueTaskQueue,
   workflowBundle,
 } from '../harness/temporal.js';
-import { historyToJSON } from '../replay/history-json.js';
+import { historyToJSON, readableText } from '../replay/history-json.js';
 
 interface Run {
   /** Values that must not be readable: inputs (emails, phones, names) and profile values. */
@@ -59,18 +59,6 @@ function leafStrings(value: unknown, into: string[] = []): string[] {
   else if (value && typeof value === 'object')
     Object.values(value).forEach((v) => leafStrings(v, into));
   return into;
-}
-
-/** Text a reader of the raw history gets: the JSON, and every base64 field decoded. */
-function readableText(json: string): string {
-  const texts: string[] = [json];
-  const walk = (value: unknown): void => {
-    if (typeof value === 'string') texts.push(Buffer.from(value, 'base64').toString('utf8'));
-    else if (Array.isArray(value)) value.forEach(walk);
-    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
-  };
-  walk(JSON.parse(json));
-  return texts.join('\n');
 }
 
 async function runScenario(encryption: Record<string, string>, label: string): Promise<Run> {

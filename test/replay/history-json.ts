@@ -31,8 +31,8 @@ export function historyFromJSON(json: string): History {
   return protojson.fromJson(HistoryType, parsed, { ignoreUnknownFields: true }) as History;
 }
 
-/** True when a secret appears in a history's JSON, as text or inside a base64-encoded payload. */
-export function holdsSecret(json: string, secrets: string[]): boolean {
+/** Text a reader of the raw history gets: the JSON, and every base64-encoded field decoded. */
+export function readableText(json: string): string {
   const texts: string[] = [json];
   const walk = (value: unknown): void => {
     if (typeof value === 'string') texts.push(Buffer.from(value, 'base64').toString('utf8'));
@@ -40,5 +40,11 @@ export function holdsSecret(json: string, secrets: string[]): boolean {
     else if (value && typeof value === 'object') Object.values(value).forEach(walk);
   };
   walk(JSON.parse(json));
-  return secrets.some((secret) => texts.some((text) => text.includes(secret)));
+  return texts.join('\n');
+}
+
+/** True when a secret appears in a history's JSON, as text or inside a base64-encoded payload. */
+export function holdsSecret(json: string, secrets: string[]): boolean {
+  const text = readableText(json);
+  return secrets.some((secret) => text.includes(secret));
 }
