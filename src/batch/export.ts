@@ -2,10 +2,8 @@
 // flattened) or a JSONL, one row per input row in row order, at any time. Memory stays bounded
 // whatever the size: one pass over the results notes where each row's line starts and which
 // result columns exist; a second pass walks the input in order and reads each row's line back.
-import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { access, mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { access, open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { stringify } from 'csv-stringify';
@@ -17,6 +15,7 @@ import {
   ResultColumns,
   type NoLineLabel,
 } from './flatten.js';
+import { writeAtomically } from '../files/atomic-write.js';
 import { csvItems, type CsvItem } from './csv-records.js';
 import { jsonlItems, parseObject, rowLimitOf } from './row-reader.js';
 import type { ExportReport, InputFiles, ResultLine } from './types.js';
@@ -155,31 +154,6 @@ async function readLine(fh: FileHandle, [offset, length]: [number, number]): Pro
   const buf = Buffer.allocUnsafe(length);
   const { bytesRead } = await fh.read(buf, 0, length, offset);
   return buf.subarray(0, bytesRead);
-}
-
-/** Writes beside the target, then renames: a reader never sees half a file, a rerun redoes it. */
-async function writeAtomically(
-  target: string,
-  write: (tmp: string) => Promise<void>,
-): Promise<void> {
-  await mkdir(dirname(target), { recursive: true });
-  const tmp = join(
-    dirname(target),
-    `.${basename(target)}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`,
-  );
-  try {
-    await write(tmp);
-    const fh = await open(tmp, 'r+');
-    try {
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await rename(tmp, target);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
 }
 
 /**

@@ -120,9 +120,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     };
     const receiverConnection = await Connection.connect({ address: temporal.address });
     stops.push(() => receiverConnection.close());
+    const receiverConfig = loadConfig(stackEnv);
     const receiver = await startReceiverFromConfig({
-      config: loadConfig(stackEnv),
-      client: temporalClient(receiverConnection, loadConfig(stackEnv)),
+      config: receiverConfig,
+      client: temporalClient(receiverConnection, receiverConfig),
     });
     stops.push(() => receiver.stop());
     // A key pool from the shell would point at the real service: the stack uses the dev key.

@@ -2,15 +2,22 @@
 // `pcds dev` and the demo run encrypted like production without anyone handling a key.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { KEY_BYTES } from './aes-gcm-codec.js';
 
 export const DEV_KEY_FILE_NAME = 'encryption-key';
 
 /** Path of `<dataDir>/encryption-key`, created (mode 0600) when absent; an existing key is kept. */
 export function ensureDevEncryptionKey(dataDir: string): string {
-  mkdirSync(dataDir, { recursive: true });
-  const path = join(dataDir, DEV_KEY_FILE_NAME);
+  return ensureKeyFile(join(dataDir, DEV_KEY_FILE_NAME));
+}
+
+/**
+ * Creates a file holding a random 32-byte key in base64 (mode 0600) at `path` unless one exists,
+ * and returns the path. The create is exclusive: processes that race all end up with the same key.
+ */
+export function ensureKeyFile(path: string): string {
+  mkdirSync(dirname(path), { recursive: true });
   try {
     writeFileSync(path, randomBytes(KEY_BYTES).toString('base64') + '\n', {
       flag: 'wx',

@@ -3,7 +3,7 @@
 // service's code. The HTTP classifiers then decide, so a reply means the same whichever transport
 // carried it, and a completed result sits where the HTTP endpoint puts it.
 import type { EndpointDef, McpTool } from './catalogue.js';
-import { MCP_RESULT_PATHS, MCP_TOOL_ARGS } from './mcp.js';
+import { MCP_DATA_TOOLS, MCP_RESULT_PATHS, MCP_TOOL_ARGS } from './mcp.js';
 import type { Reply } from './classify.js';
 import { errorInfo } from './errors.js';
 import { problemsOf, type InputProblem } from './validate.js';
@@ -49,11 +49,6 @@ const failureBody = (code: string, message: string) => ({
   error: { code, message },
 });
 
-/** The tool of an endpoint, or undefined when the MCP endpoint has none for it. */
-export function mcpToolOf(endpoint: EndpointDef): McpTool | undefined {
-  return endpoint.mcpTool;
-}
-
 /** Why an endpoint call cannot go over MCP, naming the endpoint; undefined when it can. */
 export function mcpUnsupportedReason(
   endpoint: EndpointDef,
@@ -66,8 +61,7 @@ export function mcpUnsupportedReason(
   return undefined;
 }
 
-const MCP_TOOLS_TEXT =
-  'person_search, person_enrichment, person_lookup_fields, person_newsfeed, person_ask, company_search and company_enrichment';
+const MCP_TOOLS_TEXT = `${MCP_DATA_TOOLS.slice(0, -1).join(', ')} and ${MCP_DATA_TOOLS.at(-1)}`;
 
 /** The parameters' problems as the tool's arguments (a tool accepts fewer than its endpoint). */
 export function mcpArgumentProblems(

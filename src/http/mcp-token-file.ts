@@ -3,11 +3,13 @@
 // once with mode 0600 beside the tokens. Every write is atomic (temporary file, fsync, rename), so
 // a crash leaves either the old grants or the new ones, never a torn file.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PcdsError } from '../contract/index.js';
+import { ensureKeyFile } from '../codec/dev-key.js';
+import { writeFileAtomic } from '../files/atomic-write.js';
 
 /** One key id's grant: what a refresh needs, and the tokens. Non-secret fields name the server. */
 export const storedGrantSchema = z.object({
@@ -71,34 +73,6 @@ function decodeKey(raw: string): Buffer {
       'PCDS_MCP_TOKEN_KEY must be 32 bytes, written as 64 hex digits or in base64',
     );
   return key;
-}
-
-/** Writes `data` to `path` atomically, readable by the owner only. */
-export async function writeFileAtomic(path: string, data: string | Buffer): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-  const fh = await open(tmp, 'wx', 0o600);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await rm(tmp, { force: true });
-    throw err;
-  }
-  // The rename itself is made durable with the folder.
-  const dir = await open(dirname(path), 'r');
-  try {
-    await dir.sync();
-  } catch {
-    // Some file systems refuse fsync on a folder; the rename is atomic all the same.
-  } finally {
-    await dir.close();
-  }
 }
 
 /** A lock older than this was left by a process that died while it held it. */
@@ -209,8 +183,6 @@ export class EncryptedTokenFile {
         throw err;
       }
     }
-    const fresh = randomBytes(32);
-    await writeFileAtomic(this.opts.keyPath, fresh.toString('base64'));
-    return (this.key = fresh);
+    return (this.key = decodeKey(await readFile(ensureKeyFile(this.opts.keyPath), 'utf8')));
   }
 }

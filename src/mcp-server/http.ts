@@ -1,27 +1,15 @@
 // `pcds mcp --transport http`: the assistant server over Streamable HTTP, stateless (one MCP
 // server per request, answers as JSON). It listens on loopback by default and refuses requests
 // from a foreign browser Origin, so a web page cannot drive it.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isForeignOrigin } from '../http/origin.js';
 
 export interface PcdsMcpHttp {
   url: string;
   close(): Promise<void>;
-}
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
-
-function foreignOrigin(req: IncomingMessage): boolean {
-  const origin = req.headers.origin;
-  if (origin === undefined) return false;
-  try {
-    const url = new URL(origin);
-    return url.host !== req.headers.host && !LOOPBACK.has(url.hostname);
-  } catch {
-    return true;
-  }
 }
 
 const rpcError = (message: string) =>
@@ -36,7 +24,8 @@ export async function startPcdsMcpHttp(
     const reply = (status: number, body: string, headers: Record<string, string> = {}) =>
       res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
     if ((req.url ?? '').split('?')[0] !== path) return reply(404, rpcError(`POST ${path}`));
-    if (foreignOrigin(req)) return reply(403, rpcError('The Origin is not allowed.'));
+    if (isForeignOrigin(req.headers.origin, req.headers.host))
+      return reply(403, rpcError('The Origin is not allowed.'));
     if (req.method !== 'POST')
       return reply(405, rpcError('POST JSON-RPC messages; no event stream is opened.'), {
         allow: 'POST',

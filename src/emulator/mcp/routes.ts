@@ -34,12 +34,14 @@ import {
   readMessage,
   rpcError,
   type RpcReply,
+  RPC_INTERNAL_ERROR,
 } from './json-rpc.js';
 import { OAuthStore } from './oauth-store.js';
 import { registerOAuthRoutes } from './oauth-routes.js';
 import { baseUrlOf } from './resource.js';
 import { McpToolCalls, refusalError, type ToolReply } from './tool-calls.js';
 import { TOOLS } from './tools.js';
+import { isForeignOrigin } from '../../http/origin.js';
 
 const listChangedFalse = { listChanged: false };
 const CAPABILITIES = {
@@ -67,19 +69,6 @@ function dropConnection(req: FastifyRequest, reply: FastifyReply): FastifyReply 
 }
 
 /** A browser page of another site must not drive a local server (DNS rebinding). */
-function foreignOrigin(req: FastifyRequest): boolean {
-  const origin = req.headers.origin;
-  if (origin === undefined) return false;
-  let url: URL;
-  try {
-    url = new URL(origin);
-  } catch {
-    return true;
-  }
-  if (url.host === req.headers.host) return false;
-  return !['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
-}
-
 /** A JSON answer is acceptable: no Accept header, or one naming JSON or a wildcard for it. */
 function acceptsJson(req: FastifyRequest): boolean {
   const accept = req.headers.accept;
@@ -107,7 +96,7 @@ function mcpServer(tools: McpToolCalls, req: FastifyRequest): Server {
     const r = await tools.call(req, 0, request.params);
     if ('drop' in r) {
       req.raw.socket.destroy();
-      throw new RpcFailure(-32603, 'The connection was dropped.');
+      throw new RpcFailure(RPC_INTERNAL_ERROR, 'The connection was dropped.');
     }
     if ('error' in r) throw new RpcFailure(r.error.code, r.error.message, r.error.data);
     return r.result;
@@ -152,14 +141,14 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: EmulatorContext): v
         reply,
         status,
         rpcError(null, {
-          code: status === 500 ? -32603 : RPC_INVALID_REQUEST,
+          code: status === 500 ? RPC_INTERNAL_ERROR : RPC_INVALID_REQUEST,
           message: status === 413 ? 'The body is too large.' : 'The request could not be read.',
         }),
       );
     });
 
     const post = async (req: FastifyRequest, reply: FastifyReply) => {
-      if (foreignOrigin(req))
+      if (isForeignOrigin(req.headers.origin, req.headers.host))
         return sendRpc(
           reply,
           403,

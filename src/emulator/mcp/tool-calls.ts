@@ -26,6 +26,7 @@ import {
   serverErrorCode,
   type RpcId,
   type RpcReply,
+  RPC_INTERNAL_ERROR,
 } from './json-rpc.js';
 import type { OAuthStore } from './oauth-store.js';
 
@@ -105,7 +106,8 @@ export class McpToolCalls {
     if (!who.caller.scopes.includes(MCP_TOOL_SCOPES[name]))
       return refusalError(id, scopeRefusal(name));
     const endpoint = endpointByMcpTool(name);
-    if (!endpoint) return rpcError(id, { code: -32603, message: 'The tool has no endpoint.' });
+    if (!endpoint)
+      return rpcError(id, { code: RPC_INTERNAL_ERROR, message: 'The tool has no endpoint.' });
     const admitted = await checkKey(this.ctx, req, who.caller.key, {
       path,
       product: endpoint.mcpProduct ?? endpoint.product,
