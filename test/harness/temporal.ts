@@ -150,14 +150,37 @@ export async function withWorker<T>(
       ...opts.workerOptions,
     });
     const { client, connection } = await connectClient({ address, namespace });
+    let done: { value: T } | undefined;
     try {
-      return await worker.runUntil(() => fn({ client, taskQueue, namespace, address, worker }));
+      return await worker.runUntil(async () => {
+        const value = await fn({ client, taskQueue, namespace, address, worker });
+        done = { value };
+        return value;
+      });
+    } catch (err) {
+      // After the test's work has finished, finalizing the worker's shutdown can find the SDK's
+      // core still holding it for a moment (a call to the server in flight) and throw "Worker
+      // still in use": a race of the SDK's shutdown, seen after server restarts and under load.
+      // The test's own result stands; any other error, or this one before it finished, fails it.
+      if (done && isShutdownRace(err)) return done.value;
+      throw err;
     } finally {
       await connection.close();
     }
   } finally {
-    await nativeConnection.close();
+    await nativeConnection.close().catch((err: unknown) => {
+      if (!isShutdownRace(err)) throw err;
+    });
   }
+}
+
+/** The SDK's "still in use" refusals at shutdown (see withWorker). */
+function isShutdownRace(err: unknown): boolean {
+  return (
+    err instanceof Error &&
+    err.name === 'IllegalStateError' &&
+    /still in use|hold a reference/.test(err.message)
+  );
 }
 
 /**
