@@ -3,10 +3,17 @@
 import { withHeartbeat } from './heartbeat.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { ColumnError } from '../batch/columns.js';
+import {
+  DuplicateFinder,
+  markDuplicates,
+  readDuplicatesIndex,
+  writeDuplicatesIndex,
+} from '../batch/duplicates.js';
 import { inspectInput, InputError, readRows } from '../batch/row-reader.js';
 import type {
   InputInspection,
   InputSource,
+  ReadCursor,
   ReadRowsRequest,
   ReadRowsResult,
 } from '../batch/types.js';
@@ -56,9 +63,57 @@ export function createRowActivities(defaults: { maxRowBytes: number }) {
 
     async readBatchRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
       try {
-        return await readRows({ ...req, maxRowBytes: req.maxRowBytes ?? defaults.maxRowBytes });
+        const got = await readRows({
+          ...req,
+          maxRowBytes: req.maxRowBytes ?? defaults.maxRowBytes,
+        });
+        if (!req.duplicates) return got;
+        return {
+          ...got,
+          rows: markDuplicates(got.rows, await readDuplicatesIndex(req.duplicates)),
+        };
       } catch (err) {
         throw inputFailure(err, req.source.path);
+      }
+    },
+
+    /**
+     * Reads the whole input once and writes which rows repeat an earlier row (row numbers only)
+     * to `index`. Idempotent: a retry writes the same file. Heartbeats: a large file takes a while.
+     */
+    async indexDuplicateRows(input: {
+      source: InputSource;
+      endpoint: string;
+      header?: string[];
+      from: ReadCursor;
+      index: string;
+      maxRowBytes?: number;
+    }): Promise<{ duplicates: number; leaders: number }> {
+      try {
+        return await withHeartbeat(async () => {
+          const finder = new DuplicateFinder();
+          let from = input.from;
+          while (!from.done) {
+            const got = await readRows({
+              source: input.source,
+              endpoint: input.endpoint,
+              ...(input.header ? { header: input.header } : {}),
+              from,
+              count: 5000,
+              maxBytes: 64 * 1024 * 1024,
+              maxRowBytes: input.maxRowBytes ?? defaults.maxRowBytes,
+            });
+            for (const row of got.rows) finder.add(row);
+            from = got.next;
+          }
+          await writeDuplicatesIndex(input.index, finder.followers);
+          return {
+            duplicates: finder.followers.size,
+            leaders: new Set(finder.followers.values()).size,
+          };
+        });
+      } catch (err) {
+        throw inputFailure(err, input.source.path);
       }
     },
   };

@@ -77,6 +77,10 @@ export interface BatchRequest {
   maxWaitMs?: number;
   /** Rows longer than this fail with row_too_large; the worker's PCDS_MAX_ROW_BYTES by default. */
   maxRowBytes?: number;
+  /** false: send every row, duplicates included (see BatchInput.dedupe). */
+  dedupe?: boolean;
+  /** Credit budget (see BatchInput.maxCredits). */
+  maxCredits?: number;
 }
 
 export interface PreparedBatch {
@@ -151,6 +155,12 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       `--max-row-bytes must be an integer from 1 to ${MAX_ROW_BYTES_LIMIT}`,
     );
   }
+  if (
+    req.maxCredits !== undefined &&
+    (!Number.isSafeInteger(req.maxCredits) || req.maxCredits < 0)
+  ) {
+    throw new BatchSetupError('invalid_options', '--max-credits must be a whole number, 0 or more');
+  }
   const inputPath = resolve(req.input);
   const requested = resolve(req.output);
   const csvOutput = isCsvOutput(requested) ? requested : undefined;
@@ -218,6 +228,8 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),
       ...(req.maxWaitMs ? { maxWaitMs: req.maxWaitMs } : {}),
       ...(req.maxRowBytes ? { maxRowBytes: req.maxRowBytes } : {}),
+      ...(req.dedupe === false ? { dedupe: false } : {}),
+      ...(req.maxCredits !== undefined ? { maxCredits: req.maxCredits } : {}),
     };
     return { input, endpoint, inspection };
   } catch (err) {

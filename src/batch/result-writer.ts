@@ -9,6 +9,12 @@ import { mkdir, open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
 
+/** Where a line is in its file, without its newline. */
+export interface LineSpan {
+  start: number;
+  length: number;
+}
+
 interface FileIndex<T> {
   /** Device and inode: another file at the same path (replaced, rotated) is read afresh. */
   identity: string;
@@ -27,8 +33,11 @@ export class RowIndexes<T> {
   private readonly byPath = new Map<string, FileIndex<T>>();
 
   constructor(
-    /** What a parsed line says of its row; undefined indexes nothing. */
-    private readonly entryOf: (line: { row: number } & Record<string, unknown>) => T | undefined,
+    /** What a parsed line (at `at` in the file) says of its row; undefined indexes nothing. */
+    private readonly entryOf: (
+      line: { row: number } & Record<string, unknown>,
+      at: LineSpan,
+    ) => T | undefined,
   ) {}
 
   /** The index of the file as it is now. */
@@ -48,12 +57,30 @@ export class RowIndexes<T> {
     return index;
   }
 
-  /** Appends lines (already indexed by the caller) at the file's end, as appendWhole does. */
-  async append(path: string, index: FileIndex<T>, lines: readonly { row: number }[]) {
-    const data = Buffer.from(lines.map((l) => JSON.stringify(l) + '\n').join(''));
+  /**
+   * Appends lines at the file's end, as appendWhole does, and indexes each as `entryOf` says.
+   * Returns where each line went.
+   */
+  async append(
+    path: string,
+    index: FileIndex<T>,
+    lines: readonly { row: number }[],
+  ): Promise<LineSpan[]> {
+    const texts = lines.map((l) => Buffer.from(JSON.stringify(l) + '\n'));
+    const data = Buffer.concat(texts);
     await appendWhole(path, index.size, data);
+    const spans: LineSpan[] = [];
+    let at = index.size;
+    lines.forEach((l, i) => {
+      const span = { start: at, length: texts[i].length - 1 };
+      spans.push(span);
+      at += texts[i].length;
+      const entry = this.entryOf(l, span);
+      if (entry !== undefined) index.rows.set(l.row, entry);
+    });
     index.size += data.length;
     if (!index.identity) index.identity = (await statOf(path))?.identity ?? '';
+    return spans;
   }
 
   /** A fresh, empty file at `path`. */
@@ -79,9 +106,10 @@ export class RowIndexes<T> {
       let nl: number;
       while ((nl = buf.indexOf(0x0a)) !== -1) {
         const line = lineOf(buf.subarray(0, nl).toString('utf8'));
+        const span = { start: offset, length: nl };
         offset += nl + 1;
         lastNewlineEnd = offset;
-        const entry = line && this.entryOf(line);
+        const entry = line && this.entryOf(line, span);
         if (line && entry !== undefined) rows.set(line.row, entry);
         buf = buf.subarray(nl + 1);
       }
@@ -92,8 +120,8 @@ export class RowIndexes<T> {
   }
 }
 
-/** Rows of the output files that have their line. */
-const outputs = new RowIndexes<true>(() => true);
+/** Rows of the output files that have their line, and where it is. */
+const outputs = new RowIndexes<LineSpan>((_line, at) => at);
 const locks = new Map<string, Promise<unknown>>();
 
 /** Error codes of a disk or permission problem: retrying will not help until someone fixes it. */
@@ -202,23 +230,55 @@ export interface AppendResult {
  */
 export function appendResultLines(
   path: string,
-  lines: readonly { row: number }[],
+  lines: readonly { row: number; duplicateOf?: number }[],
 ): Promise<AppendResult> {
   return withPathLock(path, async () => {
     const index = await outputs.current(path);
-    const fresh: { row: number }[] = [];
-    const batchRows = new Set<number>();
-    for (const line of lines) {
-      if (index.rows.has(line.row) || batchRows.has(line.row)) continue;
-      batchRows.add(line.row);
-      fresh.push(line);
+    const fresh = new Map<number, { row: number } & Record<string, unknown>>();
+    for (const given of lines) {
+      const line = given as { row: number; duplicateOf?: number } & Record<string, unknown>;
+      if (index.rows.has(line.row) || fresh.has(line.row)) continue;
+      fresh.set(
+        line.row,
+        line.duplicateOf === undefined ? line : await copiedLine(path, index, fresh, line),
+      );
     }
-    if (fresh.length > 0) {
-      await outputs.append(path, index, fresh);
-      for (const l of fresh) index.rows.set(l.row, true);
-    }
-    return { written: fresh.length, skipped: lines.length - fresh.length };
+    if (fresh.size > 0) await outputs.append(path, index, [...fresh.values()]);
+    return { written: fresh.size, skipped: lines.length - fresh.size };
   });
+}
+
+/**
+ * A duplicate row's line: its leader's line (from this append or the file) with the row's own
+ * number and key, marked with the leader's row. A leader line that cannot be found (the file was
+ * edited) leaves the line as the batch gave it, with a message saying so.
+ */
+async function copiedLine(
+  path: string,
+  index: FileIndex<LineSpan>,
+  fresh: ReadonlyMap<number, Record<string, unknown>>,
+  line: { row: number; duplicateOf?: number } & Record<string, unknown>,
+): Promise<{ row: number } & Record<string, unknown>> {
+  const leaderRow = line.duplicateOf!;
+  let leader = fresh.get(leaderRow);
+  const span = leader ? undefined : index.rows.get(leaderRow);
+  if (span) {
+    const fh = await open(path, 'r');
+    try {
+      const buf = Buffer.alloc(span.length);
+      await fh.read(buf, 0, span.length, span.start);
+      leader = lineOf(buf.toString('utf8'));
+    } finally {
+      await fh.close();
+    }
+  }
+  if (!leader)
+    return {
+      ...line,
+      message: `the line of row ${leaderRow}, whose call this row shares, is not in the output`,
+    };
+  const { row: _row, key: _key, duplicateOf: _of, ...shared } = leader;
+  return { row: line.row, key: line.key, ...shared, duplicateOf: leaderRow };
 }
 
 /** Writes all of `data` at `at` (the file's end) and fsyncs, or leaves the file as it was. */

@@ -47,7 +47,6 @@ export function claimRow(path: string, row: number, owner: string): Promise<Clai
     if (entry?.state === 'accepted') return { mine: false, entry };
     const claim: JournalEntry = { row, state: 'sending', owner };
     await journals.append(path, index, [claim]);
-    index.rows.set(row, claim);
     return { mine: true };
   });
 }
@@ -62,7 +61,6 @@ export function recordRow(path: string, entry: JournalEntry): Promise<void> {
   return withPathLock(path, async () => {
     const index = await journals.current(path);
     await journals.append(path, index, [entry]);
-    index.rows.set(entry.row, entry);
   });
 }
 

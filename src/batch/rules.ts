@@ -16,6 +16,7 @@ import { activeKeys, describeRemoved, pickKey, refreshKeyPool, removeKey } from 
 import type { PoolKeyConfig } from './key-pool.js';
 import { etaSeconds, recordCompletions, rowsPerSecond } from './rate.js';
 import {
+  CREDIT_BUDGET,
   INVALID_ROW,
   MAX_WINDOW,
   isInvalidRow,
@@ -41,6 +42,15 @@ export type RowEnd = { outcome: CallOutcome; written?: boolean } | { failure: Ro
 
 export const clampWindow = (n: number) => Math.max(1, Math.min(MAX_WINDOW, Math.floor(n)));
 
+/** What a row costs the batch's budget: the endpoint's typical price, and the budget if any. */
+export interface CreditRules {
+  perRow: number;
+  max?: number;
+}
+
+const duplicateOf = (r: InputRow): number | undefined =>
+  'duplicateOf' in r ? r.duplicateOf : undefined;
+
 export class BatchRules {
   /** Rows read from the file and not started yet, in file order. */
   readonly queue: InputRow[] = [];
@@ -52,6 +62,7 @@ export class BatchRules {
   constructor(
     /** What crosses continue-as-new: the rules change it in place. */
     readonly s: CarriedState,
+    readonly credits: CreditRules = { perRow: 0 },
   ) {
     s.jobMs ??= [];
     s.requests ??= { rows: 0, polls: 0 };
@@ -102,8 +113,10 @@ export class BatchRules {
   record(line: ResultLine, nowMs: number, written = false): void {
     const c = this.s.counters;
     c.done += 1;
+    if (line.duplicateOf !== undefined) c.duplicates = (c.duplicates ?? 0) + 1;
     if (line.outcome === 'found') c.found += 1;
     else if (line.outcome === 'empty') c.empty += 1;
+    else if (line.outcome === 'skipped') c.skipped = (c.skipped ?? 0) + 1;
     else {
       c.failed += 1;
       const code = line.code ?? 'unknown';
@@ -135,13 +148,14 @@ export class BatchRules {
         this.s.requests!.polls += o.timing.polls;
       }
       const written = end.written === true;
-      if (o.outcome === 'found')
+      if (o.outcome === 'found') {
+        this.s.counters.credits = (this.s.counters.credits ?? 0) + this.credits.perRow;
         this.record(
           { row: row.row, key, outcome: 'found', requestId: o.requestId, result: o.result },
           nowMs,
           written,
         );
-      else if (o.outcome === 'empty')
+      } else if (o.outcome === 'empty')
         this.record(
           { row: row.row, key, outcome: 'empty', requestId: o.requestId },
           nowMs,
@@ -159,6 +173,11 @@ export class BatchRules {
           },
           nowMs,
         );
+      this.leaderEnded(
+        row,
+        o.outcome === 'failed' ? { outcome: 'failed', code: o.code } : o,
+        nowMs,
+      );
       return true;
     }
     const { code, message, requestId } = end.failure;
@@ -194,7 +213,88 @@ export class BatchRules {
       },
       nowMs,
     );
+    this.leaderEnded(row, { outcome: 'failed', code }, nowMs);
     return true;
+  }
+
+  /**
+   * A row that other rows repeat has its line: they get theirs now if they are parked, or when
+   * they are read, as copies the writer fills from its line.
+   */
+  private leaderEnded(
+    row: ValidRow,
+    end: { outcome: ResultLine['outcome']; code?: string },
+    nowMs: number,
+  ): void {
+    if (!row.followers) return;
+    const leaders = (this.s.leaders ??= {});
+    leaders[row.row] = {
+      outcome: end.outcome,
+      ...(end.code ? { code: end.code } : {}),
+      left: row.followers,
+    };
+    const parked = this.s.parked ?? [];
+    const mine = parked.filter((p) => p.duplicateOf === row.row);
+    if (mine.length === 0) return;
+    this.s.parked = parked.filter((p) => p.duplicateOf !== row.row);
+    for (const f of mine) this.copyLeader(f, nowMs);
+  }
+
+  /** A duplicate row's line, from its leader's end (the writer copies the leader's line). */
+  private copyLeader(row: ValidRow, nowMs: number): void {
+    const leaderRow = row.duplicateOf!;
+    const leader = this.s.leaders![leaderRow];
+    if (leader.outcome === 'skipped') this.skip(row, nowMs);
+    else
+      this.record(
+        {
+          row: row.row,
+          key: row.key,
+          outcome: leader.outcome,
+          ...(leader.code ? { code: leader.code } : {}),
+          duplicateOf: leaderRow,
+        },
+        nowMs,
+      );
+    leader.left -= 1;
+    if (leader.left <= 0) delete this.s.leaders![leaderRow];
+  }
+
+  /** A row not sent because the credit budget is spent. */
+  private skip(row: ValidRow, nowMs: number): void {
+    this.record(
+      {
+        row: row.row,
+        key: row.key,
+        outcome: 'skipped',
+        code: CREDIT_BUDGET,
+        message: `not sent: the batch's budget of ${this.credits.max} credits would not cover it (${this.s.counters.credits ?? 0} charged); resume the batch with a higher --max-credits to run it`,
+      },
+      nowMs,
+    );
+    if (row.followers) {
+      (this.s.leaders ??= {})[row.row] = { outcome: 'skipped', left: row.followers };
+      const parked = this.s.parked ?? [];
+      const mine = parked.filter((p) => p.duplicateOf === row.row);
+      this.s.parked = parked.filter((p) => p.duplicateOf !== row.row);
+      for (const f of mine) this.copyLeader(f, nowMs);
+    }
+  }
+
+  /** Whether the budget lets one more row go with the rows in flight (each may be charged). */
+  private budgetAllows(): boolean {
+    const { max, perRow } = this.credits;
+    if (max === undefined || perRow <= 0) return true;
+    return (this.s.counters.credits ?? 0) + (this.inFlight.size + 1) * perRow <= max;
+  }
+
+  /** Whether `leaderRow`'s call is still to end: in flight, sent back, or itself parked. */
+  private pending(leaderRow: number): boolean {
+    return (
+      this.inFlight.has(leaderRow) ||
+      this.s.redo.some((r) => r.row === leaderRow) ||
+      (this.s.parked ?? []).some((r) => r.row === leaderRow)
+    );
   }
 
   /**
@@ -221,6 +321,34 @@ export class BatchRules {
         );
         continue;
       }
+      const leaderRow = duplicateOf(next);
+      if (leaderRow !== undefined) {
+        // A duplicate costs no request: it takes its leader's line, now or when the leader ends.
+        const take = () => (redo ? this.s.redo.shift() : this.queue.shift());
+        if (this.s.leaders?.[leaderRow]) {
+          take();
+          this.copyLeader(next, nowMs);
+          continue;
+        }
+        if (this.pending(leaderRow)) {
+          take();
+          (this.s.parked ??= []).push(next);
+          continue;
+        }
+        // The leader's end is not known here (a batch reopened over its output): sent itself.
+      }
+      if (this.s.budgetSpent) {
+        if (redo) this.s.redo.shift();
+        else this.queue.shift();
+        this.skip(next, nowMs);
+        continue;
+      }
+      if (!this.budgetAllows()) {
+        // Rows in flight may end empty (free): wait for them before giving up on the budget.
+        if (this.inFlight.size > 0) break;
+        this.s.budgetSpent = true;
+        continue;
+      }
       if (this.inFlight.size >= this.s.window) break;
       const keyId = pickKey(this.s.pool);
       if (!keyId) {
@@ -242,7 +370,11 @@ export class BatchRules {
   canStart(): boolean {
     if (this.s.paused) return false;
     const next = this.s.redo[0] ?? this.queue[0];
-    if (next && (isInvalidRow(next) || this.inFlight.size < this.s.window)) return true;
+    if (next) {
+      if (isInvalidRow(next) || duplicateOf(next) !== undefined || this.s.budgetSpent) return true;
+      if (!this.budgetAllows()) return this.inFlight.size === 0;
+      if (this.inFlight.size < this.s.window) return true;
+    }
     return this.wantsRows();
   }
 
@@ -253,7 +385,12 @@ export class BatchRules {
 
   /** Every row is read and started or sent back: nothing left but what is in flight. */
   allStarted(): boolean {
-    return this.s.cursor.done && this.queue.length === 0 && this.s.redo.length === 0;
+    return (
+      this.s.cursor.done &&
+      this.queue.length === 0 &&
+      this.s.redo.length === 0 &&
+      (this.s.parked?.length ?? 0) === 0
+    );
   }
 
   /**
@@ -295,6 +432,7 @@ export class BatchRules {
     | 'runs'
     | 'blankLines'
     | 'failedRows'
+    | 'maxCredits'
   > {
     const s = this.s;
     const rate = rowsPerSecond(s.rate, nowMs, Date.parse(s.startedAt));
@@ -323,6 +461,7 @@ export class BatchRules {
       runs: s.runs,
       blankLines: s.blankLines ?? 0,
       failedRows: [...s.failedRows!],
+      ...(this.credits.max !== undefined ? { maxCredits: this.credits.max } : {}),
     };
   }
 
@@ -336,6 +475,9 @@ export class BatchRules {
     return (
       `${state}${s.paused ? ` (${s.paused.code}: ${s.paused.message})` : ''}: ${c.done}/${s.total} rows, ` +
       `${c.found} found, ${c.empty} empty, ${c.failed} failed${failedCodes ? ` (${failedCodes})` : ''}, ` +
+      (c.skipped ? `${c.skipped} skipped (credit budget), ` : '') +
+      (c.duplicates ? `${c.duplicates} duplicates (not sent), ` : '') +
+      (this.credits.max !== undefined ? `${c.credits ?? 0} of ${this.credits.max} credits, ` : '') +
       `${this.inFlight.size} in flight, window ${s.window}`
     );
   }

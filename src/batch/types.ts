@@ -32,6 +32,10 @@ export interface ValidRow {
   offset: number;
   params: Record<string, unknown>;
   key: Record<string, unknown>;
+  /** The earlier row with the same parameters once normalised: this row shares its call. */
+  duplicateOf?: number;
+  /** How many later rows share this row's call. */
+  followers?: number;
 }
 
 export interface InvalidRow {
@@ -59,6 +63,8 @@ export interface ReadRowsRequest {
   maxRowBytes?: number;
   /** The chunk's rows stop before this many bytes (serialized), but hold at least one row. */
   maxBytes?: number;
+  /** The batch's duplicates index (batch/duplicates.ts): rows are marked from it. */
+  duplicates?: string;
 }
 
 export interface ReadRowsResult {
@@ -79,15 +85,23 @@ export interface InputInspection {
 export interface ResultLine {
   row: number;
   key: Record<string, unknown>;
-  outcome: 'found' | 'empty' | 'failed';
+  /** skipped: not sent, and not charged (code credit_budget: the batch's budget was spent). */
+  outcome: 'found' | 'empty' | 'failed' | 'skipped';
   code?: string;
   message?: string;
   requestId?: string;
   result?: unknown;
+  /**
+   * The row whose call this row shared (same parameters once normalised): the writer copies that
+   * row's line (result, request id, code, message) from the output.
+   */
+  duplicateOf?: number;
 }
 
 /** Code of a row that was not sent because its input is malformed. */
 export const INVALID_ROW = 'invalid_row' satisfies PcdsErrorCode;
+/** Code of a row skipped because it could have taken the credits past the batch's budget. */
+export const CREDIT_BUDGET = 'credit_budget' satisfies PcdsErrorCode;
 /** Code of a row that was not sent because it is over the row size limit. */
 export const ROW_TOO_LARGE = 'row_too_large' satisfies PcdsErrorCode;
 
@@ -122,6 +136,15 @@ export interface Counters {
   empty: number;
   failed: number;
   failedByCode: Record<string, number>;
+  /** Rows not sent for the credit budget (absent before the first). */
+  skipped?: number;
+  /** Rows that shared an earlier row's call (counted in found, empty, failed or skipped too). */
+  duplicates?: number;
+  /**
+   * Credits charged so far, as the batch counts them: each row sent that came back found, at
+   * the endpoint's typical price (batch/cost.ts). Empty results and duplicates are free.
+   */
+  credits?: number;
 }
 
 export interface BatchInput {
@@ -162,6 +185,16 @@ export interface BatchInput {
    * and several times the rows per second where the service is not the limit. Polling only.
    */
   compact?: boolean;
+  /**
+   * Rows whose parameters repeat an earlier row's once normalised share its call (one request,
+   * one charge) and get a copy of its line marked duplicateOf. On unless false.
+   */
+  dedupe?: boolean;
+  /**
+   * Credit budget: no row starts that could take the credits charged (found rows at the
+   * endpoint's typical price) past it; the rows left are written as skipped (credit_budget).
+   */
+  maxCredits?: number;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }
@@ -202,6 +235,21 @@ export interface CarriedState {
    * workflow id, so the next run takes them. Absent when the run drained its window first.
    */
   inFlight?: InFlightRow[];
+  /** Reads mark duplicate rows from the batch's index (batch/duplicates.ts). */
+  dedupe?: boolean;
+  /** Duplicate rows waiting for the row whose call they share (it is in flight or sent back). */
+  parked?: ValidRow[];
+  /** How leader rows ended, while rows that share their call are still to come. */
+  leaders?: Record<string, LeaderEnd>;
+  /** The credit budget is spent: every row left is written as skipped. */
+  budgetSpent?: boolean;
+}
+
+/** How a leader row ended, for the rows that share its call; `left` of them are still to come. */
+export interface LeaderEnd {
+  outcome: ResultLine['outcome'];
+  code?: string;
+  left: number;
 }
 
 export interface BatchProgress {
@@ -234,6 +282,14 @@ export interface BatchProgress {
   source: InputFiles;
   csvOutput?: string;
   failedRows: FailedRow[];
+  /** Rows written as skipped because the credit budget was spent. */
+  skipped?: number;
+  /** Rows that shared an earlier row's call. */
+  duplicates?: number;
+  /** Credits charged so far, as the batch counts them (see Counters.credits). */
+  credits?: number;
+  /** The batch's credit budget (--max-credits), if it has one. */
+  maxCredits?: number;
 }
 
 export interface BatchSummary {
@@ -259,6 +315,10 @@ export interface BatchSummary {
   csvOutput?: string;
   /** The failed rows with the lowest numbers, at most MAX_FAILED_ROWS, with their codes. */
   failedRows: FailedRow[];
+  skipped?: number;
+  duplicates?: number;
+  credits?: number;
+  maxCredits?: number;
   /** The learned job duration (ms) at the end, as in the progress. */
   jobMsEstimate?: number;
   /** Submits + polls per row that finished found or empty. */
@@ -310,6 +370,10 @@ export const DEFAULT_MAX_ROW_BYTES = 64 * 1024;
 export const MAX_ROW_BYTES_LIMIT = 256 * 1024;
 /** Bytes of rows per chunk read into the workflow (payloads warn at 256 KB, fail at 2 MB). */
 export const DEFAULT_CHUNK_BYTES = 192 * 1024;
+
+/** The duplicates index of a batch, beside its output: row numbers only (batch/duplicates.ts). */
+export const duplicatesIndexPath = (output: string, batchId: string) =>
+  `${output}.${batchId}.duplicates.json`;
 
 export const childWorkflowId = (batchId: string, row: number) => `batch-${batchId}-row-${row}`;
 export const batchWorkflowId = (batchId: string) => `batch-${batchId}`;

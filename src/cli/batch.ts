@@ -62,10 +62,23 @@ const failedByCode = (p: { failedByCode: Record<string, number> }) =>
 /** One line of progress, for status output and logs. */
 export function progressLine(p: BatchProgress): string {
   const failed = failedByCode(p);
+  const spend = spendText(p);
   return (
     `${p.state}: ${p.done}/${p.total} rows | found ${p.found}, empty ${p.empty}, failed ${p.failed}` +
-    `${failed ? ` (${failed})` : ''} | ${p.inFlight} in flight (window ${p.window}) | ${p.rowsPerSecond} rows/s | ETA ${fmtSeconds(p.etaSeconds)}`
+    `${failed ? ` (${failed})` : ''}${spend ? ` | ${spend}` : ''} | ${p.inFlight} in flight (window ${p.window}) | ${p.rowsPerSecond} rows/s | ETA ${fmtSeconds(p.etaSeconds)}`
   );
+}
+
+/** `credits 12 of 20, 3 skipped (credit_budget), 5 duplicates not sent`, or nothing to say. */
+export function spendText(
+  p: Pick<BatchProgress, 'credits' | 'maxCredits' | 'skipped' | 'duplicates'>,
+): string | undefined {
+  const parts = [
+    ...(p.maxCredits !== undefined ? [`credits ${p.credits ?? 0} of ${p.maxCredits}`] : []),
+    ...(p.skipped ? [`${p.skipped} skipped (credit_budget)`] : []),
+    ...(p.duplicates ? [`${p.duplicates} duplicates not sent`] : []),
+  ];
+  return parts.length > 0 ? parts.join(', ') : undefined;
 }
 
 /** `row 3 invalid_row, row 8 not_found, ...` (and how many more failed). */
@@ -86,9 +99,16 @@ const rowList = (rows: number[], count: number) =>
 export function summaryText(s: BatchSummary): string {
   const failed = failedByCode(s);
   const failedRows = failedRowsText(s.failedRows, s.failed);
+  const spend = spendText(s);
   const lines = [
     `batch ${s.batchId} ${s.state}: ${s.done} of ${s.total} rows in ${s.seconds} s (${s.rowsPerSecond} rows/s)`,
     `  found ${s.found}, empty ${s.empty}, failed ${s.failed}${failed ? ` (${failed})` : ''}`,
+    ...(spend ? [`  ${spend}`] : []),
+    ...(s.skipped
+      ? [
+          `  the credit budget stopped ${s.skipped} row${s.skipped === 1 ? '' : 's'}: pcds batch resume ${s.batchId} --max-credits <more> runs them`,
+        ]
+      : []),
     ...(s.requestsPerRow !== undefined
       ? [
           `  ${s.requestsPerRow} requests per found/empty row${s.jobMsEstimate !== undefined ? `, jobs took about ${s.jobMsEstimate} ms` : ''}`,
@@ -311,6 +331,8 @@ interface StartFlags {
   overwrite?: boolean;
   detach?: boolean;
   estimate: boolean;
+  dedupe: boolean;
+  maxCredits?: number;
 }
 
 async function withBatch(
@@ -388,6 +410,15 @@ export function registerBatchCommand(program: Command): Command {
         .choices(TRANSPORTS)
         .default('http'),
     )
+    .option(
+      '--max-credits <n>',
+      "credit budget: no row starts that could take the credits charged past it (found rows at the endpoint's typical price); the rows left are written as skipped (credit_budget), and `pcds batch resume <id> --max-credits <more>` runs them",
+      intArg('--max-credits', 0, 1_000_000_000),
+    )
+    .option(
+      '--no-dedupe',
+      'send every row, even one whose parameters repeat an earlier row (by default it shares that call and gets a copy of its line, marked duplicateOf)',
+    )
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the batch id and return at once')
     .option('--no-estimate', 'skip the GET /usage credit check')
@@ -411,6 +442,8 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.compact ? { compact: true } : {}),
           ...(o.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
           ...(o.overwrite ? { overwrite: true } : {}),
+          ...(o.dedupe ? {} : { dedupe: false }),
+          ...(o.maxCredits !== undefined ? { maxCredits: o.maxCredits } : {}),
         };
         let prepared: PreparedBatch;
         try {

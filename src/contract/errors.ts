@@ -197,6 +197,10 @@ export const ERRORS = [
   own('no_keys_left', "every key of the batch's pool was removed"),
   own('paused_by_operator', 'an operator paused the batch (a pause reason, not a failure)'),
   own('invalid_row', "the input row breaks the endpoint's input rules; it was not sent"),
+  own(
+    'credit_budget',
+    "the row was not sent: it could have taken the batch's credits past its --max-credits budget",
+  ),
   own('row_already_run', 'a call for this row already completed under this batch id'),
   own('child_failed', "a batch row's call ended without an error code"),
   own('cancelled', 'cancelled before it finished'),

@@ -17,6 +17,10 @@ export const PcdsKeyId = defineSearchAttributeKey('PcdsKeyId', SearchAttributeTy
 export const PcdsState = defineSearchAttributeKey('PcdsState', SearchAttributeType.KEYWORD);
 /** Input row index of a batch item. */
 export const PcdsRowIndex = defineSearchAttributeKey('PcdsRowIndex', SearchAttributeType.INT);
+/** A batch's rows that have their output line (found, empty, failed or skipped). */
+export const PcdsRowsDone = defineSearchAttributeKey('PcdsRowsDone', SearchAttributeType.INT);
+/** A batch's rows whose line is failed (invalid input rows included). */
+export const PcdsRowsFailed = defineSearchAttributeKey('PcdsRowsFailed', SearchAttributeType.INT);
 
 export const PCDS_SEARCH_ATTRIBUTES = [
   PcdsEndpoint,
@@ -25,6 +29,8 @@ export const PCDS_SEARCH_ATTRIBUTES = [
   PcdsKeyId,
   PcdsState,
   PcdsRowIndex,
+  PcdsRowsDone,
+  PcdsRowsFailed,
 ] as const;
 
 // The spelling `temporal server start-dev --search-attribute Name=Type` accepts.

@@ -25,6 +25,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch.js';
 import type { BatchRowActivities } from '../activities/batch-row.js';
+import { TYPICAL_CREDITS } from '../batch/cost.js';
 import { newKeyPool } from '../batch/key-pool.js';
 import {
   batchProgressQuery,
@@ -42,6 +43,7 @@ import {
   DEFAULT_HISTORY_THRESHOLD,
   DEFAULT_WINDOW,
   childWorkflowId,
+  duplicatesIndexPath,
   type BatchInput,
   type BatchProgress,
   type BatchStateName,
@@ -56,6 +58,8 @@ import {
   PcdsBatchId,
   PcdsEndpoint,
   PcdsRowIndex,
+  PcdsRowsDone,
+  PcdsRowsFailed,
   PcdsState,
 } from '../temporal/search-attributes.js';
 import { endpointCall } from './endpoint-call.js';
@@ -122,6 +126,9 @@ function failureOf(err: unknown): RowFailure {
   const name = (cause as Error | undefined)?.name ?? 'unknown';
   return { code: 'child_failed', message: `the row's call ended without an error code (${name})` };
 }
+
+/** The batch's counters in its search attributes are brought up to date at most this often. */
+const COUNTS_EVERY_MS = 10_000;
 
 /** How often rows carried from an earlier run that have not reported are looked up. */
 const DEFAULT_CARRIED_CHECK_MS = 10 * 60_000;
@@ -192,13 +199,28 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       historyEvents: 0,
       blankLines: inspection.blankLines,
     };
+    // Versioned: batches started before duplicates were found sent every row.
+    if (input.dedupe !== false && inspection.total > 1 && patched('batch-deduplicates-rows')) {
+      await firstPass.indexDuplicateRows({
+        source: input.source,
+        endpoint: endpoint.name,
+        ...(inspection.header ? { header: inspection.header } : {}),
+        from: s.cursor,
+        index: duplicatesIndexPath(input.output, input.batchId),
+        ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      });
+      s.dedupe = true;
+    }
   }
   s.runs += 1;
   // Versioned (see README, "Upgrading workers"): runs of 0.1.x waited for every row in flight
   // before continuing as new. Now rows in flight go along to the next run and report to the
   // batch's workflow id, so the window stays full; their calls outlive the run (ABANDON).
   const carryRows = patched('batch-rows-carried-across-runs');
-  const rules = new BatchRules(s);
+  const rules = new BatchRules(s, {
+    perRow: TYPICAL_CREDITS[endpoint.price],
+    ...(input.maxCredits !== undefined ? { max: input.maxCredits } : {}),
+  });
   const inputFiles: InputFiles = {
     path: input.source.path,
     format: input.source.format,
@@ -243,11 +265,30 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   });
 
   let lastState: BatchStateName | undefined;
+  let shownCounts = '';
+  let countsShownAt = 0;
   const show = (next: BatchStateName) => {
     state = next;
-    if (state !== lastState) {
+    const stateChanged = state !== lastState;
+    if (stateChanged) {
       lastState = state;
       upsertSearchAttributes([{ key: PcdsState, value: state }] as SearchAttributeUpdatePair[]);
+    }
+    // The list view's progress columns: at most one upsert per COUNTS_EVERY_MS (an event each),
+    // and at every change of state, so a finished or paused batch shows its final counts.
+    const c = s.counters;
+    const counts = `${c.done}/${c.failed}`;
+    if (
+      counts !== shownCounts &&
+      (stateChanged || Date.now() - countsShownAt >= COUNTS_EVERY_MS) &&
+      patched('batch-counters-searchable')
+    ) {
+      shownCounts = counts;
+      countsShownAt = Date.now();
+      upsertSearchAttributes([
+        { key: PcdsRowsDone, value: c.done },
+        { key: PcdsRowsFailed, value: c.failed },
+      ] as SearchAttributeUpdatePair[]);
     }
     setCurrentDetails(rules.details(state));
   };
@@ -420,6 +461,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       count: chunkSize,
       maxBytes: DEFAULT_CHUNK_BYTES,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      ...(s.dedupe ? { duplicates: duplicatesIndexPath(input.output, input.batchId) } : {}),
     });
     rules.queue.push(...got.rows);
     s.cursor = got.next;
@@ -630,6 +672,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       source: inputFiles,
       ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
       failedRows: [...s.failedRows!],
+      ...(input.maxCredits !== undefined ? { maxCredits: input.maxCredits } : {}),
       ...(estimate !== undefined ? { jobMsEstimate: estimate } : {}),
       ...(perRow !== undefined ? { requestsPerRow: perRow } : {}),
       ...csv,

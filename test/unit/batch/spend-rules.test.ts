@@ -1,0 +1,178 @@
+// Duplicates and the credit budget in the batch's rules, with no server: a duplicate takes no
+// window slot and no request, waits for its leader, and gets a copy of its line; the budget
+// counts rows in flight as charged, waits for them before giving up, then skips what is left.
+import { describe, expect, it } from 'vitest';
+import { DuplicateFinder, paramsFingerprint } from '../../../src/batch/duplicates.js';
+import { newKeyPool } from '../../../src/batch/key-pool.js';
+import { BatchRules, type CreditRules, type RowEnd } from '../../../src/batch/rules.js';
+import type { CarriedState, InputRow, ValidRow } from '../../../src/batch/types.js';
+
+const NOW = Date.parse('2026-01-01T00:00:00Z');
+const AT = '2026-01-01T00:00:00.000Z';
+
+function state(): CarriedState {
+  return {
+    cursor: { row: 1, byteOffset: 0, done: true },
+    total: 10,
+    counters: { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} },
+    redo: [],
+    window: 2,
+    pool: newKeyPool([{ id: 'a', perMinute: 100 }]),
+    startedAt: AT,
+    runs: 1,
+    rate: [],
+    historyEvents: 0,
+  };
+}
+
+const row = (n: number, extra: Partial<ValidRow> = {}): ValidRow => ({
+  row: n,
+  offset: n * 10,
+  params: { email: `p${n}@example.com` },
+  key: { email: `p${n}@example.com` },
+  ...extra,
+});
+const end = (outcome: 'found' | 'empty'): RowEnd => ({
+  outcome:
+    outcome === 'found'
+      ? {
+          outcome,
+          requestId: 'r',
+          status: 'completed',
+          result: { name: 'x' },
+          timing: { jobMs: 900, polls: 1 },
+        }
+      : { outcome, requestId: 'r', status: 'completed', timing: { jobMs: 900, polls: 1 } },
+});
+
+function rulesWith(rows: InputRow[], credits?: CreditRules) {
+  const rules = new BatchRules(state(), credits);
+  rules.queue.push(...rows);
+  return rules;
+}
+const started = (r: BatchRules) => r.takeStartable(NOW).map((x) => x.row.row);
+
+describe('duplicates in the rules', () => {
+  it('a duplicate waits for its leader without a slot, then copies its end', () => {
+    const rules = rulesWith([
+      row(1, { followers: 2 }),
+      row(2, { duplicateOf: 1 }),
+      row(3),
+      row(4, { duplicateOf: 1 }),
+    ]);
+    // Rows 2 and 4 are parked behind row 1; rows 1 and 3 fill the window of 2.
+    expect(started(rules)).toEqual([1, 3]);
+    expect(rules.s.parked?.map((r) => r.row)).toEqual([2, 4]);
+    expect(rules.results).toHaveLength(0);
+    rules.settle(1, end('found'), NOW, AT);
+    expect(rules.results.map((l) => [l.row, l.outcome, l.duplicateOf])).toEqual([
+      [1, 'found', undefined],
+      [2, 'found', 1],
+      [4, 'found', 1],
+    ]);
+    // The copy carries no result: the writer takes it from the leader's line.
+    expect(rules.results[1].result).toBeUndefined();
+    expect(rules.s.counters).toMatchObject({ done: 3, found: 3, duplicates: 2 });
+    // Every follower came: the leader's end is forgotten.
+    expect(rules.s.leaders?.[1]).toBeUndefined();
+    expect(rules.s.parked).toEqual([]);
+  });
+
+  it('a duplicate read after its leader ended takes its line at once', () => {
+    const rules = rulesWith([row(1, { followers: 1 })]);
+    expect(started(rules)).toEqual([1]);
+    rules.settle(1, end('empty'), NOW, AT);
+    rules.queue.push(row(9, { duplicateOf: 1 }));
+    expect(rules.canStart()).toBe(true);
+    expect(started(rules)).toEqual([]);
+    expect(rules.results.at(-1)).toMatchObject({ row: 9, outcome: 'empty', duplicateOf: 1 });
+  });
+
+  it('a duplicate whose leader is unknown here is sent itself', () => {
+    const rules = rulesWith([row(5, { duplicateOf: 2 })]);
+    expect(started(rules)).toEqual([5]);
+  });
+
+  it('finds leaders by normalised parameters, and only valid rows take part', () => {
+    const finder = new DuplicateFinder();
+    finder.add({ row: 1, offset: 0, params: { email: 'Ann@Example.com' }, key: {} });
+    finder.add({ row: 2, offset: 0, params: { email: ' ann@example.COM' }, key: {} });
+    finder.add({ row: 3, offset: 0, problem: 'email: bad', key: {} });
+    finder.add({ row: 4, offset: 0, params: { email: 'bob@example.com' }, key: {} });
+    expect([...finder.followers]).toEqual([[2, 1]]);
+  });
+
+  it('normalises emails, phones, URLs and spaces, and nothing else', () => {
+    const same = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+      paramsFingerprint(a) === paramsFingerprint(b);
+    expect(same({ phone: '+1 (415) 555-2671' }, { phone: '+14155552671' })).toBe(true);
+    expect(same({ phone: '415 555 2671' }, { phone: '415-555-2671' })).toBe(true);
+    expect(same({ phone: '+14155552671' }, { phone: '+14155552672' })).toBe(false);
+    expect(
+      same(
+        { social_media_url: 'https://www.linkedin.com/in/ann-lee/' },
+        { social_media_url: 'http://linkedin.com/in/ann-lee' },
+      ),
+    ).toBe(true);
+    expect(
+      same(
+        { social_media_url: 'https://linkedin.com/in/ann' },
+        { social_media_url: 'https://linkedin.com/in/bob' },
+      ),
+    ).toBe(false);
+    expect(same({ name: 'Ann  Lee ', company: 'Acme' }, { company: 'Acme', name: 'Ann Lee' })).toBe(
+      true,
+    );
+    // Names keep their case: two spellings may be two people.
+    expect(same({ name: 'Ann Lee' }, { name: 'ann lee' })).toBe(false);
+    expect(same({ email: 'a@x.io', question: 'q' }, { email: 'a@x.io', question: 'r' })).toBe(
+      false,
+    );
+  });
+});
+
+describe('the credit budget in the rules', () => {
+  it('counts rows in flight as charged, waits for them, then skips the rest', () => {
+    const rules = rulesWith([row(1), row(2), row(3), row(4)], { perRow: 1, max: 2 });
+    expect(started(rules)).toEqual([1, 2]);
+    // Two in flight may cost 2: a third could pass the budget.
+    rules.settle(1, end('empty'), NOW, AT);
+    // Row 1 was free: row 3 fits.
+    expect(started(rules)).toEqual([3]);
+    rules.settle(2, end('found'), NOW, AT);
+    rules.settle(3, end('found'), NOW, AT);
+    expect(rules.s.counters.credits).toBe(2);
+    expect(rules.canStart()).toBe(true);
+    expect(started(rules)).toEqual([]);
+    expect(rules.results.at(-1)).toMatchObject({
+      row: 4,
+      outcome: 'skipped',
+      code: 'credit_budget',
+    });
+    expect(rules.s.counters).toMatchObject({ done: 4, skipped: 1, found: 2, empty: 1 });
+    expect(rules.allStarted()).toBe(true);
+  });
+
+  it('waits while a row in flight may still come back empty', () => {
+    const rules = rulesWith([row(1), row(2)], { perRow: 1, max: 1 });
+    expect(started(rules)).toEqual([1]);
+    expect(rules.canStart()).toBe(false);
+    expect(started(rules)).toEqual([]);
+    expect(rules.results).toHaveLength(0);
+  });
+
+  it('a duplicate of a found row still gets its line when the budget is spent', () => {
+    const rules = rulesWith([row(1, { followers: 1 }), row(2), row(3, { duplicateOf: 1 })], {
+      perRow: 1,
+      max: 1,
+    });
+    expect(started(rules)).toEqual([1]);
+    rules.settle(1, end('found'), NOW, AT);
+    expect(started(rules)).toEqual([]);
+    expect(rules.results.map((l) => [l.row, l.outcome])).toEqual([
+      [1, 'found'],
+      [2, 'skipped'],
+      [3, 'found'],
+    ]);
+  });
+});
