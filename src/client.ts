@@ -18,12 +18,13 @@ import {
   batchStatus,
   newBatchId,
   prepareBatch,
+  resumeBatch,
   startBatchWorkflow,
   type BatchRequest,
   type BatchStatus,
   type BatchWorkflowHandle,
 } from './batch/launch.js';
-import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from './batch/messages.js';
+import { pauseBatchSignal, setBatchWindowSignal } from './batch/messages.js';
 import { BATCH_ID_PATTERN, MAX_WINDOW, type BatchSummary } from './batch/types.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
 import { dataConverterFromEnv } from './temporal/data-converter.js';
@@ -154,8 +155,12 @@ export interface BatchHandle {
   status(): Promise<BatchStatus>;
   /** Stop starting rows; rows in flight finish and are written. The reason must hold no personal data. */
   pause(reason?: string): Promise<void>;
-  /** Start rows again (the worker re-reads its keys; after a 402 pause, closes their credit breakers). */
-  resume(): Promise<void>;
+  /**
+   * Start rows again (the worker re-reads its keys; after a 402 pause, closes their credit
+   * breakers). `maxCredits` raises the credit budget; a batch that ended with rows skipped for
+   * its budget then runs again under its id and runs those rows (its other lines stay).
+   */
+  resume(options?: { maxCredits?: number }): Promise<void>;
   /** Rows in flight at once, 1 to MAX_WINDOW. */
   setWindow(width: number): Promise<void>;
   /** Rows in flight are cancelled; what finished is written, and result() gives the summary. */
@@ -355,7 +360,9 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       status: () => batchStatus(workflow),
       pause: (reason) =>
         orNotFound(() => workflow.signal(pauseBatchSignal, reason ? { reason } : {}), notFound),
-      resume: () => orNotFound(() => workflow.signal(resumeBatchSignal), notFound),
+      resume: async (options = {}) => {
+        await resumeBatch(temporal, batchId, options);
+      },
       async setWindow(width) {
         if (!isIntIn(width, 1, MAX_WINDOW))
           throw new PcdsUsageError(

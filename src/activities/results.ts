@@ -7,14 +7,24 @@ import { dirname } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { exportBatchOutput } from '../batch/export.js';
 import type { NoLineLabel } from '../batch/flatten.js';
+import { noteFailedRow } from '../batch/failed-rows.js';
 import {
   appendResultLines,
   classifyWriteError,
   OutputUnwritableError,
   resetOutput,
+  rewriteOutput,
   type AppendResult,
 } from '../batch/result-writer.js';
-import type { BatchSummary, ExportReport, InputFiles, ResultLine } from '../batch/types.js';
+import {
+  CREDIT_BUDGET,
+  type BatchSummary,
+  type Counters,
+  type ExportReport,
+  type FailedRow,
+  type InputFiles,
+  type ResultLine,
+} from '../batch/types.js';
 import { withHeartbeat } from './heartbeat.js';
 import { inputFailure } from './rows.js';
 
@@ -53,6 +63,45 @@ export function createResultActivities() {
       return writing(async () => {
         await mkdir(dirname(input.path), { recursive: true });
         await (await open(input.path, 'a')).close();
+      });
+    },
+
+    /**
+     * A finished batch runs again with a higher budget: the lines of rows skipped for the budget
+     * go (so those rows can run), every other line stays, and the counters are what stays.
+     */
+    reopenBatchOutput(input: {
+      path: string;
+      perRow: number;
+    }): Promise<{ counters: Counters; failedRows: FailedRow[]; dropped: number }> {
+      return writing(async () => {
+        const counters: Counters = { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} };
+        const failedRows: FailedRow[] = [];
+        const { dropped } = await withHeartbeat(() =>
+          rewriteOutput(
+            input.path,
+            (l) => l.outcome === 'skipped' && l.code === CREDIT_BUDGET,
+            (l) => {
+              const line = l as unknown as ResultLine;
+              counters.done += 1;
+              if (line.duplicateOf !== undefined)
+                counters.duplicates = (counters.duplicates ?? 0) + 1;
+              if (line.outcome === 'found') {
+                counters.found += 1;
+                if (line.duplicateOf === undefined)
+                  counters.credits = (counters.credits ?? 0) + input.perRow;
+              } else if (line.outcome === 'empty') counters.empty += 1;
+              else if (line.outcome === 'skipped') counters.skipped = (counters.skipped ?? 0) + 1;
+              else {
+                const code = line.code ?? 'unknown';
+                counters.failed += 1;
+                counters.failedByCode[code] = (counters.failedByCode[code] ?? 0) + 1;
+                noteFailedRow(failedRows, { row: line.row, code });
+              }
+            },
+          ),
+        );
+        return { counters, failedRows, dropped };
       });
     },
 

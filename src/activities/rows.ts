@@ -9,6 +9,7 @@ import {
   readDuplicatesIndex,
   writeDuplicatesIndex,
 } from '../batch/duplicates.js';
+import { rowsWithLines } from '../batch/result-writer.js';
 import { inspectInput, InputError, readRows } from '../batch/row-reader.js';
 import type {
   InputInspection,
@@ -67,11 +68,16 @@ export function createRowActivities(defaults: { maxRowBytes: number }) {
           ...req,
           maxRowBytes: req.maxRowBytes ?? defaults.maxRowBytes,
         });
-        if (!req.duplicates) return got;
-        return {
-          ...got,
-          rows: markDuplicates(got.rows, await readDuplicatesIndex(req.duplicates)),
-        };
+        let rows = got.rows;
+        if (req.skipWritten) {
+          const written = await rowsWithLines(
+            req.skipWritten,
+            rows.map((r) => r.row),
+          );
+          rows = rows.filter((r) => !written.has(r.row));
+        }
+        if (req.duplicates) rows = markDuplicates(rows, await readDuplicatesIndex(req.duplicates));
+        return { ...got, rows };
       } catch (err) {
         throw inputFailure(err, req.source.path);
       }

@@ -14,6 +14,7 @@ import {
   type WorkflowHandle,
 } from '@temporalio/client';
 import { WorkflowIdReusePolicy } from '@temporalio/common';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import {
   findEndpoint,
   mcpUnsupportedReason,
@@ -28,7 +29,7 @@ import type { batchWorkflow } from '../workflows/batch.js';
 import { orNotFound, outcomeOf } from '../client-errors.js';
 import { ColumnError, parseColumnMap } from './columns.js';
 import type { NoLineLabel } from './flatten.js';
-import { batchProgressQuery } from './messages.js';
+import { batchProgressQuery, resumeBatchSignal } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import { journalPathOf } from './row-journal.js';
 import {
@@ -239,6 +240,9 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
   }
 }
 
+/** The batch workflow's type name. */
+const BATCH_WORKFLOW_TYPE = 'batchWorkflow';
+
 export type BatchWorkflowHandle = WorkflowHandle<typeof batchWorkflow>;
 /** @deprecated The client's BatchHandle is another type: use BatchWorkflowHandle. */
 export type BatchHandle = BatchWorkflowHandle;
@@ -251,7 +255,7 @@ export async function startBatchWorkflow(
 ): Promise<BatchHandle> {
   const { input, endpoint, inspection } = prepared;
   try {
-    return await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+    return await client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
       taskQueue,
       workflowId: batchWorkflowId(input.batchId),
       args: [input],
@@ -324,6 +328,67 @@ export function batchResult(handle: BatchWorkflowHandle): Promise<BatchSummary> 
     () => outcomeOf(handle.workflowId, handle.result()),
     () => batchNotFound(batchIdOf(handle)),
   );
+}
+
+/**
+ * Resumes a batch. A running batch (paused, or spending its budget) is signalled, with its new
+ * budget if given. A batch that ended with rows skipped for its credit budget runs again under
+ * its id with the higher budget: those rows lose their skipped lines and run; every other line
+ * stays. Returns which of the two it did.
+ */
+export async function resumeBatch(
+  client: Client,
+  batchId: string,
+  opts: { maxCredits?: number } = {},
+): Promise<'signalled' | 'reopened'> {
+  const handle = batchHandle(client, batchId);
+  const { maxCredits } = opts;
+  if (maxCredits !== undefined && (!Number.isSafeInteger(maxCredits) || maxCredits < 0))
+    throw new BatchSetupError('invalid_options', '--max-credits must be a whole number, 0 or more');
+  const described = await orNotFound(
+    () => handle.describe(),
+    () => batchNotFound(batchId),
+  );
+  const status = described.status.name;
+  if (status === 'RUNNING') {
+    await handle.signal(resumeBatchSignal, maxCredits !== undefined ? { maxCredits } : {});
+    return 'signalled';
+  }
+  const summary = status === 'COMPLETED' ? await batchResult(handle) : undefined;
+  if (!summary?.skipped) {
+    throw new BatchSetupError(
+      'invalid_options',
+      `batch ${batchId} has ended (${summary?.state ?? status.toLowerCase()}) with no row skipped for its credit budget: there is nothing to resume`,
+    );
+  }
+  if (maxCredits === undefined || maxCredits <= (summary.maxCredits ?? 0)) {
+    throw new BatchSetupError(
+      'invalid_options',
+      `batch ${batchId} ended with ${summary.skipped} rows skipped for its budget of ${summary.maxCredits ?? 0} credits: give a higher --max-credits to run them`,
+    );
+  }
+  // The input of the batch's last run, as the worker got it (decoded like any payload).
+  const history = await handle.fetchHistory();
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads;
+  const [last] = (await decodeArrayFromPayloads(client.options.loadedDataConverter, payloads)) as [
+    BatchInput,
+  ];
+  const { carried: _carried, ...input } = last;
+  await client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
+    taskQueue: described.taskQueue,
+    workflowId: handle.workflowId,
+    args: [{ ...input, maxCredits, reopen: true }],
+    // Only a batch that completed comes here: its id is taken again on purpose.
+    workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    typedSearchAttributes: [
+      { key: PcdsBatchId, value: input.batchId },
+      { key: PcdsEndpoint, value: input.endpoint },
+      { key: PcdsState, value: 'running' },
+    ],
+    staticSummary: `batch of ${input.endpoint} rows, resumed with a budget of ${maxCredits} credits`,
+    staticDetails: `input ${input.source.path}\noutput ${input.output}`,
+  });
+  return 'reopened';
 }
 
 /** Queries are refused between two runs of a batch and before its first task: ask a few times. */

@@ -7,8 +7,11 @@ import type { BatchProgress } from './types.js';
 export const batchProgressQuery = defineQuery<BatchProgress>('batchProgress');
 /** Stop starting rows; rows in flight finish and are written. */
 export const pauseBatchSignal = defineSignal<[{ reason?: string }?]>('pauseBatch');
-/** Start rows again, after re-reading the worker's keys and closing their credit breakers. */
-export const resumeBatchSignal = defineSignal('resumeBatch');
+/**
+ * Start rows again, after re-reading the worker's keys (and closing their credit breakers after
+ * a pause for credits). `maxCredits` raises the batch's credit budget.
+ */
+export const resumeBatchSignal = defineSignal<[{ maxCredits?: number }?]>('resumeBatch');
 /** A new window width (1..1000). */
 export const setBatchWindowSignal = defineSignal<[number]>('setBatchWindow');
 

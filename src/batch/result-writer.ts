@@ -7,7 +7,9 @@
 import { createReadStream } from 'node:fs';
 import { mkdir, open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { createInterface } from 'node:readline';
 import lockfile from 'proper-lockfile';
+import { writeAtomically } from '../files/atomic-write.js';
 
 /** Where a line is in its file, without its newline. */
 export interface LineSpan {
@@ -90,6 +92,11 @@ export class RowIndexes<T> {
 
   clear(): void {
     this.byPath.clear();
+  }
+
+  /** Forgets one file (it was replaced). */
+  forget(path: string): void {
+    this.byPath.delete(path);
   }
 
   /**
@@ -305,6 +312,55 @@ async function appendWhole(path: string, at: number, data: Buffer): Promise<void
   } finally {
     await fh.close();
   }
+}
+
+/** Which of `rows` have their line in the output at `path`. */
+export function rowsWithLines(path: string, rows: readonly number[]): Promise<Set<number>> {
+  return withPathLock(path, async () => {
+    const index = await outputs.current(path);
+    return new Set(rows.filter((r) => index.rows.has(r)));
+  });
+}
+
+/**
+ * Rewrites the output without the lines `drop` picks (written beside it, then renamed), and
+ * hands every kept line to `keep`. The rows dropped may then be written again.
+ */
+export function rewriteOutput(
+  path: string,
+  drop: (line: { row: number } & Record<string, unknown>) => boolean,
+  keep: (line: { row: number } & Record<string, unknown>) => void,
+): Promise<{ kept: number; dropped: number }> {
+  return withPathLock(path, async () => {
+    let kept = 0;
+    let dropped = 0;
+    await writeAtomically(path, async (tmp) => {
+      const out = await open(tmp, 'w');
+      try {
+        const chunks: string[] = [];
+        const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
+        for await (const raw of lines) {
+          if (!raw) continue;
+          const line = lineOf(raw);
+          if (line && drop(line)) {
+            dropped += 1;
+            continue;
+          }
+          if (line) keep(line);
+          kept += 1;
+          chunks.push(raw + '\n');
+          if (chunks.length >= 1000) await out.write(chunks.splice(0).join(''));
+        }
+        if (chunks.length > 0) await out.write(chunks.join(''));
+      } finally {
+        await out.close();
+      }
+    }).catch((err: unknown) => {
+      throw classifyWriteError(err);
+    });
+    outputs.forget(path);
+    return { kept, dropped };
+  });
 }
 
 /** Starts an output afresh (a new batch), creating its directory. */

@@ -83,6 +83,14 @@ export class BatchRules {
     if (Number.isFinite(width)) this.s.window = clampWindow(width);
   }
 
+  /** A new credit budget: rows left may run again if it covers them. */
+  setBudget(maxCredits: number): void {
+    if (!Number.isSafeInteger(maxCredits) || maxCredits < 0) return;
+    this.credits.max = maxCredits;
+    this.s.maxCredits = maxCredits;
+    this.s.budgetSpent = false;
+  }
+
   pauseByOperator(reason?: string): void {
     if (this.s.paused) return;
     this.s.paused = { code: 'paused_by_operator', message: reason ?? 'paused by an operator' };

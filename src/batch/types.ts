@@ -65,6 +65,8 @@ export interface ReadRowsRequest {
   maxBytes?: number;
   /** The batch's duplicates index (batch/duplicates.ts): rows are marked from it. */
   duplicates?: string;
+  /** Rows that have a line in this output are left out of the chunk. */
+  skipWritten?: string;
 }
 
 export interface ReadRowsResult {
@@ -195,6 +197,11 @@ export interface BatchInput {
    * endpoint's typical price) past it; the rows left are written as skipped (credit_budget).
    */
   maxCredits?: number;
+  /**
+   * Set when a finished batch is run again under its id with a higher budget: the rows skipped
+   * for the budget lose their lines and run; every other line stays as it is.
+   */
+  reopen?: boolean;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }
@@ -243,6 +250,10 @@ export interface CarriedState {
   leaders?: Record<string, LeaderEnd>;
   /** The credit budget is spent: every row left is written as skipped. */
   budgetSpent?: boolean;
+  /** The budget as last raised by a resume (the input's maxCredits until then). */
+  maxCredits?: number;
+  /** Reads leave out rows that have their line already (a reopened batch). */
+  skipWritten?: boolean;
 }
 
 /** How a leader row ended, for the rows that share its call; `left` of them are still to come. */

@@ -15,6 +15,7 @@ import {
   batchHandle,
   batchStatus,
   prepareBatch,
+  resumeBatch,
   queryProgress,
   startBatchWorkflow,
   webUiLink,
@@ -23,7 +24,7 @@ import {
   type BatchRequest,
   type PreparedBatch,
 } from '../batch/launch.js';
-import { pauseBatchSignal, resumeBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
+import { pauseBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
 import { InputError } from '../batch/row-reader.js';
 import {
   MAX_ROW_BYTES_LIMIT,
@@ -36,6 +37,7 @@ import {
 } from '../batch/types.js';
 import { loadConfig, type Config } from '../config.js';
 import { TRANSPORTS, type Transport } from '../contract/index.js';
+import type { Client } from '@temporalio/client';
 import { createServiceClients } from '../http/service-clients.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
@@ -337,14 +339,14 @@ interface StartFlags {
 
 async function withBatch(
   id: string,
-  fn: (handle: BatchHandle, config: Config) => Promise<void>,
+  fn: (handle: BatchHandle, config: Config, client: Client) => Promise<void>,
 ): Promise<void> {
   const config = loadConfig();
   const { client, close } = await connectTemporal(config);
   try {
     const handle = batchHandle(client, id);
     try {
-      await fn(handle, config);
+      await fn(handle, config, client);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError)
         throw new UsageError(`no batch with id ${id} (workflow ${batchWorkflowId(id)})`);
@@ -532,12 +534,27 @@ export function registerBatchCommand(program: Command): Command {
 
   cmd
     .command('resume <id>')
-    .description("Start rows again (re-reads the worker's keys and closes their credit breakers)")
+    .description(
+      "Start rows again (re-reads the worker's keys; closes their credit breakers after a pause for credits). With --max-credits: a higher budget; a batch that ended with rows skipped for its budget runs those rows",
+    )
+    .option(
+      '--max-credits <n>',
+      'the new credit budget (credits charged so far count against it)',
+      intArg('--max-credits', 0, 1_000_000_000),
+    )
     .action(
-      action(async (id: string) =>
-        withBatch(id, async (handle) => {
-          await handle.signal(resumeBatchSignal);
-          process.stdout.write(`resume sent to batch ${id}\n`);
+      action(async (id: string, o: { maxCredits?: number }) =>
+        withBatch(id, async (_handle, _config, client) => {
+          const done = await resumeBatch(
+            client,
+            id,
+            o.maxCredits !== undefined ? { maxCredits: o.maxCredits } : {},
+          );
+          process.stdout.write(
+            done === 'signalled'
+              ? `resume sent to batch ${id}\n`
+              : `batch ${id} runs again with a budget of ${o.maxCredits} credits: its skipped rows run, its other lines stay (pcds batch watch ${id})\n`,
+          );
         }),
       ),
     );

@@ -181,10 +181,17 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         nonRetryable: true,
       });
     }
-    // Versioned (see README, "Upgrading workers"): batches started by 0.1.0 truncated here.
-    if (patched('batch-output-never-truncated'))
+    let reopened: Awaited<ReturnType<BatchActivities['reopenBatchOutput']>> | undefined;
+    if (input.reopen) {
+      // Run again with a higher budget: the rows skipped for the budget lose their lines.
+      reopened = await files.reopenBatchOutput({
+        path: input.output,
+        perRow: TYPICAL_CREDITS[endpoint.price],
+      });
+    } else if (patched('batch-output-never-truncated')) {
+      // Versioned (see README, "Upgrading workers"): batches started by 0.1.0 truncated here.
       await files.createBatchOutput({ path: input.output });
-    else await files.resetBatchOutput({ path: input.output });
+    } else await files.resetBatchOutput({ path: input.output });
     s = {
       cursor: { row: 1, byteOffset: inspection.dataOffset, done: false },
       ...(inspection.header ? { header: inspection.header } : {}),
@@ -198,6 +205,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       rate: [],
       historyEvents: 0,
       blankLines: inspection.blankLines,
+      ...(reopened
+        ? { counters: reopened.counters, failedRows: reopened.failedRows, skipWritten: true }
+        : {}),
     };
     // Versioned: batches started before duplicates were found sent every row.
     if (input.dedupe !== false && inspection.total > 1 && patched('batch-deduplicates-rows')) {
@@ -217,9 +227,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   // before continuing as new. Now rows in flight go along to the next run and report to the
   // batch's workflow id, so the window stays full; their calls outlive the run (ABANDON).
   const carryRows = patched('batch-rows-carried-across-runs');
+  const maxCredits = s.maxCredits ?? input.maxCredits;
   const rules = new BatchRules(s, {
     perRow: TYPICAL_CREDITS[endpoint.price],
-    ...(input.maxCredits !== undefined ? { max: input.maxCredits } : {}),
+    ...(maxCredits !== undefined ? { max: maxCredits } : {}),
   });
   const inputFiles: InputFiles = {
     path: input.source.path,
@@ -295,7 +306,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
 
   setHandler(batchProgressQuery, progress);
   setHandler(pauseBatchSignal, (arg) => rules.pauseByOperator(arg?.reason));
-  setHandler(resumeBatchSignal, () => {
+  setHandler(resumeBatchSignal, (arg) => {
+    if (typeof arg?.maxCredits === 'number') rules.setBudget(arg.maxCredits);
     resumeRequested = true;
   });
   setHandler(setBatchWindowSignal, (width) => {
@@ -462,6 +474,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       maxBytes: DEFAULT_CHUNK_BYTES,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
       ...(s.dedupe ? { duplicates: duplicatesIndexPath(input.output, input.batchId) } : {}),
+      ...(s.skipWritten ? { skipWritten: input.output } : {}),
     });
     rules.queue.push(...got.rows);
     s.cursor = got.next;
@@ -672,7 +685,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       source: inputFiles,
       ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
       failedRows: [...s.failedRows!],
-      ...(input.maxCredits !== undefined ? { maxCredits: input.maxCredits } : {}),
+      ...(rules.credits.max !== undefined ? { maxCredits: rules.credits.max } : {}),
       ...(estimate !== undefined ? { jobMsEstimate: estimate } : {}),
       ...(perRow !== undefined ? { requestsPerRow: perRow } : {}),
       ...csv,

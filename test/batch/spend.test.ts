@@ -2,6 +2,7 @@
 // copy of its line, and a credit budget stops the batch from starting rows it may not pay for.
 // Counted by the emulator: the jobs it accepted and the credits it charged.
 import { describe, expect, it } from 'vitest';
+import { resumeBatch } from '../../src/batch/launch.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import { readOutput, sharedBatchEnv, startCsvBatch, tempDir, writeCsv } from './fixtures.js';
@@ -83,7 +84,7 @@ describe('credit budget', () => {
     const input = writeCsv(dir, 'budget.csv', rows, ['email']);
     await withWorker({ activities: env.worker.activities }, async ({ client, taskQueue }) => {
       const before = env.emu.stats();
-      const { handle, output } = await startCsvBatch(client, taskQueue, 'budget', input, {
+      const { handle, batchId, output } = await startCsvBatch(client, taskQueue, 'budget', input, {
         window: 3,
         pollIntervalMs: 50,
         maxCredits: 4,
@@ -103,6 +104,26 @@ describe('credit budget', () => {
         expect(l.code).toBe('credit_budget');
         expect(l.requestId).toBeUndefined();
       }
+
+      // Resumed with a higher budget: the skipped rows run, the others keep their lines.
+      const kept = lines.filter((l) => l.outcome === 'found');
+      await expect(resumeBatch(client, batchId, { maxCredits: 4 })).rejects.toThrow(
+        /give a higher --max-credits/,
+      );
+      expect(await resumeBatch(client, batchId, { maxCredits: 100 })).toBe('reopened');
+      const again = await client.workflow.getHandle(handle.workflowId).result();
+      const last = env.emu.stats();
+      expect(again).toMatchObject({ state: 'done', done: 10, found: 10, maxCredits: 100 });
+      expect(again.skipped ?? 0).toBe(0);
+      expect(again.credits).toBe(10);
+      expect(last.jobsSubmitted - before.jobsSubmitted).toBe(10);
+      expect(last.creditsCharged - before.creditsCharged).toBe(10);
+      const final = readOutput(output);
+      expect(final).toHaveLength(10);
+      expect(new Set(final.map((l) => l.row)).size).toBe(10);
+      expect(final.every((l) => l.outcome === 'found')).toBe(true);
+      // The rows that ran the first time kept their lines (same jobs, same request ids).
+      for (const l of kept) expect(final.find((f) => f.row === l.row)).toEqual(l);
     });
   }, 120_000);
 });
