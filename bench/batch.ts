@@ -2,7 +2,9 @@
 // beside a plain non-durable concurrent loop against the same emulator, and beside the dev
 // server's own ceiling (one-activity workflows started as fast as possible), in the same run;
 // plus history events per row, for rows run as workflows and for a compact batch (rows run as
-// activities of the batch). Run: npx tsx bench/batch.ts [rows] [window]
+// activities of the batch); then requests and credits per input row of an input where 30% of the
+// rows repeat an earlier one (respelled), with duplicates sent once beside every row sent.
+// Run: npx tsx bench/batch.ts [rows] [window]
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -86,7 +88,7 @@ async function plainLoop(env: BenchEnv, emails: string[]): Promise<number> {
   return emails.length / ((Date.now() - started) / 1000);
 }
 
-async function durableBatch(env: BenchEnv, emails: string[], compact: boolean) {
+async function durableBatch(env: BenchEnv, emails: string[], compact: boolean, dedupe = false) {
   const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-batch-'));
   const input = join(dir, 'rows.csv');
   writeFileSync(input, ['email', ...emails].join('\n') + '\n');
@@ -97,6 +99,9 @@ async function durableBatch(env: BenchEnv, emails: string[], compact: boolean) {
     batchId: `bench-${Date.now()}`,
     pollIntervalMs: 50,
     ...(compact ? { compact: true } : {}),
+    // The throughput figures send every row (the sample repeats some people); the spend
+    // figures below compare both.
+    ...(dedupe ? {} : { dedupe: false }),
   });
   const started = Date.now();
   const handle = await startBatchWorkflow(env.client, env.worker.taskQueue, prepared);
@@ -153,6 +158,35 @@ try {
       [`${mode}: runs (continue-as-new)`, String(batch.runs)],
       [`${mode}: worker RSS after (MB)`, batch.workerRssMb.toFixed(0)],
     );
+  }
+  // Spend: 70% distinct people, 30% of the rows repeating one of them in capitals.
+  const distinct = [...new Set(emails)].slice(0, Math.round(ROWS * 0.7));
+  const repeats = Array.from({ length: ROWS - distinct.length }, (_, i) =>
+    distinct[(i * 7) % distinct.length].toUpperCase(),
+  );
+  const spendInput = [...distinct, ...repeats];
+  for (const dedupe of [false, true]) {
+    const mode = dedupe ? 'duplicates sent once' : 'every row sent';
+    process.stderr.write(`spend, ${mode}...\n`);
+    const before = env.emulator.stats();
+    const requestsBefore = Object.values(before.requests).reduce((a, b) => a + b, 0);
+    const batch = await durableBatch(env, spendInput, true, dedupe);
+    const after = env.emulator.stats();
+    const requests = Object.values(after.requests).reduce((a, b) => a + b, 0) - requestsBefore;
+    const n = spendInput.length;
+    rows.push(
+      [
+        `30% duplicates, ${mode}: submits per input row`,
+        ((after.jobsSubmitted - before.jobsSubmitted) / n).toFixed(3),
+      ],
+      [`30% duplicates, ${mode}: requests per input row`, (requests / n).toFixed(3)],
+      [
+        `30% duplicates, ${mode}: credits per input row`,
+        ((after.creditsCharged - before.creditsCharged) / n).toFixed(3),
+      ],
+      [`30% duplicates, ${mode}: rows/s`, batch.rowsPerSecond.toFixed(1)],
+    );
+    results.push(batch);
   }
   const width = Math.max(...rows.map((r) => r[0].length));
   process.stdout.write(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n') + '\n');

@@ -87,12 +87,19 @@ it(
               : 'found';
         expect(line.outcome).toBe(expected);
       }
-      // Each valid row was submitted once: the killed worker's rows were not sent again.
+      // Each valid row was submitted once: the killed worker's rows were not sent again. A row
+      // repeating an earlier one (the sample holds some) shares its job and says so.
       const valid = lines.filter((l) => l.outcome !== 'failed');
-      expect(new Set(valid.map((l) => l.requestId)).size).toBe(valid.length);
-      // The service saw one submit per valid row; a row that ended submit_outcome_unknown was
-      // sent at most once (the sample holds repeated inputs, so jobs are counted, not inputs).
-      const validRows = lines.filter((l) => l.code !== 'invalid_row').length;
+      const sent = valid.filter((l) => l.duplicateOf === undefined);
+      expect(new Set(sent.map((l) => l.requestId)).size).toBe(sent.length);
+      const byRow = new Map(lines.map((l) => [l.row, l]));
+      for (const l of valid.filter((v) => v.duplicateOf !== undefined))
+        expect(l.requestId).toBe(byRow.get(l.duplicateOf!)!.requestId);
+      // The service saw one submit per valid row sent; a row that ended submit_outcome_unknown
+      // was sent at most once.
+      const validRows = lines.filter(
+        (l) => l.code !== 'invalid_row' && l.duplicateOf === undefined,
+      ).length;
       const submitted = emu.stats().jobsSubmitted;
       expect(submitted).toBeLessThanOrEqual(validRows);
       expect(submitted).toBeGreaterThanOrEqual(validRows - unknown.length);
