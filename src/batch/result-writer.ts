@@ -285,7 +285,14 @@ async function copiedLine(
       message: `the line of row ${leaderRow}, whose call this row shares, is not in the output`,
     };
   const { row: _row, key: _key, duplicateOf: _of, ...shared } = leader;
-  return { row: line.row, key: line.key, ...shared, duplicateOf: leaderRow };
+  return {
+    row: line.row,
+    key: line.key,
+    ...shared,
+    // A CSV shows this too (its message column): found and empty lines have no message of their own.
+    message: shared.message ?? `shares the call of row ${leaderRow} (same parameters)`,
+    duplicateOf: leaderRow,
+  };
 }
 
 /** Writes all of `data` at `at` (the file's end) and fsyncs, or leaves the file as it was. */

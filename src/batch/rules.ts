@@ -486,7 +486,10 @@ export class BatchRules {
       (c.skipped ? `${c.skipped} skipped (credit budget), ` : '') +
       (c.duplicates ? `${c.duplicates} duplicates (not sent), ` : '') +
       (this.credits.max !== undefined ? `${c.credits ?? 0} of ${this.credits.max} credits, ` : '') +
-      `${this.inFlight.size} in flight, window ${s.window}`
+      `${this.inFlight.size} in flight, window ${s.window}` +
+      (s.failedRows?.length
+        ? `; failed rows: ${s.failedRows.map((f) => `${f.row} ${f.code}`).join(', ')}${c.failed > s.failedRows.length ? ', ...' : ''}`
+        : '')
     );
   }
 }

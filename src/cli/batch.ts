@@ -37,6 +37,8 @@ import {
 } from '../batch/types.js';
 import { loadConfig, type Config } from '../config.js';
 import { TRANSPORTS, type Transport } from '../contract/index.js';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
 import type { Client } from '@temporalio/client';
 import { createServiceClients } from '../http/service-clients.js';
 import { action, CliError, printJson, UsageError } from './output.js';
@@ -92,6 +94,30 @@ export function failedRowsText(rows: FailedRow[] | undefined, failed: number): s
     rows.map((f) => `row ${f.row} ${f.code}`).join(', ') +
     (more > 0 ? ` (and ${more} more)` : '')
   );
+}
+
+/** Every failed line of a batch's output, by row number and code (in file order). */
+async function* failedLines(output: string): AsyncGenerator<FailedRow> {
+  let input;
+  try {
+    input = createReadStream(output);
+    for await (const text of createInterface({ input, crlfDelay: Infinity })) {
+      if (!text) continue;
+      try {
+        const l = JSON.parse(text) as { row?: unknown; outcome?: unknown; code?: unknown };
+        if (l.outcome === 'failed' && typeof l.row === 'number')
+          yield { row: l.row, code: typeof l.code === 'string' ? l.code : 'unknown' };
+      } catch {
+        // A partial last line of a running batch: skipped.
+      }
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new UsageError(
+        `the batch's output ${output} is not on this machine: run this where the workers write`,
+      );
+    throw err;
+  }
 }
 
 /** Rows listed by number, then how many more. */
@@ -485,10 +511,20 @@ export function registerBatchCommand(program: Command): Command {
     .command('status <id>')
     .description('Progress of a batch (or its summary once it ended)')
     .option('--json', 'print the progress as JSON')
+    .option(
+      '--failed',
+      "list every failed row (row number and code, never its values) from the batch's output: the CLI must see the workers' files",
+    )
     .action(
-      action(async (id: string, o: { json?: boolean }) =>
+      action(async (id: string, o: { json?: boolean; failed?: boolean }) =>
         withBatch(id, async (handle, config) => {
           const status = await batchStatus(handle);
+          if (o.failed) {
+            const output = status.ended ? status.summary.output : status.progress.output;
+            for await (const f of failedLines(output))
+              process.stdout.write(o.json ? `${JSON.stringify(f)}\n` : `row ${f.row} ${f.code}\n`);
+            return;
+          }
           if (status.ended) {
             if (o.json) printJson(status.summary);
             else process.stdout.write(`${summaryText(status.summary)}\n`);

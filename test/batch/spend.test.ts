@@ -44,9 +44,17 @@ describe('duplicate rows', () => {
           const leader = i === 19 ? 1 : i - 12;
           const line = byRow.get(i)!;
           expect(line.duplicateOf).toBe(leader);
-          const { row: _r, key, duplicateOf: _d, ...shared } = line;
-          const { row: _lr, key: _lk, ...leaderShared } = byRow.get(leader)!;
+          const { row: _r, key, duplicateOf: _d, message, ...shared } = line;
+          const {
+            row: _lr,
+            key: _lk,
+            message: leaderMessage,
+            ...leaderShared
+          } = byRow.get(leader)!;
           expect(shared).toEqual(leaderShared);
+          expect(message).toBe(
+            leaderMessage ?? `shares the call of row ${leader} (same parameters)`,
+          );
           // The row keeps its own key (its own spelling), not the leader's.
           expect((key as { email: string }).email).toBe(rows[i - 1].email);
         }

@@ -104,6 +104,79 @@ it(
   },
 );
 
+it(
+  'a credit budget stops a batch; status shows the spend and lists failed rows; resume with a higher budget runs the skipped rows',
+  { timeout: 150_000 },
+  async () => {
+    const [a, b, c, d] = sampleRows({ rows: 4 }).map((r) => r.email);
+    // Row 3 is malformed, row 4 repeats row 1 (in capitals), rows 5 and 6 are new people.
+    const emails = [a, b, 'not-an-email', a.toUpperCase(), c, d];
+    const input = join(dir, 'budget.csv');
+    writeFileSync(input, ['email', ...emails].join('\n') + '\n');
+    const output = join(dir, 'budget.jsonl');
+    const id = `cli-budget-${runId}`;
+    const submitsBefore = shared.cli.emulator.stats().jobsSubmitted;
+
+    const waitDone = async () => {
+      for (let attempt = 0; attempt < 30; attempt++) {
+        const r = await pcds('batch', 'status', id, '--json');
+        expect(r.code, r.stderr).toBe(0);
+        const status = JSON.parse(r.stdout) as { state: string };
+        if (status.state === 'done') return status;
+      }
+      throw new Error('the batch did not end');
+    };
+    const started = await pcds(
+      'batch',
+      'start',
+      '--id',
+      id,
+      '-i',
+      input,
+      '-o',
+      output,
+      '--max-credits',
+      '2',
+      '--detach',
+    );
+    expect(started.code, started.stderr).toBe(0);
+    expect(await waitDone()).toMatchObject({
+      done: 6,
+      found: 3,
+      failed: 1,
+      skipped: 2,
+      duplicates: 1,
+      credits: 2,
+      maxCredits: 2,
+    });
+    expect(shared.cli.emulator.stats().jobsSubmitted - submitsBefore).toBe(2);
+
+    const text = await pcds('batch', 'status', id);
+    expect(text.stdout).toContain(
+      'credits 2 of 2, 2 skipped (credit_budget), 1 duplicates not sent',
+    );
+    expect(text.stdout).toContain(`pcds batch resume ${id} --max-credits <more>`);
+    const failed = await pcds('batch', 'status', id, '--failed');
+    expect(failed.stdout).toBe('row 3 invalid_row\n');
+
+    const lower = await pcds('batch', 'resume', id, '--max-credits', '2');
+    expect(lower.code).toBe(2);
+    expect(lower.stderr).toMatch(/give a higher --max-credits/);
+    const resumed = await pcds('batch', 'resume', id, '--max-credits', '10');
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/runs again with a budget of 10 credits/);
+    expect(await waitDone()).toMatchObject({ done: 6, found: 5, failed: 1, credits: 4 });
+    expect(shared.cli.emulator.stats().jobsSubmitted - submitsBefore).toBe(4);
+    const lines = readFileSync(output, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { row: number; outcome: string; duplicateOf?: number });
+    expect(lines.map((l) => l.row).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(lines.find((l) => l.row === 4)).toMatchObject({ outcome: 'found', duplicateOf: 1 });
+    expect(lines.filter((l) => l.outcome === 'skipped')).toEqual([]);
+  },
+);
+
 it('pcds batch status of an unknown id is a clear error', async () => {
   const r = await pcds('batch', 'status', `no-such-batch-${runId}`, '--json');
   expect(r.code).toBe(2);
