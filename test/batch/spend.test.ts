@@ -1,9 +1,10 @@
 // What a batch spends: rows that repeat an earlier row (once normalised) share its call and get a
 // copy of its line, and a credit budget stops the batch from starting rows it may not pay for.
 // Counted by the emulator: the jobs it accepted and the credits it charged.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { resumeBatch } from '../../src/batch/launch.js';
 import { sampleRows } from '../../src/emulator/index.js';
+import { PcdsRowsDone, PcdsRowsFailed } from '../../src/temporal/search-attributes.js';
 import { withWorker } from '../harness/temporal.js';
 import { readOutput, sharedBatchEnv, startCsvBatch, tempDir, writeCsv } from './fixtures.js';
 
@@ -62,6 +63,20 @@ describe('duplicate rows', () => {
         const foundSent = lines.filter((l) => l.outcome === 'found' && !l.duplicateOf).length;
         expect(after.creditsCharged - before.creditsCharged).toBe(foundSent);
         expect(summary.found).toBe(lines.filter((l) => l.outcome === 'found').length);
+        // The list view's progress columns hold the final counts.
+        const described = await handle.describe();
+        expect(described.typedSearchAttributes.get(PcdsRowsDone)).toBe(19);
+        expect(described.typedSearchAttributes.get(PcdsRowsFailed)).toBe(0);
+        // Visibility follows shortly after: the list view's filter finds the batch.
+        await vi.waitFor(
+          async () => {
+            const listed = await client.workflow.count(
+              `WorkflowId = '${handle.workflowId}' AND PcdsRowsDone >= 19 AND PcdsRowsFailed = 0`,
+            );
+            expect(listed.count).toBe(1);
+          },
+          { timeout: 20_000, interval: 500 },
+        );
       });
     }, 120_000);
   }
