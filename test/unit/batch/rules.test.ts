@@ -1,31 +1,11 @@
 // The batch's rules, driven with no server: which row goes next and on which key, what each way a
 // row's call can end means for the batch, and what crosses a continue-as-new.
 import { describe, expect, it } from 'vitest';
-import { newKeyPool } from '../../../src/batch/key-pool.js';
 import { BatchRules } from '../../../src/batch/rules.js';
 import type { CarriedState, InputRow, ValidRow } from '../../../src/batch/types.js';
+import { AT, NOW, batchState } from './batch-state.js';
 
-const NOW = Date.parse('2026-01-01T00:00:00Z');
-const AT = '2026-01-01T00:00:00.000Z';
-
-function state(extra: Partial<CarriedState> = {}): CarriedState {
-  return {
-    cursor: { row: 1, byteOffset: 0, done: true },
-    total: 10,
-    counters: { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} },
-    redo: [],
-    window: 2,
-    pool: newKeyPool([
-      { id: 'a', perMinute: 100 },
-      { id: 'b', perMinute: 100 },
-    ]),
-    startedAt: AT,
-    runs: 1,
-    rate: [],
-    historyEvents: 0,
-    ...extra,
-  };
-}
+const state = batchState;
 
 const valid = (row: number): ValidRow => ({
   row,

@@ -3,27 +3,11 @@
 // counts rows in flight as charged, waits for them before giving up, then skips what is left.
 import { describe, expect, it } from 'vitest';
 import { DuplicateFinder, paramsFingerprint } from '../../../src/batch/duplicates.js';
-import { newKeyPool } from '../../../src/batch/key-pool.js';
 import { BatchRules, type CreditRules, type RowEnd } from '../../../src/batch/rules.js';
-import type { CarriedState, InputRow, ValidRow } from '../../../src/batch/types.js';
+import type { InputRow, ValidRow } from '../../../src/batch/types.js';
+import { AT, NOW, batchState } from './batch-state.js';
 
-const NOW = Date.parse('2026-01-01T00:00:00Z');
-const AT = '2026-01-01T00:00:00.000Z';
-
-function state(): CarriedState {
-  return {
-    cursor: { row: 1, byteOffset: 0, done: true },
-    total: 10,
-    counters: { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} },
-    redo: [],
-    window: 2,
-    pool: newKeyPool([{ id: 'a', perMinute: 100 }]),
-    startedAt: AT,
-    runs: 1,
-    rate: [],
-    historyEvents: 0,
-  };
-}
+const state = batchState;
 
 const row = (n: number, extra: Partial<ValidRow> = {}): ValidRow => ({
   row: n,
