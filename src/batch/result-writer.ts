@@ -8,6 +8,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import lockfile from 'proper-lockfile';
+import { recordRowLines } from '../metrics/instruments.js';
 
 interface FileIndex<T> {
   /** Device and inode: another file at the same path (replaced, rotated) is read afresh. */
@@ -217,6 +218,7 @@ export function appendResultLines(
       await outputs.append(path, index, fresh);
       for (const l of fresh) index.rows.set(l.row, true);
     }
+    recordRowLines(lines, fresh);
     return { written: fresh.length, skipped: lines.length - fresh.length };
   });
 }
