@@ -1,0 +1,310 @@
+// A worker process with PCDS_METRICS_PORT serves /metrics: scraped over HTTP before and after a
+// small batch on the real emulator, its counters move by exactly what the emulator saw (requests,
+// submits, credits) and what the batch's summary says (rows by outcome); the SDK's own metrics
+// are there; no label holds an email or a secret. Then a 429 and a throttle wait, and webhook
+// deliveries accepted and refused.
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPcdsClient } from '../../src/client.js';
+import {
+  sampleRows,
+  startEmulator,
+  type EmulatorOptionsInput,
+  type RunningEmulator,
+} from '../../src/emulator/index.js';
+import { METRICS } from '../../src/metrics/catalogue.js';
+import { freePort } from '../../src/temporal/dev-server.js';
+import {
+  connectClient,
+  testEncryptionEnv,
+  testNamespace,
+  uniqueTaskQueue,
+} from '../harness/temporal.js';
+import { spawnWorkerProcess } from '../harness/worker-process.js';
+import { readOutput, startCsvBatch, tempDir, writeCsv } from '../batch/fixtures.js';
+import { moved, Scrape } from './scrape.js';
+
+const M = METRICS;
+const ENDPOINT = '/person/enrichment';
+
+interface MetricsWorker {
+  child: ChildProcess;
+  url: string;
+  taskQueue: string;
+  keyId: string;
+  stop(): Promise<void>;
+}
+
+let keyCounter = 0;
+
+/** A worker process on the emulator's dev key (with a label of its own) serving /metrics. */
+async function startMetricsWorker(
+  emu: RunningEmulator,
+  env: Record<string, string> = {},
+): Promise<MetricsWorker> {
+  const port = await freePort();
+  const taskQueue = uniqueTaskQueue('metrics');
+  const keyId = `metrics-${process.pid}-${Date.now().toString(36)}-${++keyCounter}`;
+  const child = await spawnWorkerProcess(taskQueue, {
+    PCDS_BASE_URL: emu.url,
+    PCDS_API_KEYS: JSON.stringify([{ ...emu.devKey, id: keyId }]),
+    PCDS_THROTTLE: 'on',
+    PCDS_METRICS_PORT: String(port),
+    PCDS_METRICS_HOST: '127.0.0.1',
+    PCDS_METRICS_USAGE_INTERVAL_MS: '300',
+    ...testEncryptionEnv(),
+    ...env,
+  });
+  return {
+    child,
+    url: `http://127.0.0.1:${port}/metrics`,
+    taskQueue,
+    keyId,
+    async stop() {
+      child.kill('SIGTERM');
+      if (child.exitCode === null) await once(child, 'exit');
+    },
+  };
+}
+
+/** Scrapes until `ready` holds (the credit sampler reads /usage on its own schedule). */
+async function scrapeUntil(
+  url: string,
+  ready: (s: Scrape) => boolean,
+  timeoutMs = 20_000,
+): Promise<Scrape> {
+  const deadline = Date.now() + timeoutMs;
+  let last: Scrape | undefined;
+  while (Date.now() < deadline) {
+    last = await Scrape.of(url);
+    if (ready(last)) return last;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`metrics never reached the expected state; last scrape:\n${last?.text}`);
+}
+
+const emuRequests = (emu: RunningEmulator, what: string) => emu.stats().requests[what] ?? 0;
+
+describe('a small batch', () => {
+  let emu: RunningEmulator;
+  let worker: MetricsWorker;
+  beforeAll(async () => {
+    emu = await startEmulator({
+      port: 0,
+      latency: { queuedMs: 20, processingMs: 200 },
+      limits: { enabled: true, perMinute: 100, perHour: 1000 },
+    });
+    worker = await startMetricsWorker(emu);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await emu?.stop();
+  });
+
+  it(
+    'moves the counters by exactly what was sent, charged and written',
+    { timeout: 90_000 },
+    async () => {
+      const known = sampleRows({ rows: 3 });
+      const rows = [
+        { email: known[0].email },
+        { email: 'nobody-1@unknown.pcds.dev' },
+        { email: known[1].email },
+        { email: 'not-an-email' },
+        { email: 'nobody-2@unknown.pcds.dev' },
+        { email: known[2].email },
+      ];
+      const dir = tempDir('metrics');
+      const input = writeCsv(dir, 'rows.csv', rows, ['email']);
+      const creditsName = M.creditsUsed.name;
+      const key = { key: worker.keyId };
+      // The worker's first /usage read gives the credit gauge its starting figure.
+      const before = await scrapeUntil(worker.url, (s) => s.has(creditsName));
+      const emuBefore = emu.stats();
+
+      const { client, connection } = await connectClient();
+      try {
+        const { handle, output } = await startCsvBatch(client, worker.taskQueue, 'metrics', input, {
+          window: 6,
+          pollIntervalMs: 100,
+        });
+        const summary = await handle.result();
+        expect(summary).toMatchObject({ state: 'done', total: 6, found: 3, empty: 2, failed: 1 });
+        expect(readOutput(output)).toHaveLength(6);
+
+        const charged = emu.stats().creditsCharged - emuBefore.creditsCharged;
+        expect(charged).toBeGreaterThan(0);
+        // Waits for the sampler's read after the last charge.
+        const after = await scrapeUntil(
+          worker.url,
+          (s) => s.sum(creditsName, key) - before.sum(creditsName, key) === charged,
+        );
+
+        const submits =
+          emuRequests(emu, `POST ${ENDPOINT}`) - (emuBefore.requests[`POST ${ENDPOINT}`] ?? 0);
+        const polls =
+          emuRequests(emu, `GET ${ENDPOINT}`) - (emuBefore.requests[`GET ${ENDPOINT}`] ?? 0);
+        expect(submits).toBe(5); // the invalid row is never sent
+        const req = (labels: Record<string, string>) =>
+          moved(before, after, M.requests.name, { ...key, endpoint: ENDPOINT, ...labels });
+        expect(req({ kind: 'submit', status: '202', transport: 'http' })).toBe(submits);
+        expect(req({ kind: 'submit' })).toBe(submits);
+        expect(req({ kind: 'poll' })).toBe(polls);
+        expect(moved(before, after, M.rateLimited.name, key)).toBe(0);
+        expect(emu.stats().rateLimited).toBe(0);
+
+        // Every request passed the throttle: one permit each, each with its wait recorded.
+        const permits = (kind: string) =>
+          moved(before, after, M.permitsGranted.name, { ...key, kind });
+        expect(permits('submit')).toBe(submits);
+        expect(permits('poll')).toBe(polls);
+        expect(
+          moved(before, after, `${M.throttleWait.name}_count`, { ...key, kind: 'submit' }),
+        ).toBe(submits);
+
+        const rowsMoved = (outcome: string) => moved(before, after, M.rows.name, { outcome });
+        expect(rowsMoved('found')).toBe(summary.found);
+        expect(rowsMoved('empty')).toBe(summary.empty);
+        expect(rowsMoved('failed')).toBe(summary.failed);
+        expect(rowsMoved('skipped')).toBe(0);
+
+        // The SDK's own runtime metrics are served on the same port.
+        expect(after.has('temporal_workflow_completed_total')).toBe(true);
+        expect(after.has('temporal_activity_execution_latency_seconds_bucket')).toBe(true);
+        expect(
+          [...after.names()].some((n) => n.startsWith('temporal_workflow_task_schedule_to_start')),
+        ).toBe(true);
+
+        // Nothing personal or secret in any label.
+        for (const r of rows) expect(after.text).not.toContain(r.email);
+        expect(after.text).not.toContain(emu.devKey.secret);
+        expect(after.text).not.toContain(emu.devKey.key);
+      } finally {
+        await connection.close();
+      }
+    },
+  );
+});
+
+describe('a key the service limits harder than the worker believes', () => {
+  let emu: RunningEmulator;
+  let worker: MetricsWorker;
+  const limited: EmulatorOptionsInput = {
+    port: 0,
+    timeScale: 0.05,
+    latency: { queuedMs: 0, processingMs: 2_000 },
+    limits: { enabled: true, perMinute: 3, perHour: 1000 },
+  };
+  beforeAll(async () => {
+    emu = await startEmulator(limited);
+    worker = await startMetricsWorker(emu, {
+      PCDS_THROTTLE_TIME_SCALE: '0.05',
+      PCDS_RATE_PER_MINUTE: '100',
+      PCDS_RATE_PER_HOUR: '1000',
+      PCDS_METRICS_USAGE_INTERVAL_MS: '600000',
+    });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await emu?.stop();
+  });
+
+  it('counts each 429 and the throttle waits that follow it', { timeout: 90_000 }, async () => {
+    const before = await Scrape.of(worker.url);
+    const emuBefore = emu.stats().rateLimited;
+    const { connection } = await connectClient();
+    const client = await createPcdsClient({
+      connection,
+      namespace: testNamespace(),
+      taskQueue: worker.taskQueue,
+      defaults: { pollIntervalMs: 200, maxWaitMs: 60_000 },
+    });
+    try {
+      const emails = sampleRows({ rows: 6 }).map((r) => r.email);
+      const outs = await Promise.all(
+        emails.map((email) => client.call('person_enrichment', { email })),
+      );
+      for (const out of outs) expect(out.outcome).toBe('found');
+      const after = await Scrape.of(worker.url);
+      const seen429 = emu.stats().rateLimited - emuBefore;
+      expect(seen429).toBeGreaterThan(0);
+      const key = { key: worker.keyId };
+      expect(moved(before, after, M.rateLimited.name, key)).toBe(seen429);
+      expect(moved(before, after, M.requests.name, { ...key, status: '429' })).toBe(seen429);
+      // A 429 closes the key: later permits waited for it to open again.
+      expect(moved(before, after, `${M.throttleWait.name}_sum`, key)).toBeGreaterThan(0);
+      const waitedLong =
+        moved(before, after, `${M.throttleWait.name}_count`, key) -
+        moved(before, after, `${M.throttleWait.name}_bucket`, { ...key, le: '0.05' });
+      expect(waitedLong).toBeGreaterThan(0);
+    } finally {
+      await client.close();
+      await connection.close();
+    }
+  });
+});
+
+describe('webhook deliveries', () => {
+  let emu: RunningEmulator;
+  let worker: MetricsWorker;
+  let hooks: string;
+  beforeAll(async () => {
+    emu = await startEmulator({
+      port: 0,
+      allowLoopbackCallbacks: true,
+      latency: { queuedMs: 0, processingMs: 300 },
+      limits: { enabled: false },
+    });
+    const port = await freePort();
+    hooks = `http://127.0.0.1:${port}`;
+    worker = await startMetricsWorker(emu, {
+      PCDS_THROTTLE: 'off',
+      PCDS_WEBHOOK_PUBLIC_URL: hooks,
+      PCDS_WEBHOOK_PORT: String(port),
+      PCDS_WEBHOOK_HOST: '127.0.0.1',
+      PCDS_WEBHOOK_SECRET: 'metrics-test-webhook-secret',
+      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+      PCDS_METRICS_USAGE_INTERVAL_MS: '600000',
+    });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await emu?.stop();
+  });
+
+  it('counts a delivery accepted and one refused, by reason', { timeout: 60_000 }, async () => {
+    const name = M.webhookDeliveries.name;
+    const before = await Scrape.of(worker.url);
+    const { connection } = await connectClient();
+    const client = await createPcdsClient({
+      connection,
+      namespace: testNamespace(),
+      taskQueue: worker.taskQueue,
+      defaults: { maxWaitMs: 30_000, webhookFallbackPollMs: 30_000 },
+    });
+    try {
+      const out = await client.call(
+        'person_enrichment',
+        { email: sampleRows({ rows: 1 })[0].email },
+        { webhook: true },
+      );
+      expect(out.outcome).toBe('found');
+      const forged = await fetch(`${hooks}/hooks/k1/some-workflow/not-a-valid-token`, {
+        method: 'POST',
+        body: '{}',
+      });
+      expect(forged.status).toBe(404);
+      const after = await Scrape.of(worker.url);
+      expect(moved(before, after, name, { result: 'accepted', reason: 'signalled' })).toBe(
+        emu.stats().webhookDeliveries,
+      );
+      expect(moved(before, after, name, { result: 'accepted' })).toBe(1);
+      expect(moved(before, after, name, { result: 'refused', reason: 'bad_token' })).toBe(1);
+      expect(moved(before, after, name, { result: 'refused' })).toBe(1);
+    } finally {
+      await client.close();
+      await connection.close();
+    }
+  });
+});
