@@ -86,3 +86,54 @@ export type RequestMetricKind = 'submit' | 'poll' | 'other';
 /** Row outcomes on pcds_batch_rows_total. */
 export const ROW_OUTCOMES = ['found', 'empty', 'failed', 'skipped'] as const;
 export type RowOutcome = (typeof ROW_OUTCOMES)[number];
+
+/**
+ * The Temporal SDK's own metrics that the dashboard and the README rely on, as its exporter names
+ * them here (prefix `temporal_`, `_total` on counters, durations in seconds). The worker's
+ * integration test checks each is served.
+ */
+export const SDK_METRICS: readonly MetricDef[] = [
+  {
+    name: 'temporal_workflow_task_schedule_to_start_latency_seconds',
+    type: 'histogram',
+    help: 'How long workflow tasks waited in the task queue for a worker.',
+    labels: ['namespace', 'task_queue'],
+  },
+  {
+    name: 'temporal_workflow_task_execution_latency_seconds',
+    type: 'histogram',
+    help: 'How long the worker took to run a workflow task.',
+    labels: ['namespace', 'task_queue', 'workflow_type'],
+  },
+  {
+    name: 'temporal_activity_schedule_to_start_latency_seconds',
+    type: 'histogram',
+    help: 'How long activity tasks waited in the task queue for a worker.',
+    labels: ['namespace', 'task_queue'],
+  },
+  {
+    name: 'temporal_activity_execution_latency_seconds',
+    type: 'histogram',
+    help: 'How long activities ran, by activity type.',
+    labels: ['namespace', 'task_queue', 'activity_type', 'workflow_type'],
+  },
+  {
+    name: 'temporal_worker_task_slots_available',
+    type: 'gauge',
+    help: 'Free task slots of the worker, by worker type.',
+    labels: ['namespace', 'task_queue', 'worker_type'],
+  },
+  {
+    name: 'temporal_workflow_completed_total',
+    type: 'counter',
+    help: 'Workflows completed, by workflow type.',
+    labels: ['namespace', 'task_queue', 'workflow_type'],
+  },
+];
+
+/** The sample names a metric is served under (a histogram's _bucket, _sum and _count). */
+export function sampleNamesOf(def: MetricDef): string[] {
+  return def.type === 'histogram'
+    ? [`${def.name}_bucket`, `${def.name}_sum`, `${def.name}_count`]
+    : [def.name];
+}
