@@ -3,8 +3,9 @@
 // submits, credits) and what the batch's summary says (rows by outcome); the SDK's own metrics
 // are there; no label holds an email or a secret. Then a 429 and a throttle wait, and webhook
 // deliveries accepted and refused.
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPcdsClient } from '../../src/client.js';
 import {
@@ -14,9 +15,11 @@ import {
   type RunningEmulator,
 } from '../../src/emulator/index.js';
 import { METRIC_DEFS, METRICS, SDK_METRICS, sampleNamesOf } from '../../src/metrics/catalogue.js';
+import { projectRoot } from '../../src/temporal/cli-binary.js';
 import { freePort } from '../../src/temporal/dev-server.js';
 import {
   connectClient,
+  temporalAddress,
   testEncryptionEnv,
   testNamespace,
   uniqueTaskQueue,
@@ -314,4 +317,93 @@ describe('webhook deliveries', () => {
       await connection.close();
     }
   });
+});
+
+/** `pcds <args>` from source; resolves once `ready` appears in its stderr, or with its exit. */
+async function spawnPcds(
+  args: string[],
+  env: Record<string, string>,
+  ready: string,
+): Promise<{ child: ChildProcess; log: () => string; exited: boolean }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: projectRoot(),
+    env: {
+      ...process.env,
+      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+      ...testEncryptionEnv(),
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  const exited = await new Promise<boolean>((resolve) => {
+    child.stderr.on('data', (d: Buffer) => {
+      log += d.toString();
+      if (log.includes(ready)) resolve(false);
+    });
+    child.once('exit', () => resolve(true));
+  });
+  return { child, log: () => log, exited };
+}
+
+it("serves the standalone receiver's delivery counters, and it still stops on SIGTERM", async () => {
+  const [metricsPort, hooksPort] = [await freePort(), await freePort()];
+  const { child, exited, log } = await spawnPcds(
+    ['webhooks'],
+    {
+      PCDS_METRICS_PORT: String(metricsPort),
+      PCDS_METRICS_HOST: '127.0.0.1',
+      PCDS_WEBHOOK_PUBLIC_URL: `http://127.0.0.1:${hooksPort}`,
+      PCDS_WEBHOOK_PORT: String(hooksPort),
+      PCDS_WEBHOOK_HOST: '127.0.0.1',
+      PCDS_WEBHOOK_SECRET: 'metrics-test-webhook-secret',
+      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+    },
+    'webhook receiver listening',
+  );
+  expect(exited, log()).toBe(false);
+  const url = `http://127.0.0.1:${metricsPort}/metrics`;
+  try {
+    const forged = await fetch(`http://127.0.0.1:${hooksPort}/hooks/k1/wf/not-a-token`, {
+      method: 'POST',
+      body: '{}',
+    });
+    expect(forged.status).toBe(404);
+    const scrape = await Scrape.of(url);
+    expect(scrape.sum(M.webhookDeliveries.name, { result: 'refused', reason: 'bad_token' })).toBe(
+      1,
+    );
+  } finally {
+    child.kill('SIGTERM');
+  }
+  const [code] = (await once(child, 'exit')) as [number | null];
+  expect(code).toBe(0);
+});
+
+it('stops the worker with the reason when the metrics port is taken', async () => {
+  const taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  const { port } = taken.address() as AddressInfo;
+  try {
+    const { child, exited, log } = await spawnPcds(
+      ['worker'],
+      {
+        PCDS_API_KEY: 'metrics-test-key',
+        PCDS_API_SECRET: 'metrics-test-secret',
+        PCDS_METRICS_PORT: String(port),
+        PCDS_METRICS_HOST: '127.0.0.1',
+      },
+      'worker polling task queue',
+    );
+    if (!exited) {
+      child.kill('SIGTERM');
+      throw new Error(`the worker started on a taken metrics port:\n${log()}`);
+    }
+    expect(child.exitCode).not.toBe(0);
+    expect(log()).toContain(`PCDS_METRICS_PORT: cannot serve metrics on 127.0.0.1:${port}`);
+    expect(log()).not.toContain('metrics-test-secret');
+  } finally {
+    taken.close();
+  }
 });
