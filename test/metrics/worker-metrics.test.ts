@@ -6,8 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPcdsClient } from '../../src/client.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   sampleRows,
   startEmulator,
@@ -26,6 +25,7 @@ import {
 } from '../harness/temporal.js';
 import { spawnWorkerProcess } from '../harness/worker-process.js';
 import { readOutput, startCsvBatch, tempDir, writeCsv } from '../batch/fixtures.js';
+import { pcdsClient } from '../throttle/env.js';
 import { moved, Scrape } from './scrape.js';
 
 const M = METRICS;
@@ -72,43 +72,48 @@ async function startMetricsWorker(
 }
 
 /** Scrapes until `ready` holds (the credit sampler reads /usage on its own schedule). */
-async function scrapeUntil(
-  url: string,
-  ready: (s: Scrape) => boolean,
-  timeoutMs = 20_000,
-): Promise<Scrape> {
-  const deadline = Date.now() + timeoutMs;
-  let last: Scrape | undefined;
-  while (Date.now() < deadline) {
-    last = await Scrape.of(url);
-    if (ready(last)) return last;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`metrics never reached the expected state; last scrape:\n${last?.text}`);
+const scrapeUntil = (url: string, ready: (s: Scrape) => boolean) =>
+  vi.waitUntil(
+    async () => {
+      const scrape = await Scrape.of(url);
+      return ready(scrape) ? scrape : false;
+    },
+    { timeout: 20_000, interval: 200 },
+  );
+
+/**
+ * An emulator and a metrics worker on it, started before the describe block's tests and stopped
+ * after them. Read `emu` and `worker` inside tests.
+ */
+function metricsEnv(
+  emulator: EmulatorOptionsInput,
+  workerEnv: () => Promise<Record<string, string>> = () => Promise.resolve({}),
+): { readonly emu: RunningEmulator; readonly worker: MetricsWorker } {
+  const env: { emu?: RunningEmulator; worker?: MetricsWorker } = {};
+  beforeAll(async () => {
+    env.emu = await startEmulator({ port: 0, ...emulator });
+    env.worker = await startMetricsWorker(env.emu, await workerEnv());
+  });
+  afterAll(async () => {
+    await env.worker?.stop();
+    await env.emu?.stop();
+  });
+  return env as { emu: RunningEmulator; worker: MetricsWorker };
 }
 
 const emuRequests = (emu: RunningEmulator, what: string) => emu.stats().requests[what] ?? 0;
 
 describe('a small batch', () => {
-  let emu: RunningEmulator;
-  let worker: MetricsWorker;
-  beforeAll(async () => {
-    emu = await startEmulator({
-      port: 0,
-      latency: { queuedMs: 20, processingMs: 200 },
-      limits: { enabled: true, perMinute: 100, perHour: 1000 },
-    });
-    worker = await startMetricsWorker(emu);
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await emu?.stop();
+  const env = metricsEnv({
+    latency: { queuedMs: 20, processingMs: 200 },
+    limits: { enabled: true, perMinute: 100, perHour: 1000 },
   });
 
   it(
     'moves the counters by exactly what was sent, charged and written',
     { timeout: 90_000 },
     async () => {
+      const { emu, worker } = env;
       const known = sampleRows({ rows: 3 });
       const rows = [
         { email: known[0].email },
@@ -198,37 +203,28 @@ describe('a small batch', () => {
 });
 
 describe('a key the service limits harder than the worker believes', () => {
-  let emu: RunningEmulator;
-  let worker: MetricsWorker;
-  const limited: EmulatorOptionsInput = {
-    port: 0,
-    timeScale: 0.05,
-    latency: { queuedMs: 0, processingMs: 2_000 },
-    limits: { enabled: true, perMinute: 3, perHour: 1000 },
-  };
-  beforeAll(async () => {
-    emu = await startEmulator(limited);
-    worker = await startMetricsWorker(emu, {
-      PCDS_THROTTLE_TIME_SCALE: '0.05',
-      PCDS_RATE_PER_MINUTE: '100',
-      PCDS_RATE_PER_HOUR: '1000',
-      PCDS_METRICS_USAGE_INTERVAL_MS: '600000',
-    });
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await emu?.stop();
-  });
+  const env = metricsEnv(
+    {
+      timeScale: 0.05,
+      latency: { queuedMs: 0, processingMs: 2_000 },
+      limits: { enabled: true, perMinute: 3, perHour: 1000 },
+    },
+    () =>
+      Promise.resolve({
+        PCDS_THROTTLE_TIME_SCALE: '0.05',
+        PCDS_RATE_PER_MINUTE: '100',
+        PCDS_RATE_PER_HOUR: '1000',
+        PCDS_METRICS_USAGE_INTERVAL_MS: '600000',
+      }),
+  );
 
   it('counts each 429 and the throttle waits that follow it', { timeout: 90_000 }, async () => {
+    const { emu, worker } = env;
     const before = await Scrape.of(worker.url);
     const emuBefore = emu.stats().rateLimited;
-    const { connection } = await connectClient();
-    const client = await createPcdsClient({
-      connection,
-      namespace: testNamespace(),
-      taskQueue: worker.taskQueue,
-      defaults: { pollIntervalMs: 200, maxWaitMs: 60_000 },
+    const { client, close } = await pcdsClient(worker.taskQueue, {
+      pollIntervalMs: 200,
+      maxWaitMs: 60_000,
     });
     try {
       const emails = sampleRows({ rows: 6 }).map((r) => r.email);
@@ -249,49 +245,41 @@ describe('a key the service limits harder than the worker believes', () => {
         moved(before, after, `${M.throttleWait.name}_bucket`, { ...key, le: '0.05' });
       expect(waitedLong).toBeGreaterThan(0);
     } finally {
-      await client.close();
-      await connection.close();
+      await close();
     }
   });
 });
 
 describe('webhook deliveries', () => {
-  let emu: RunningEmulator;
-  let worker: MetricsWorker;
-  let hooks: string;
-  beforeAll(async () => {
-    emu = await startEmulator({
-      port: 0,
+  let hooks = '';
+  const env = metricsEnv(
+    {
       allowLoopbackCallbacks: true,
       latency: { queuedMs: 0, processingMs: 300 },
       limits: { enabled: false },
-    });
-    const port = await freePort();
-    hooks = `http://127.0.0.1:${port}`;
-    worker = await startMetricsWorker(emu, {
-      PCDS_THROTTLE: 'off',
-      PCDS_WEBHOOK_PUBLIC_URL: hooks,
-      PCDS_WEBHOOK_PORT: String(port),
-      PCDS_WEBHOOK_HOST: '127.0.0.1',
-      PCDS_WEBHOOK_SECRET: 'metrics-test-webhook-secret',
-      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
-      PCDS_METRICS_USAGE_INTERVAL_MS: '600000',
-    });
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await emu?.stop();
-  });
+    },
+    async () => {
+      const port = await freePort();
+      hooks = `http://127.0.0.1:${port}`;
+      return {
+        PCDS_THROTTLE: 'off',
+        PCDS_WEBHOOK_PUBLIC_URL: hooks,
+        PCDS_WEBHOOK_PORT: String(port),
+        PCDS_WEBHOOK_HOST: '127.0.0.1',
+        PCDS_WEBHOOK_SECRET: 'metrics-test-webhook-secret',
+        PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+        PCDS_METRICS_USAGE_INTERVAL_MS: '600000',
+      };
+    },
+  );
 
   it('counts a delivery accepted and one refused, by reason', { timeout: 60_000 }, async () => {
+    const { emu, worker } = env;
     const name = M.webhookDeliveries.name;
     const before = await Scrape.of(worker.url);
-    const { connection } = await connectClient();
-    const client = await createPcdsClient({
-      connection,
-      namespace: testNamespace(),
-      taskQueue: worker.taskQueue,
-      defaults: { maxWaitMs: 30_000, webhookFallbackPollMs: 30_000 },
+    const { client, close } = await pcdsClient(worker.taskQueue, {
+      maxWaitMs: 30_000,
+      webhookFallbackPollMs: 30_000,
     });
     try {
       const out = await client.call(
@@ -313,8 +301,7 @@ describe('webhook deliveries', () => {
       expect(moved(before, after, name, { result: 'refused', reason: 'bad_token' })).toBe(1);
       expect(moved(before, after, name, { result: 'refused' })).toBe(1);
     } finally {
-      await client.close();
-      await connection.close();
+      await close();
     }
   });
 });

@@ -19,17 +19,31 @@ export interface Record {
 export class RecordingMeter implements MetricMeter {
   readonly records: Record[] = [];
 
-  createCounter(name: string, unit?: string, description?: string): MetricCounter {
-    const counter: MetricCounter = {
+  /** One instrument of any kind: each of add, record and set keeps the value. */
+  private instrument<T>(
+    kind: Record['kind'],
+    name: string,
+    valueType: NumericMetricValueType,
+    unit?: string,
+    description?: string,
+  ): T {
+    const keep = (value: number, tags: MetricTags = {}) =>
+      void this.records.push({ name, kind, value, tags });
+    const instrument = {
       name,
-      kind: 'counter',
-      valueType: 'int',
-      ...(unit ? { unit } : {}),
-      ...(description ? { description } : {}),
-      add: (value, tags = {}) => this.records.push({ name, kind: 'counter', value, tags }),
-      withTags: () => counter,
+      kind,
+      valueType,
+      unit,
+      description,
+      add: keep,
+      record: keep,
+      set: keep,
     };
-    return counter;
+    return { ...instrument, withTags: () => instrument } as T;
+  }
+
+  createCounter(name: string, unit?: string, description?: string): MetricCounter {
+    return this.instrument('counter', name, 'int', unit, description);
   }
 
   createHistogram(
@@ -38,16 +52,7 @@ export class RecordingMeter implements MetricMeter {
     unit?: string,
     description?: string,
   ): MetricHistogram {
-    const histogram: MetricHistogram = {
-      name,
-      kind: 'histogram',
-      valueType,
-      ...(unit ? { unit } : {}),
-      ...(description ? { description } : {}),
-      record: (value, tags = {}) => this.records.push({ name, kind: 'histogram', value, tags }),
-      withTags: () => histogram,
-    };
-    return histogram;
+    return this.instrument('histogram', name, valueType, unit, description);
   }
 
   createGauge(
@@ -56,16 +61,7 @@ export class RecordingMeter implements MetricMeter {
     unit?: string,
     description?: string,
   ): MetricGauge {
-    const gauge: MetricGauge = {
-      name,
-      kind: 'gauge',
-      valueType,
-      ...(unit ? { unit } : {}),
-      ...(description ? { description } : {}),
-      set: (value, tags = {}) => this.records.push({ name, kind: 'gauge', value, tags }),
-      withTags: () => gauge,
-    };
-    return gauge;
+    return this.instrument('gauge', name, valueType, unit, description);
   }
 
   withTags(): MetricMeter {
