@@ -10,6 +10,7 @@ import { createServiceClients } from './http/service-clients.js';
 import type { PermitGate } from './http/permits.js';
 import { startCreditSampler } from './metrics/credits.js';
 import { installMetricsExporter } from './metrics/exporter.js';
+import { metricsRecorded } from './metrics/instruments.js';
 import { meteredPermitGate } from './metrics/metered.js';
 import { permitGateFromConfig } from './throttle/gate.js';
 import { dataConverterFromSettings, temporalClient } from './temporal/data-converter.js';
@@ -20,6 +21,7 @@ import { webhooksConfigured } from './webhooks/settings.js';
 
 /** The workflows module next to this file: `.ts` when run from source, `.js` from the built package. */
 export { loadConfig, ConfigError, type Config } from './config.js';
+export { installMetricsExporter } from './metrics/exporter.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(
   new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
@@ -87,19 +89,18 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
     worker,
     taskQueue,
     async run() {
-      // With metrics on, the credit gauges follow GET /usage of the keys in use.
-      const sampler =
-        config.PCDS_METRICS_PORT === undefined
-          ? undefined
-          : startCreditSampler({
-              clients,
-              permits,
-              intervalMs: config.PCDS_METRICS_USAGE_INTERVAL_MS,
-              onError: (keyId, err) =>
-                process.stderr.write(
-                  `metrics: GET /usage of key ${keyId} failed (${err instanceof Error ? err.name : 'error'}); trying again later\n`,
-                ),
-            });
+      // With metrics served, the credit gauges follow GET /usage of the keys in use.
+      const sampler = !metricsRecorded()
+        ? undefined
+        : startCreditSampler({
+            clients,
+            permits,
+            intervalMs: config.PCDS_METRICS_USAGE_INTERVAL_MS,
+            onError: (keyId, err) =>
+              process.stderr.write(
+                `metrics: GET /usage of key ${keyId} failed (${err instanceof Error ? err.name : 'error'}); trying again later\n`,
+              ),
+          });
       try {
         await worker.run();
       } finally {

@@ -1,6 +1,8 @@
 // `pcds dev`: the local stack (Temporal with its Web UI, the emulator, a worker) until Ctrl-C.
 import type { Command } from 'commander';
 import { action } from './output.js';
+import { loadConfig } from '../config.js';
+import { installMetricsExporter } from '../metrics/exporter.js';
 import { startDevStack } from './dev-stack.js';
 import { portArg } from './args.js';
 
@@ -27,6 +29,8 @@ export function registerDevCommand(program: Command): Command {
           emulatorPort: number;
           codecPort: number;
         }) => {
+          // The worker's metrics, when PCDS_METRICS_PORT is set (before any Temporal connection).
+          installMetricsExporter(loadConfig());
           process.stderr.write('starting Temporal, the emulator and a worker...\n');
           const stack = await startDevStack({
             ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),

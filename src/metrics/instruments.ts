@@ -45,11 +45,16 @@ function instrumentsOf(meter: MetricMeter) {
 }
 
 let instruments = instrumentsOf(noopMetricMeter);
+let recording = false;
 
 /** Sends every later record to `meter` (the exporter calls this once, at worker start). */
 export function useMetricMeter(meter: MetricMeter): void {
   instruments = instrumentsOf(meter);
+  recording = true;
 }
+
+/** Whether records go anywhere (an exporter is installed): work done only for metrics waits on it. */
+export const metricsRecorded = (): boolean => recording;
 
 export interface RequestRecord {
   key: string;
