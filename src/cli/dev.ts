@@ -30,7 +30,15 @@ export function registerDevCommand(program: Command): Command {
           codecPort: number;
         }) => {
           // The worker's metrics, when PCDS_METRICS_PORT is set (before any Temporal connection).
-          installMetricsExporter(loadConfig());
+          // The stack uses its own dev key, so the shell's keys are not read here either.
+          installMetricsExporter(
+            loadConfig({
+              ...process.env,
+              PCDS_API_KEYS: undefined,
+              PCDS_API_KEY: undefined,
+              PCDS_API_SECRET: undefined,
+            }),
+          );
           process.stderr.write('starting Temporal, the emulator and a worker...\n');
           const stack = await startDevStack({
             ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
