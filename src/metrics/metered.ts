@@ -3,6 +3,7 @@
 // (permits granted, refused, and how long each waited). Decorators, so the client and the
 // throttle stay as they are.
 import { ServiceError } from '../http/errors.js';
+import { McpUnsupportedError } from '../http/mcp-client.js';
 import type { PermitGate } from '../http/permits.js';
 import { PermitRefusedError } from '../http/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
@@ -34,7 +35,9 @@ export function meteredServiceClient(
       recordRequest({ key, endpoint, kind, transport, status: statusOf(value) });
       return value;
     } catch (err) {
-      recordRequest({ key, endpoint, kind, transport, status: statusOfError(err) });
+      // A request the MCP endpoint has no tool for was never sent.
+      if (!(err instanceof McpUnsupportedError))
+        recordRequest({ key, endpoint, kind, transport, status: statusOfError(err) });
       throw err;
     }
   };

@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { getEndpoint } from '../../../src/contract/index.js';
 import { ServiceError, TransportError } from '../../../src/http/errors.js';
+import { McpUnsupportedError } from '../../../src/http/mcp-client.js';
 import { PermitRefusedError, type PermitGate } from '../../../src/http/permits.js';
 import type { ServiceClient } from '../../../src/http/service-client.js';
 import { METRICS } from '../../../src/metrics/catalogue.js';
@@ -109,6 +110,20 @@ describe('meteredServiceClient', () => {
     // Bounded values only: no parameter, request id or credential reaches a label.
     const values = meter.records.flatMap((r) => Object.values(r.tags).map(String));
     for (const v of values) expect(v).not.toMatch(/ada@example\.com|req-\d/);
+  });
+
+  it('does not count what the MCP transport refuses before sending', async () => {
+    const client = meteredServiceClient(
+      fakeClient({
+        usage: () => {
+          throw new McpUnsupportedError('usage has no MCP tool');
+        },
+      }),
+      'pool-a',
+      'mcp',
+    );
+    await expect(client.usage()).rejects.toBeInstanceOf(McpUnsupportedError);
+    expect(meter.records).toEqual([]);
   });
 
   it('sets the credit gauges from GET /usage, and counts the read as other', async () => {
