@@ -78,6 +78,11 @@ const envSchema = z.object({
   PCDS_WEBHOOK_ALLOW_LOOPBACK: z.stringbool().default(false),
   /** in-worker: each worker runs a receiver; standalone: one runs apart, with `pcds webhooks`. */
   PCDS_WEBHOOK_RECEIVER: z.enum(['in-worker', 'standalone']).default('in-worker'),
+  /** The worker's Prometheus endpoint (/metrics); unset: no metrics server. */
+  PCDS_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+  PCDS_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /** How often (at most) the worker reads GET /usage of a key that sent requests, for the credit gauges. */
+  PCDS_METRICS_USAGE_INTERVAL_MS: intFrom(300_000),
   ...encryptionEnvShape,
   /** `pcds codec-server`: where it listens, its access token, the Web UI origin it serves. */
   PCDS_CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1'),

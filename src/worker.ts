@@ -8,6 +8,10 @@ import { createActivities } from './activities/index.js';
 import { loadConfig, type Config } from './config.js';
 import { createServiceClients } from './http/service-clients.js';
 import type { PermitGate } from './http/permits.js';
+import { startCreditSampler } from './metrics/credits.js';
+import { installMetricsExporter } from './metrics/exporter.js';
+import { metricsRecorded } from './metrics/instruments.js';
+import { meteredPermitGate } from './metrics/metered.js';
 import { permitGateFromConfig } from './throttle/gate.js';
 import { dataConverterFromSettings, temporalClient } from './temporal/data-converter.js';
 import { registerSearchAttributes } from './temporal/search-attributes.js';
@@ -17,6 +21,7 @@ import { webhooksConfigured } from './webhooks/settings.js';
 
 /** The workflows module next to this file: `.ts` when run from source, `.js` from the built package. */
 export { loadConfig, ConfigError, type Config } from './config.js';
+export { installMetricsExporter } from './metrics/exporter.js';
 
 export const WORKFLOWS_PATH = fileURLToPath(
   new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
@@ -55,10 +60,13 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const ownsConnection = !opts.connection;
   const connection =
     opts.connection ?? (await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }));
+  const permits = meteredPermitGate(
+    opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
+  );
   const activities = createActivities({
     config,
     clients,
-    permits: opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
+    permits,
     ...(urlFor ? { callbackUrlFor: urlFor } : {}),
   });
   let worker: Worker;
@@ -81,9 +89,22 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
     worker,
     taskQueue,
     async run() {
+      // With metrics served, the credit gauges follow GET /usage of the keys in use.
+      const sampler = !metricsRecorded()
+        ? undefined
+        : startCreditSampler({
+            clients,
+            permits,
+            intervalMs: config.PCDS_METRICS_USAGE_INTERVAL_MS,
+            onError: (keyId, err) =>
+              process.stderr.write(
+                `metrics: GET /usage of key ${keyId} failed (${err instanceof Error ? err.name : 'error'}); trying again later\n`,
+              ),
+          });
       try {
         await worker.run();
       } finally {
+        await sampler?.stop();
         await clients.close();
         if (ownsConnection) await connection.close();
       }
@@ -97,6 +118,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
 /** `pcds worker`: register search attributes, run until a signal. */
 export async function runWorkerMain(config: Config = loadConfig()): Promise<void> {
   dataConverterFromSettings(config);
+  // Before the first connection: the SDK's runtime is made once, with its exporter.
+  installMetricsExporter(config);
   const connection = await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
   const pcds = await createWorker({ config, connection });

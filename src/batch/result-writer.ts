@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import lockfile from 'proper-lockfile';
 import { writeAtomically } from '../files/atomic-write.js';
+import { recordRowLines } from '../metrics/instruments.js';
 
 /** Where a line is in its file, without its newline. */
 export interface LineSpan {
@@ -250,7 +251,9 @@ export function appendResultLines(
         line.duplicateOf === undefined ? line : await copiedLine(path, index, fresh, line),
       );
     }
-    if (fresh.size > 0) await outputs.append(path, index, [...fresh.values()]);
+    const written = [...fresh.values()];
+    if (written.length > 0) await outputs.append(path, index, written);
+    recordRowLines(written);
     return { written: fresh.size, skipped: lines.length - fresh.size };
   });
 }

@@ -1,6 +1,8 @@
 // `pcds dev`: the local stack (Temporal with its Web UI, the emulator, a worker) until Ctrl-C.
 import type { Command } from 'commander';
 import { action } from './output.js';
+import { loadConfig } from '../config.js';
+import { installMetricsExporter } from '../metrics/exporter.js';
 import { startDevStack } from './dev-stack.js';
 import { portArg } from './args.js';
 
@@ -27,6 +29,16 @@ export function registerDevCommand(program: Command): Command {
           emulatorPort: number;
           codecPort: number;
         }) => {
+          // The worker's metrics, when PCDS_METRICS_PORT is set (before any Temporal connection).
+          // The stack uses its own dev key, so the shell's keys are not read here either.
+          installMetricsExporter(
+            loadConfig({
+              ...process.env,
+              PCDS_API_KEYS: undefined,
+              PCDS_API_KEY: undefined,
+              PCDS_API_SECRET: undefined,
+            }),
+          );
           process.stderr.write('starting Temporal, the emulator and a worker...\n');
           const stack = await startDevStack({
             ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),

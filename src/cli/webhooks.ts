@@ -2,6 +2,7 @@
 // reachable from the internet), until SIGINT or SIGTERM.
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.js';
+import { installMetricsExporter } from '../metrics/exporter.js';
 import { connectTemporal } from './temporal-connection.js';
 import { receiverSettingsFromConfig, startReceiverFromConfig } from '../webhooks/from-config.js';
 
@@ -17,6 +18,8 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
   const config = loadConfig();
   // Configuration problems are reported before any connection is tried.
   receiverSettingsFromConfig(config);
+  // Its delivery counters, when PCDS_METRICS_PORT is set (before the Temporal connection).
+  installMetricsExporter(config);
   const { client, close } = await connectTemporal(config);
   try {
     const receiver = await startReceiverFromConfig({ config, client, ...opts });

@@ -9,6 +9,12 @@ export function registerWorkerCommand(program: Command): Command {
   return program
     .command('worker')
     .description('run a worker (registers the search attributes, stops on Ctrl-C)')
+    .addHelpText(
+      'after',
+      "\nMetrics: with PCDS_METRICS_PORT set, the worker serves Prometheus metrics (the Temporal SDK's\n" +
+        'and the pcds_ ones) at http://<PCDS_METRICS_HOST, default 0.0.0.0>:<port>/metrics.\n' +
+        'Unset: no metrics server. A Grafana dashboard is in deploy/grafana/.',
+    )
     .action(
       action(async () => {
         const config = loadConfig();

@@ -2,6 +2,7 @@
 // stay in here: callers name a key by its id and a transport by its name.
 import { requireKeys, type Config } from '../config.js';
 import { PcdsError, type Transport } from '../contract/index.js';
+import { meteredServiceClient } from '../metrics/metered.js';
 import { ServiceMcp } from './mcp-client.js';
 import { OAuthGrantTokens } from './mcp-oauth.js';
 import { EncryptedTokenFile, tokenFilePaths } from './mcp-token-file.js';
@@ -43,7 +44,10 @@ export function createServiceClients(config: Config): ServiceClients {
     timeoutMs: config.PCDS_HTTP_TIMEOUT_MS,
   });
   const clients = new Map(
-    keys.map((k) => [k.id, http.clientFor({ key: k.key, secret: k.secret })]),
+    keys.map((k) => [
+      k.id,
+      meteredServiceClient(http.clientFor({ key: k.key, secret: k.secret }), k.id, 'http'),
+    ]),
   );
   // MCP sessions are made on first use: a worker that never calls over MCP opens none.
   const mcp = new ServiceMcp({
@@ -77,7 +81,9 @@ export function createServiceClients(config: Config): ServiceClients {
   return {
     get: (keyId, transport = 'http') => {
       const id = resolveKeyId(keyId);
-      return transport === 'mcp' ? mcpClientOf(id) : clients.get(id)!;
+      return transport === 'mcp'
+        ? meteredServiceClient(mcpClientOf(id), id, 'mcp')
+        : clients.get(id)!;
     },
     resolveKeyId,
     keyIds: () => [...clients.keys()],

@@ -16,6 +16,7 @@ import {
   webhookDeliveredSignal,
   type WebhookDelivery,
 } from '../workflows/signals.js';
+import { recordWebhookDelivery } from '../metrics/instruments.js';
 import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';
 import type { WebhookSettings } from './settings.js';
@@ -149,6 +150,11 @@ export async function startWebhookReceiver(
     failed: 0,
   };
 
+  const tally = (outcome: keyof ReceiverStats) => {
+    stats[outcome] += 1;
+    recordWebhookDelivery(outcome);
+  };
+
   /** The call's own request_id (undefined while it has none or did not answer in time); gone: no such call. */
   const callRequestId = async (
     workflowId: string,
@@ -178,7 +184,7 @@ export async function startWebhookReceiver(
   ) => {
     const { secretId, workflowId, token } = request.params;
     if (!verifyCallbackToken(secretId, workflowId, token, settings)) {
-      stats.refused += 1;
+      tally('refused');
       // The same answer as for any unknown path: a guess learns nothing.
       return notFound(reply);
     }
@@ -191,14 +197,14 @@ export async function startWebhookReceiver(
     const { workflowId } = request.params;
     const reading = readDelivery(typeof request.body === 'string' ? request.body : '');
     if (!reading.ok) {
-      stats.malformed += 1;
+      tally('malformed');
       log.warn({ workflowId, reason: reading.reason }, 'webhook delivery refused: malformed body');
       return reply.code(400).send({ error: 'malformed_delivery', reason: reading.reason });
     }
     const { requestId } = reading;
     const finishedCall = () => {
       // The call already finished (e.g. by its fallback poll) or never existed here.
-      stats.noWorkflow += 1;
+      tally('noWorkflow');
       calls.signalled(workflowId, requestId);
       log.info(
         { workflowId, requestId },
@@ -217,25 +223,25 @@ export async function startWebhookReceiver(
       admission = calls.afterCheck(workflowId, requestId, own.requestId);
     }
     if (admission === 'duplicate') {
-      stats.duplicates += 1;
+      tally('duplicates');
       return reply.code(200).send({ received: true, duplicate: true });
     }
     if (admission === 'foreign' || admission === 'over_bound') {
-      if (admission === 'foreign') stats.foreign += 1;
-      else stats.overBound += 1;
+      if (admission === 'foreign') tally('foreign');
+      else tally('overBound');
       log.warn({ workflowId, reason: admission }, 'webhook delivery dropped');
       return reply.code(200).send({ received: true });
     }
     const delivery: WebhookDelivery = { ...(requestId ? { requestId } : {}), body: reading.body };
     try {
       await client.workflow.getHandle(workflowId).signal(webhookDeliveredSignal, delivery);
-      stats.signalled += 1;
+      tally('signalled');
       calls.signalled(workflowId, requestId);
       return reply.code(200).send({ received: true });
     } catch (err) {
       calls.release(workflowId);
       if (err instanceof WorkflowNotFoundError) return finishedCall();
-      stats.failed += 1;
+      tally('failed');
       log.warn(
         { workflowId, requestId, error: err instanceof Error ? err.name : 'unknown' },
         'webhook delivery not forwarded: Temporal did not take the signal',

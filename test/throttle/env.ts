@@ -1,6 +1,6 @@
 // What the throttle's integration tests share: the emulator with small, time-scaled limits, the
 // matching worker configuration, and counters read from the emulator.
-import { createPcdsClient, type PcdsClient } from '../../src/client.js';
+import { createPcdsClient, type PcdsClient, type PcdsClientOptions } from '../../src/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { connectClient, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
@@ -61,7 +61,7 @@ export function requestsSeen(emulator: RunningEmulator, keyId: string): number {
 
 export async function pcdsClient(
   taskQueue: string,
-  defaults: { pollIntervalMs: number; maxWaitMs: number } = {
+  defaults: PcdsClientOptions['defaults'] = {
     pollIntervalMs: 400,
     maxWaitMs: 120_000,
   },

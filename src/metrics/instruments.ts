@@ -1,0 +1,149 @@
+// Where the project's code records its metrics. Until the worker installs the exporter
+// (src/metrics/exporter.ts) every record goes to a no-op meter, so tests, the CLI and library
+// users pay nothing and export nothing. Counted where the work happens (the service client, the
+// throttle gate, the output writer, the webhook receiver), never in workflow code: a replay
+// repeats no activity, no request and no write, so nothing here is counted twice.
+import {
+  noopMetricMeter,
+  type MetricCounter,
+  type MetricGauge,
+  type MetricHistogram,
+  type MetricMeter,
+} from '@temporalio/common';
+import {
+  METRICS,
+  ROW_OUTCOMES,
+  USAGE_PATH,
+  type MetricDef,
+  type RequestMetricKind,
+  type RowOutcome,
+} from './catalogue.js';
+import type { ReceiverStats } from '../webhooks/receiver.js';
+
+/** The name a metric is created under: the SDK's exporter adds `_total` to counters itself. */
+export const meterNameOf = (def: MetricDef) =>
+  def.type === 'counter' ? def.name.replace(/_total$/, '') : def.name;
+
+function instrumentsOf(meter: MetricMeter) {
+  const counter = (def: MetricDef): MetricCounter =>
+    meter.createCounter(meterNameOf(def), undefined, def.help);
+  const gauge = (def: MetricDef): MetricGauge =>
+    meter.createGauge(meterNameOf(def), 'int', undefined, def.help);
+  const histogram = (def: MetricDef): MetricHistogram =>
+    meter.createHistogram(meterNameOf(def), 'float', undefined, def.help);
+  return {
+    requests: counter(METRICS.requests),
+    rateLimited: counter(METRICS.rateLimited),
+    throttleWait: histogram(METRICS.throttleWait),
+    permitsGranted: counter(METRICS.permitsGranted),
+    permitsRefused: counter(METRICS.permitsRefused),
+    rows: counter(METRICS.rows),
+    creditsUsed: gauge(METRICS.creditsUsed),
+    creditsAvailable: gauge(METRICS.creditsAvailable),
+    webhookDeliveries: counter(METRICS.webhookDeliveries),
+  };
+}
+
+let instruments = instrumentsOf(noopMetricMeter);
+let recording = false;
+
+/** Sends every later record to `meter` (the exporter calls this once, at worker start). */
+export function useMetricMeter(meter: MetricMeter): void {
+  instruments = instrumentsOf(meter);
+  recording = true;
+}
+
+/** Whether records go anywhere (an exporter is installed): work done only for metrics waits on it. */
+export const metricsRecorded = (): boolean => recording;
+
+export interface RequestRecord {
+  key: string;
+  endpoint: string;
+  kind: RequestMetricKind;
+  transport: string;
+  /** The HTTP status, or undefined when no reply came. */
+  status: number | undefined;
+}
+
+/** Keys that sent a request other than GET /usage since the credit sampler last asked. */
+const keysWithTraffic = new Set<string>();
+
+/** The keys whose credits may have moved since the last call (their usage is worth reading). */
+export function takeKeysWithTraffic(): string[] {
+  const keys = [...keysWithTraffic];
+  keysWithTraffic.clear();
+  return keys;
+}
+
+export function recordRequest(r: RequestRecord): void {
+  if (r.endpoint !== USAGE_PATH) keysWithTraffic.add(r.key);
+  instruments.requests.add(1, {
+    key: r.key,
+    endpoint: r.endpoint,
+    kind: r.kind,
+    transport: r.transport,
+    status: r.status === undefined ? 'error' : String(r.status),
+  });
+  if (r.status === 429) instruments.rateLimited.add(1, { key: r.key, endpoint: r.endpoint });
+}
+
+export function recordPermit(key: string, kind: string, waitedMs: number): void {
+  instruments.permitsGranted.add(1, { key, kind });
+  instruments.throttleWait.record(Math.max(0, waitedMs) / 1000, { key, kind });
+}
+
+export function recordPermitRefused(key: string): void {
+  instruments.permitsRefused.add(1, { key });
+}
+
+export function recordRows(outcome: RowOutcome, count: number): void {
+  if (count > 0) instruments.rows.add(count, { outcome });
+}
+
+export function recordCredits(key: string, used: number, available: number | undefined): void {
+  instruments.creditsUsed.set(used, { key });
+  if (available !== undefined) instruments.creditsAvailable.set(available, { key });
+}
+
+/**
+ * Result and reason of each way the receiver answers a delivery. Accepted: answered 2xx and
+ * nothing more to send (signalled, a duplicate, or for a call already finished). Refused: a bad
+ * token (404), a malformed body (400), a request id not the call's or past the call's bound
+ * (dropped), or Temporal not taking the signal (503, the service retries).
+ */
+const WEBHOOK_OUTCOMES: Record<
+  keyof ReceiverStats,
+  { result: 'accepted' | 'refused'; reason: string }
+> = {
+  signalled: { result: 'accepted', reason: 'signalled' },
+  duplicates: { result: 'accepted', reason: 'duplicate' },
+  noWorkflow: { result: 'accepted', reason: 'call_finished' },
+  refused: { result: 'refused', reason: 'bad_token' },
+  malformed: { result: 'refused', reason: 'malformed' },
+  foreign: { result: 'refused', reason: 'foreign_request' },
+  overBound: { result: 'refused', reason: 'over_bound' },
+  failed: { result: 'refused', reason: 'signal_failed' },
+};
+
+export const WEBHOOK_REASONS = Object.values(WEBHOOK_OUTCOMES);
+
+export function recordWebhookDelivery(outcome: keyof ReceiverStats): void {
+  instruments.webhookDeliveries.add(1, WEBHOOK_OUTCOMES[outcome]);
+}
+
+const isRowOutcome = (v: unknown): v is RowOutcome =>
+  typeof v === 'string' && (ROW_OUTCOMES as readonly string[]).includes(v);
+
+/**
+ * Counts the batch row lines an output write wrote, by outcome (lines without a row outcome, such
+ * as a search export's, are not rows; a line offered again for a row already written is not
+ * written, so not counted twice).
+ */
+export function recordRowLines(written: readonly object[]): void {
+  const counts = new Map<RowOutcome, number>();
+  for (const line of written) {
+    const outcome = (line as { outcome?: unknown }).outcome;
+    if (isRowOutcome(outcome)) counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+  }
+  for (const [outcome, n] of counts) recordRows(outcome, n);
+}
