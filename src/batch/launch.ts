@@ -25,6 +25,7 @@ import {
 } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import type { batchWorkflow } from '../workflows/batch.js';
+import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import { orNotFound, outcomeOf } from '../client-errors.js';
 import { ColumnError, parseColumnMap } from './columns.js';
 import type { NoLineLabel } from './flatten.js';
@@ -239,7 +240,7 @@ export async function startBatchWorkflow(
 ): Promise<BatchHandle> {
   const { input, endpoint, inspection } = prepared;
   try {
-    return await client.workflow.start<typeof batchWorkflow>('batchWorkflow', {
+    return await client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
       taskQueue,
       workflowId: batchWorkflowId(input.batchId),
       args: [input],
@@ -346,7 +347,7 @@ export function webUiLink(uiUrl: string, namespace: string, workflowId: string):
 
 /** The Web UI list of a batch's rows. */
 export function webUiRowsLink(uiUrl: string, namespace: string, batchId: string): string {
-  const query = `PcdsBatchId="${batchId}" AND WorkflowType="endpointCall"`;
+  const query = `PcdsBatchId="${batchId}" AND WorkflowType IN (${ROW_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')})`;
   return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
 }
 

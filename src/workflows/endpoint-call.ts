@@ -59,7 +59,7 @@ const DEFAULT_WEBHOOK_FALLBACK_POLL_MS = 60_000;
 // Deliveries for other request ids are dropped; a few are kept only until the request id is known.
 const MAX_BUFFERED_DELIVERIES = 8;
 
-export async function endpointCall(input: EndpointCallInput): Promise<CallOutcome> {
+export async function pcdsEndpointCall(input: EndpointCallInput): Promise<CallOutcome> {
   const state: CallState = { phase: 'submitting', polls: 0 };
   setHandler(callStateQuery, () => state);
   // Set by the batch when this call outlives the batch's run: the end is reported by signal.
@@ -345,3 +345,9 @@ async function submitWithRetries(
     }),
   );
 }
+
+/**
+ * The type's name before 0.2 (see src/workflows/index.ts), for code that refers to the workflow
+ * by its old name: a start through it uses the function's own name, pcdsEndpointCall.
+ */
+export const endpointCall = pcdsEndpointCall;

@@ -55,7 +55,7 @@ export interface PersonSearchResult {
   stoppedBy: SearchStop;
 }
 
-export async function personSearch(input: PersonSearchInput): Promise<PersonSearchResult> {
+export async function pcdsPersonSearch(input: PersonSearchInput): Promise<PersonSearchResult> {
   const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, input.pageSize ?? MAX_PAGE_SIZE));
   const maxResults = Math.max(1, input.maxResults);
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;

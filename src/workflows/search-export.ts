@@ -50,7 +50,7 @@ const files = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
-export async function searchExport(input: SearchExportInput): Promise<SearchExportSummary> {
+export async function pcdsSearchExport(input: SearchExportInput): Promise<SearchExportSummary> {
   const pageSize = Math.min(100, Math.max(1, input.pageSize ?? 100));
   const maxResults = Math.max(1, Math.floor(input.maxResults));
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;

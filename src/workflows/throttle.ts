@@ -42,7 +42,7 @@ import {
 const HISTORY_EVENTS_BEFORE_CONTINUE = 5_000;
 const KINDS: ReadonlySet<string> = new Set<PermitKind>(PERMIT_KINDS);
 
-export async function throttle(input: ThrottleInput): Promise<void> {
+export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
   const state = input.state ?? createThrottleState(input.settings, Date.now());
 
   const publish = () => setCurrentDetails(summaryLine(snapshot(state, Date.now())));
@@ -115,7 +115,11 @@ export async function throttle(input: ThrottleInput): Promise<void> {
       workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE,
   );
   await condition(allHandlersFinished);
-  await continueAsNew<typeof throttle>({ keyId: input.keyId, settings: state.settings, state });
+  await continueAsNew<typeof pcdsKeyThrottle>({
+    keyId: input.keyId,
+    settings: state.settings,
+    state,
+  });
 }
 
 function validatePermitBatch(batch: PermitBatch): void {

@@ -70,7 +70,9 @@ describe('the Web UI of pcds dev', () => {
       };
       expect(line.outcome).toBe('found');
       const rowCalls = [];
-      for await (const w of pcds.temporal.workflow.list({ query: 'WorkflowType="endpointCall"' }))
+      for await (const w of pcds.temporal.workflow.list({
+        query: 'WorkflowType="pcdsEndpointCall"',
+      }))
         rowCalls.push(w);
       expect(rowCalls).toHaveLength(1);
       const { workflowId, runId } = rowCalls[0];
