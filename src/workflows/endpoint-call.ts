@@ -39,13 +39,16 @@ import { measuredJobMs } from '../batch/job-duration.js';
 import { pollDelayMs } from './poll-schedule.js';
 import { rowFinishedSignal } from '../batch/messages.js';
 import type { RowEnd, RowFailure } from '../batch/rules.js';
+import { describePermitWait } from './permit-waits.js';
 import {
   callStateQuery,
+  permitWaitUpdate,
   reportToBatchSignal,
   webhookDeliveredSignal,
   type WebhookDelivery,
 } from './signals.js';
 import type { CallInput, CallOutcome, CallState, CallTiming } from './types.js';
+import type { PermitWait } from '../http/permits.js';
 
 /** CallInput plus optional tuning of the poll schedule; a plain CallInput is a valid input. */
 export interface EndpointCallInput extends CallInput {
@@ -147,12 +150,19 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     ...attrs,
     { key: PcdsOutcome, value: 'running' },
   ] as SearchAttributeUpdatePair[];
+  /** What PcdsState shows now. */
+  let shown: CallStateAttr = 'submitting';
+  /** The permit wait the call shows as `throttled`, while it does. */
+  let throttledBy: PermitWait | undefined;
   const enter = (
     phase: CallState['phase'],
     attr: CallStateAttr = phase,
     outcome?: 'found' | 'empty' | 'failed',
+    details?: string,
   ) => {
     state.phase = phase;
+    shown = attr;
+    if (attr !== 'throttled') throttledBy = undefined;
     upsertSearchAttributes([
       ...pendingAttrs,
       { key: PcdsState, value: attr },
@@ -160,10 +170,35 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     ] as SearchAttributeUpdatePair[]);
     pendingAttrs = [];
     setCurrentDetails(
-      `${endpoint.name}: ${attr}${state.requestId ? ` (request ${state.requestId})` : ''}`,
+      `${endpoint.name}: ${details ?? attr}${state.requestId ? ` (request ${state.requestId})` : ''}`,
     );
   };
   enter('submitting');
+
+  // An activity of this call waits for a permit long enough to matter: show it, and why. The
+  // call goes back to its phase when a request goes out without such a wait, or its phase moves
+  // on; waits reported meanwhile for the same reason are refused, so a row held back poll after
+  // poll costs its history one change, not one per poll.
+  setHandler(
+    permitWaitUpdate,
+    (wait) => {
+      const details = `throttled: ${describePermitWait(wait)}`;
+      if (shown === 'throttled') setCurrentDetails(`${endpoint.name}: ${details}`);
+      else enter(state.phase, 'throttled', undefined, details);
+      throttledBy = wait;
+    },
+    {
+      validator: (wait) => {
+        if (state.phase === 'done') throw new Error('the call has ended');
+        if (throttledBy?.reason === wait.reason) throw new Error('this wait is shown already');
+      },
+    },
+  );
+  /** Back to the phase once a request went out within the reporting threshold of being asked. */
+  const sentWithoutWait = (askedAt: number, sentAt: number | undefined) => {
+    if (shown !== 'throttled' || sentAt === undefined) return;
+    if (sentAt - askedAt < (throttledBy?.reportAfterMs ?? 0)) enter(state.phase);
+  };
 
   // Set when the submit is accepted: the start of the job's measured duration and of its deadline.
   let acceptedAt = Date.now();
@@ -187,14 +222,16 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   };
   const fail = (err: unknown, timeoutCode: string): never => {
     const f = failureCode(err, timeoutCode);
-    enter('done', 'done', 'failed');
+    enter('done', 'failed', 'failed', `failed: ${f.code}`);
     throw callFailure(f.code, f.message, f.details);
   };
 
   // Submit (the no-replay rule lives in submitOnce).
   let submitted;
   try {
-    submitted = await submitWithRetries(input, maxWaitMs, () => enter('submitting', 'throttled'));
+    submitted = await submitWithRetries(input, maxWaitMs, () =>
+      enter('submitting', 'throttled', undefined, 'throttled: the submit waits to be made again'),
+    );
   } catch (err) {
     return fail(err, 'submit_outcome_unknown');
   }
@@ -211,6 +248,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   const poll = async (): Promise<PollResult> => {
     state.polls += 1;
     for (let keyFaults = 0; ; keyFaults++) {
+      const askedAt = Date.now();
       try {
         // No bound on the attempts: the job may be charged, so it is read however long our own
         // throttle or an outage delays the poll. The deadline is judged on what the service says.
@@ -222,6 +260,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
         });
         state.lastStatus = r.status;
         if (keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');
+        else sentWithoutWait(askedAt, r.sentAt);
         return r;
       } catch (err) {
         const code = failureCode(err, 'poll_timeout').code;
