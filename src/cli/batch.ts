@@ -40,6 +40,7 @@ import { createServiceClients } from '../http/service-clients.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
 import { intArg } from './args.js';
+import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 
 const listArg = (v: string) =>
   v
@@ -68,6 +69,22 @@ export function progressLine(p: BatchProgress): string {
   );
 }
 
+/**
+ * What the rows cost and how long their jobs take: requests (submit and polls) per row found or
+ * empty, and the learned job duration that times each new row's first poll.
+ */
+export function requestsText(p: Pick<BatchProgress, 'requestsPerRow' | 'jobMsEstimate'>): string {
+  const perRow =
+    p.requestsPerRow !== undefined
+      ? `${p.requestsPerRow} requests per found/empty row`
+      : 'requests per row: none measured yet (no row found or empty)';
+  const estimate =
+    p.jobMsEstimate !== undefined
+      ? `job duration estimate ${p.jobMsEstimate} ms`
+      : `job duration estimate: not learned yet (it needs ${MIN_JOB_SAMPLES} rows found or empty)`;
+  return `${perRow}; ${estimate}`;
+}
+
 /** `row 3 invalid_row, row 8 not_found, ...` (and how many more failed). */
 export function failedRowsText(rows: FailedRow[] | undefined, failed: number): string | undefined {
   if (!rows?.length) return undefined;
@@ -89,11 +106,7 @@ export function summaryText(s: BatchSummary): string {
   const lines = [
     `batch ${s.batchId} ${s.state}: ${s.done} of ${s.total} rows in ${s.seconds} s (${s.rowsPerSecond} rows/s)`,
     `  found ${s.found}, empty ${s.empty}, failed ${s.failed}${failed ? ` (${failed})` : ''}`,
-    ...(s.requestsPerRow !== undefined
-      ? [
-          `  ${s.requestsPerRow} requests per found/empty row${s.jobMsEstimate !== undefined ? `, jobs took about ${s.jobMsEstimate} ms` : ''}`,
-        ]
-      : []),
+    `  ${requestsText(s)}`,
     ...(s.blankLines
       ? [`  ${s.blankLines} blank line${s.blankLines === 1 ? '' : 's'} skipped`]
       : []),
@@ -462,6 +475,7 @@ export function registerBatchCommand(program: Command): Command {
           const p = status.progress;
           if (o.json) return printJson(p);
           process.stdout.write(`batch ${id} ${progressLine(p)}\n`);
+          process.stdout.write(`  ${requestsText(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);
           const failedRows = failedRowsText(p.failedRows, p.failed);
           if (failedRows) process.stdout.write(`  ${failedRows}\n`);
