@@ -219,7 +219,12 @@ export function reserve(
   }
   const mustConfirm = at > now + leadMs + s.confirmAfterMs;
   if (!mustConfirm) state.lastUnconfirmedAt = Math.max(state.lastUnconfirmedAt, at);
-  return { kind: 'granted', at, confirm: mustConfirm, ...(at > now + leadMs ? { waitFor: boundBy } : {}) };
+  return {
+    kind: 'granted',
+    at,
+    confirm: mustConfirm,
+    ...(at > now + leadMs ? { waitFor: boundBy } : {}),
+  };
 }
 
 /**

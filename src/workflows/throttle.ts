@@ -66,9 +66,7 @@ export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
   const publish = () => {
     published += 1;
     setCurrentDetails(
-      sameAsCli
-        ? detailsText(statusAt(Date.now()))
-        : summaryLine(snapshot(state, Date.now())),
+      sameAsCli ? detailsText(statusAt(Date.now())) : summaryLine(snapshot(state, Date.now())),
     );
   };
   const markBreaker = () =>
