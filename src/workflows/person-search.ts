@@ -72,8 +72,9 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
   const fail = (err: unknown, timeoutCode: string): never => {
     const f = failureCode(err, timeoutCode);
     state.phase = 'done';
-    setState('done');
+    setState('failed');
     setOutcome('failed');
+    setCurrentDetails(`person_search: failed: ${f.code}`);
     throw callFailure(f.code, f.message, f.details);
   };
 

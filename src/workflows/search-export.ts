@@ -67,6 +67,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
   const fail = (err: unknown, code: string): never => {
     const f = failureCode(err, code);
     upsertSearchAttributes([{ key: PcdsState, value: 'failed' }] as SearchAttributeUpdatePair[]);
+    setCurrentDetails(`person_search export: failed: ${f.code}`);
     throw callFailure(f.code, f.message, f.details);
   };
 
