@@ -12,7 +12,6 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { loadConfig } from '../../src/config.js';
 import { unthrottled } from '../../src/http/permits.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
-import { permitGateFromConfig } from '../../src/throttle/gate.js';
 import { readEachThrottleStatus } from '../../src/throttle/operator.js';
 import { throttleWorkflowId } from '../../src/throttle/protocol.js';
 import { formatThrottleStatus } from '../../src/throttle/status-text.js';
@@ -23,7 +22,13 @@ import {
   uniqueTaskQueue,
   withWorker,
 } from '../harness/temporal.js';
-import { emails, pcdsClient, startLimitedEmulator, throttledConfig } from './env.js';
+import {
+  emails,
+  pcdsClient,
+  startLimitedEmulator,
+  throttledConfig,
+  withThrottledWorker,
+} from './env.js';
 
 /** A "minute" of 3 s: a permit wait over 250 ms (5 s scaled) shows as throttled. */
 const SCALE = 0.05;
@@ -77,98 +82,85 @@ describe('operators see why work waits', () => {
     const taskQueue = uniqueTaskQueue('operator-view');
     const keyId = `key-${taskQueue}`;
     const config = throttledConfig(emulator, LIMITS, keyId, SCALE);
-    const clients = createServiceClients(config);
-    const { client: temporal, connection } = await connectClient();
-    try {
-      const permits = permitGateFromConfig(config, temporal.connection, taskQueue);
-      const activities = createActivities({ config, clients, permits });
-      await withWorker({ taskQueue, activities }, async () => {
-        const { client, close } = await pcdsClient(taskQueue, {
-          pollIntervalMs: 100,
-          maxWaitMs: 120_000,
-        });
-        try {
-          const handles = await Promise.all(
-            emails(CALLS).map((email) =>
-              client.startCall('person_enrichment', { email }, { keyId }),
-            ),
-          );
-          const ours = `PcdsKeyId="${keyId}" AND WorkflowType="pcdsEndpointCall"`;
-          // What the list view filtered on PcdsState="throttled" shows, while calls wait; and
-          // the details of one of them name the window that holds it.
-          let seen: { id: string; details: string } | undefined;
-          await expect
-            .poll(
-              async () => {
-                for (const id of await listIds(temporal, `${ours} AND PcdsState="throttled"`)) {
-                  const details = await currentDetails(temporal, id);
-                  if (details.includes('waits for a permit')) {
-                    seen = { id, details };
-                    return true;
-                  }
-                }
-                return false;
-              },
-              { timeout: 30_000, interval: 100 },
-            )
-            .toBe(true);
-          expect(seen!.details).toMatch(
-            new RegExp(
-              `^person_enrichment: throttled: (submit|poll) waits for a permit on key ${keyId}: ` +
-                `the key's (minute window is full|hour window is full)|the key is closed after a 429`,
-            ),
-          );
-
-          const outcomes = await Promise.all(handles.map((h) => h.result()));
-          expect(outcomes.map((o) => o.outcome)).toEqual(Array(CALLS).fill('found'));
-          // Every call left throttled for its outcome: the list view finds them all done.
-          await expect
-            .poll(() => listIds(temporal, `${ours} AND PcdsState="done" AND PcdsOutcome="found"`), {
-              timeout: 15_000,
-            })
-            .toHaveLength(CALLS);
-          expect(await listIds(temporal, `${ours} AND PcdsState="throttled"`)).toEqual([]);
-          expect(await currentDetails(temporal, seen!.id)).toMatch(/^person_enrichment: done/);
-          // Entering throttled is rationed: a call held back poll after poll shows it once per
-          // stretch of waiting, not once per poll.
-          const changes = await Promise.all(
-            handles.map((h) => stateChanges(temporal, h.workflowId)),
-          );
-          for (const c of changes) {
-            expect(c.at(-1)).toBe('done');
-            expect(c.filter((s) => s === 'throttled').length).toBeLessThanOrEqual(2);
-            // Never the same state twice in a row: each upsert is a change an operator sees.
-            expect(c.some((s, i) => i > 0 && s === c[i - 1])).toBe(false);
-          }
-          expect(changes.filter((c) => c.includes('throttled')).length).toBeGreaterThan(0);
-
-          // The key's throttle runs under its new type name, and once nothing moves any more
-          // (the minute window emptied, nobody waiting), its details are what the CLI prints.
-          expect(
-            await listIds(
-              temporal,
-              `WorkflowId="${throttleWorkflowId(keyId)}" AND WorkflowType="pcdsKeyThrottle"`,
-            ),
-          ).toHaveLength(1);
-          await expect
-            .poll(
-              async () => {
-                const [reading] = await readEachThrottleStatus(temporal, [keyId]);
-                const cli = formatThrottleStatus(reading.status!);
-                const details = await currentDetails(temporal, throttleWorkflowId(keyId));
-                return details === ['```', cli, '```'].join('\n') && cli.includes('minute  0/');
-              },
-              { timeout: 20_000, interval: 250 },
-            )
-            .toBe(true);
-        } finally {
-          await close();
-        }
+    await withThrottledWorker(config, taskQueue, async (temporal) => {
+      const { client, close } = await pcdsClient(taskQueue, {
+        pollIntervalMs: 100,
+        maxWaitMs: 120_000,
       });
-    } finally {
-      await clients.close();
-      await connection.close();
-    }
+      try {
+        const handles = await Promise.all(
+          emails(CALLS).map((email) => client.startCall('person_enrichment', { email }, { keyId })),
+        );
+        const ours = `PcdsKeyId="${keyId}" AND WorkflowType="pcdsEndpointCall"`;
+        // What the list view filtered on PcdsState="throttled" shows, while calls wait; and
+        // the details of one of them name the window that holds it.
+        let seen: { id: string; details: string } | undefined;
+        await expect
+          .poll(
+            async () => {
+              for (const id of await listIds(temporal, `${ours} AND PcdsState="throttled"`)) {
+                const details = await currentDetails(temporal, id);
+                if (details.includes('waits for a permit')) {
+                  seen = { id, details };
+                  return true;
+                }
+              }
+              return false;
+            },
+            { timeout: 30_000, interval: 100 },
+          )
+          .toBe(true);
+        expect(seen!.details).toMatch(
+          new RegExp(
+            `^person_enrichment: throttled: (submit|poll) waits for a permit on key ${keyId}: ` +
+              `the key's (minute window is full|hour window is full)|the key is closed after a 429`,
+          ),
+        );
+
+        const outcomes = await Promise.all(handles.map((h) => h.result()));
+        expect(outcomes.map((o) => o.outcome)).toEqual(Array(CALLS).fill('found'));
+        // Every call left throttled for its outcome: the list view finds them all done.
+        await expect
+          .poll(() => listIds(temporal, `${ours} AND PcdsState="done" AND PcdsOutcome="found"`), {
+            timeout: 15_000,
+          })
+          .toHaveLength(CALLS);
+        expect(await listIds(temporal, `${ours} AND PcdsState="throttled"`)).toEqual([]);
+        expect(await currentDetails(temporal, seen!.id)).toMatch(/^person_enrichment: done/);
+        // Entering throttled is rationed: a call held back poll after poll shows it once per
+        // stretch of waiting, not once per poll.
+        const changes = await Promise.all(handles.map((h) => stateChanges(temporal, h.workflowId)));
+        for (const c of changes) {
+          expect(c.at(-1)).toBe('done');
+          expect(c.filter((s) => s === 'throttled').length).toBeLessThanOrEqual(2);
+          // Never the same state twice in a row: each upsert is a change an operator sees.
+          expect(c.some((s, i) => i > 0 && s === c[i - 1])).toBe(false);
+        }
+        expect(changes.filter((c) => c.includes('throttled')).length).toBeGreaterThan(0);
+
+        // The key's throttle runs under its new type name, and once nothing moves any more
+        // (the minute window emptied, nobody waiting), its details are what the CLI prints.
+        expect(
+          await listIds(
+            temporal,
+            `WorkflowId="${throttleWorkflowId(keyId)}" AND WorkflowType="pcdsKeyThrottle"`,
+          ),
+        ).toHaveLength(1);
+        await expect
+          .poll(
+            async () => {
+              const [reading] = await readEachThrottleStatus(temporal, [keyId]);
+              const cli = formatThrottleStatus(reading.status!);
+              const details = await currentDetails(temporal, throttleWorkflowId(keyId));
+              return details === ['```', cli, '```'].join('\n') && cli.includes('minute  0/');
+            },
+            { timeout: 20_000, interval: 250 },
+          )
+          .toBe(true);
+      } finally {
+        await close();
+      }
+    });
   }, 150_000);
 
   it('a failed call shows failed with its code, under the new type name and under the 0.1.x one', async () => {
