@@ -3,7 +3,8 @@
 // against the real dev server and the emulator over HTTP:
 // - calls waiting for permits show PcdsState="throttled" and why, then end in their outcome;
 // - a failed call shows PcdsState="failed" and its code;
-// - a key throttle's details are what `pcds throttle status` prints;
+// - a key throttle's details are what `pcds throttle status` prints (the compiled command:
+//   `npm run build` first);
 // - workflows start under the new type names, and the 0.1.x names still run.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
@@ -16,9 +17,12 @@ import { readEachThrottleStatus } from '../../src/throttle/operator.js';
 import { throttleWorkflowId } from '../../src/throttle/protocol.js';
 import { formatThrottleStatus } from '../../src/throttle/status-text.js';
 import type { EndpointCallInput } from '../../src/workflows/endpoint-call.js';
+import { runCli } from '../cli/cli-env.js';
 import {
   connectClient,
+  temporalAddress,
   testEncryptionEnv,
+  testNamespace,
   uniqueTaskQueue,
   withWorker,
 } from '../harness/temporal.js';
@@ -157,6 +161,16 @@ describe('operators see why work waits', () => {
             { timeout: 20_000, interval: 250 },
           )
           .toBe(true);
+        // The same, word for word, as the `pcds` command prints it (run `npm run build` first).
+        const cli = await runCli(['throttle', 'status', '--key', keyId], {
+          PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+          PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+          ...testEncryptionEnv(),
+        });
+        expect(cli.code, cli.stderr).toBe(0);
+        expect(await currentDetails(temporal, throttleWorkflowId(keyId))).toBe(
+          ['```', cli.stdout.trimEnd(), '```'].join('\n'),
+        );
       } finally {
         await close();
       }
