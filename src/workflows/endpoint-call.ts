@@ -39,16 +39,14 @@ import { measuredJobMs } from '../batch/job-duration.js';
 import { pollDelayMs } from './poll-schedule.js';
 import { rowFinishedSignal } from '../batch/messages.js';
 import type { RowEnd, RowFailure } from '../batch/rules.js';
-import { describePermitWait } from './permit-waits.js';
+import { showPermitWaits } from './permit-waits.js';
 import {
   callStateQuery,
-  permitWaitUpdate,
   reportToBatchSignal,
   webhookDeliveredSignal,
   type WebhookDelivery,
 } from './signals.js';
 import type { CallInput, CallOutcome, CallState, CallTiming } from './types.js';
-import type { PermitWait } from '../http/permits.js';
 
 /** CallInput plus optional tuning of the poll schedule; a plain CallInput is a valid input. */
 export interface EndpointCallInput extends CallInput {
@@ -152,8 +150,6 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   ] as SearchAttributeUpdatePair[];
   /** What PcdsState shows now. */
   let shown: CallStateAttr = 'submitting';
-  /** The permit wait the call shows as `throttled`, while it does. */
-  let throttledBy: PermitWait | undefined;
   const enter = (
     phase: CallState['phase'],
     attr: CallStateAttr = phase,
@@ -162,7 +158,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   ) => {
     state.phase = phase;
     shown = attr;
-    if (attr !== 'throttled') throttledBy = undefined;
+    if (attr !== 'throttled') waits.reset();
     upsertSearchAttributes([
       ...pendingAttrs,
       { key: PcdsState, value: attr },
@@ -173,31 +169,20 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
       `${endpoint.name}: ${details ?? attr}${state.requestId ? ` (request ${state.requestId})` : ''}`,
     );
   };
-  enter('submitting');
-
   // An activity of this call waits for a permit long enough to matter: show it, and why. The
   // call goes back to its phase when a request goes out without such a wait, or its phase moves
-  // on; waits reported meanwhile for the same reason are refused, so a row held back poll after
-  // poll costs its history one change, not one per poll.
-  setHandler(
-    permitWaitUpdate,
-    (wait) => {
-      const details = `throttled: ${describePermitWait(wait)}`;
-      if (shown === 'throttled') setCurrentDetails(`${endpoint.name}: ${details}`);
-      else enter(state.phase, 'throttled', undefined, details);
-      throttledBy = wait;
-    },
-    {
-      validator: (wait) => {
-        if (state.phase === 'done') throw new Error('the call has ended');
-        if (throttledBy?.reason === wait.reason) throw new Error('this wait is shown already');
-      },
-    },
-  );
+  // on, so a row held back poll after poll costs its history one change, not one per poll.
+  const waits = showPermitWaits({
+    label: endpoint.name,
+    ended: () => state.phase === 'done',
+    shown: () => shown === 'throttled',
+    enter: (details) => enter(state.phase, 'throttled', undefined, details),
+  });
+  enter('submitting');
   /** Back to the phase once a request went out within the reporting threshold of being asked. */
   const sentWithoutWait = (askedAt: number, sentAt: number | undefined) => {
     if (shown !== 'throttled' || sentAt === undefined) return;
-    if (sentAt - askedAt < (throttledBy?.reportAfterMs ?? 0)) enter(state.phase);
+    if (sentAt - askedAt < (waits.shownWait?.reportAfterMs ?? 0)) enter(state.phase);
   };
 
   // Set when the submit is accepted: the start of the job's measured duration and of its deadline.

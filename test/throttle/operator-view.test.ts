@@ -177,6 +177,51 @@ describe('operators see why work waits', () => {
     });
   }, 150_000);
 
+  it('a person search held back by the throttle shows throttled and why, then ends found', async () => {
+    const taskQueue = uniqueTaskQueue('operator-search');
+    const keyId = `key-${taskQueue}`;
+    const config = throttledConfig(emulator, LIMITS, keyId, SCALE);
+    await withThrottledWorker(config, taskQueue, async (temporal) => {
+      const { client, close } = await pcdsClient(taskQueue, {
+        pollIntervalMs: 100,
+        maxWaitMs: 120_000,
+      });
+      try {
+        // Five pages of a POST and a GET each: more than the key's minute window holds.
+        const search = client.searchPeople(
+          { query: 'engineer' },
+          { maxResults: 15, pageSize: 3, keyId },
+        );
+        const ours = `PcdsKeyId="${keyId}" AND WorkflowType="pcdsPersonSearch"`;
+        let details = '';
+        await expect
+          .poll(
+            async () => {
+              const [id] = await listIds(temporal, `${ours} AND PcdsState="throttled"`);
+              details = id ? await currentDetails(temporal, id) : '';
+              return details.includes('waits for a permit');
+            },
+            { timeout: 30_000, interval: 100 },
+          )
+          .toBe(true);
+        expect(details).toMatch(
+          new RegExp(
+            `^person_search: throttled: (submit|page) waits for a permit on key ${keyId}: `,
+          ),
+        );
+        const result = await search;
+        expect(result.returned).toBe(15);
+        await expect
+          .poll(() => listIds(temporal, `${ours} AND PcdsState="done" AND PcdsOutcome="found"`), {
+            timeout: 15_000,
+          })
+          .toHaveLength(1);
+      } finally {
+        await close();
+      }
+    });
+  }, 120_000);
+
   it('a failed call shows failed with its code, under the new type name and under the 0.1.x one', async () => {
     const taskQueue = uniqueTaskQueue('operator-failed');
     const config = loadConfig({
