@@ -3,7 +3,7 @@
 // copies of their output (CSV or JSONL) at any time.
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
@@ -40,6 +40,7 @@ import { createServiceClients } from '../http/service-clients.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
 import { intArg } from './args.js';
+import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 
 const listArg = (v: string) =>
@@ -83,6 +84,23 @@ export function requestsText(p: Pick<BatchProgress, 'requestsPerRow' | 'jobMsEst
       ? `job duration estimate ${p.jobMsEstimate} ms`
       : `job duration estimate: not learned yet (it needs ${MIN_JOB_SAMPLES} rows found or empty)`;
   return `${perRow}; ${estimate}`;
+}
+
+/**
+ * What a resume does to the keys' credit breakers, for the operator who sends it: only a resume
+ * after a pause for credits closes them (the operator says the account was topped up); any other
+ * resume leaves an open breaker open, and rows on that key pause the batch for credits again.
+ */
+export function resumeNotes(p: Pick<BatchProgress, 'paused'>, openBreakers: string[]): string[] {
+  if (!p.paused) return ['the batch was not paused: nothing changes'];
+  if (p.paused.code === 'insufficient_credits')
+    return [
+      `paused for credits: this resume closes the credit breaker of its keys${openBreakers.length ? ` (open: ${openBreakers.join(', ')})` : ''}; a key still without credits opens it again at its next submit`,
+    ];
+  return openBreakers.map(
+    (k) =>
+      `key ${k}: its credit breaker is open and stays open (this batch was paused for ${p.paused!.code}, not for credits); after a top-up: pcds throttle resume ${k}`,
+  );
 }
 
 /** `row 3 invalid_row, row 8 not_found, ...` (and how many more failed). */
@@ -328,14 +346,14 @@ interface StartFlags {
 
 async function withBatch(
   id: string,
-  fn: (handle: BatchHandle, config: Config) => Promise<void>,
+  fn: (handle: BatchHandle, config: Config, client: Client) => Promise<void>,
 ): Promise<void> {
   const config = loadConfig();
   const { client, close } = await connectTemporal(config);
   try {
     const handle = batchHandle(client, id);
     try {
-      await fn(handle, config);
+      await fn(handle, config, client);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError)
         throw new UsageError(`no batch with id ${id} (workflow ${batchWorkflowId(id)})`);
@@ -513,12 +531,22 @@ export function registerBatchCommand(program: Command): Command {
 
   cmd
     .command('resume <id>')
-    .description("Start rows again (re-reads the worker's keys and closes their credit breakers)")
+    .description(
+      "Start rows again (re-reads the worker's keys; after a pause for credits, closes their credit breakers)",
+    )
     .action(
       action(async (id: string) =>
-        withBatch(id, async (handle) => {
+        withBatch(id, async (handle, _config, client) => {
+          const status = await batchStatus(handle);
+          if (status.ended) throw new UsageError(`batch ${id} has ended: nothing to resume`);
+          const keyIds = status.progress.pool.map((k) => k.id);
+          const breakers = (await readEachThrottleStatus(client, keyIds)).flatMap((r) =>
+            r.status?.snapshot.breaker.open ? [r.keyId] : [],
+          );
           await handle.signal(resumeBatchSignal);
           process.stdout.write(`resume sent to batch ${id}\n`);
+          for (const note of resumeNotes(status.progress, breakers))
+            process.stdout.write(`  ${note}\n`);
         }),
       ),
     );
