@@ -161,6 +161,12 @@ describe('operators see why work waits', () => {
             { timeout: 20_000, interval: 250 },
           )
           .toBe(true);
+        // `pcds throttle status` without a key lists it (running throttles of either type name).
+        await expect
+          .poll(async () => (await readEachThrottleStatus(temporal)).map((r) => r.keyId), {
+            timeout: 15_000,
+          })
+          .toContain(keyId);
         // The same, word for word, as the `pcds` command prints it (run `npm run build` first).
         const cli = await runCli(['throttle', 'status', '--key', keyId], {
           PCDS_TEMPORAL_ADDRESS: temporalAddress(),
