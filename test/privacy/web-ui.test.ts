@@ -11,7 +11,7 @@ import { Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevStack, type DevStack } from '../../src/cli/dev-stack.js';
-import { createPcdsClient } from '../../src/client.js';
+import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { dataConverterFromSettings } from '../../src/temporal/data-converter.js';
 import { freePort } from '../../src/temporal/dev-server.js';
@@ -54,17 +54,26 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A client of the stack's worker, as a service would make one. */
+function stackClient(
+  connection: Connection,
+  defaults?: { pollIntervalMs: number; maxWaitMs: number },
+): Promise<PcdsClient> {
+  return createPcdsClient({
+    connection,
+    namespace: stack.config.PCDS_TEMPORAL_NAMESPACE,
+    taskQueue: stack.config.PCDS_TASK_QUEUE,
+    dataConverter: dataConverterFromSettings(stack.config),
+    ...(defaults ? { defaults } : {}),
+  });
+}
+
 describe('the Web UI of pcds dev', () => {
   it("reads a row's input and result in clear through the codec server, ciphertext without it", async () => {
     expect(stack.codecServer).toBeDefined();
     const connection = await Connection.connect({ address: stack.temporal.address });
     try {
-      const pcds = await createPcdsClient({
-        connection,
-        namespace: stack.config.PCDS_TEMPORAL_NAMESPACE,
-        taskQueue: stack.config.PCDS_TASK_QUEUE,
-        dataConverter: dataConverterFromSettings(stack.config),
-      });
+      const pcds = await stackClient(connection);
       const [row] = sampleRows({ rows: 1 });
       writeFileSync(join(dir, 'in.csv'), `email\n${row.email}\n`);
       const batch = await pcds.startBatch({
@@ -122,13 +131,7 @@ describe('the Web UI of pcds dev', () => {
     const connection = await Connection.connect({ address: stack.temporal.address });
     const page = await browser.newPage();
     try {
-      const pcds = await createPcdsClient({
-        connection,
-        namespace: stack.config.PCDS_TEMPORAL_NAMESPACE,
-        taskQueue: stack.config.PCDS_TASK_QUEUE,
-        dataConverter: dataConverterFromSettings(stack.config),
-        defaults: { pollIntervalMs: 100, maxWaitMs: 120_000 },
-      });
+      const pcds = await stackClient(connection, { pollIntervalMs: 100, maxWaitMs: 120_000 });
       const calls = await Promise.all(
         sampleRows({ rows: 8 }).map((r) => pcds.startCall('person_enrichment', { email: r.email })),
       );
