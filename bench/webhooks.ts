@@ -127,7 +127,7 @@ async function runBatch(
     maxWaitMs: 10 * 60_000,
   };
   const started = Date.now();
-  const handle = await client.workflow.start('batchWorkflow', {
+  const handle = await client.workflow.start('pcdsBatch', {
     taskQueue,
     workflowId: batchWorkflowId(input.batchId),
     args: [input],
@@ -168,7 +168,7 @@ async function runMode(mode: 'polling' | 'webhook', emails: string[]): Promise<M
         maxWaitMs: 10 * 60_000,
         ...(mode === 'webhook' ? { webhook: true } : {}),
       };
-      return client.workflow.start('endpointCall', {
+      return client.workflow.start('pcdsEndpointCall', {
         taskQueue,
         workflowId: `bench-${mode}-${process.pid}-${run}-${i}`,
         args: [input],

@@ -13,7 +13,7 @@ import {
   type BatchProgress,
   type BatchSummary,
 } from '../src/batch/types.js';
-import { createPcdsClient } from '../src/client.js';
+import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows } from '../src/emulator/index.js';
 import { unthrottled } from '../src/http/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
@@ -171,7 +171,9 @@ async function recordCalls(connection: Connection, namespace: string, recorded: 
     { maxResults: 6, pageSize: 3, idempotencyKey: 'replay-search' },
   );
   if (search.pages < 2) throw new Error(`the search read ${search.pages} page(s), not 2`);
-  const searchHandle = pcds.temporal.workflow.getHandle('search-person_search-replay-search');
+  const searchHandle = pcds.temporal.workflow.getHandle(
+    callWorkflowId('person_search', 'replay-search').replace(/^call-/, 'search-'),
+  );
   recorded.set('person-search', await historyOf(searchHandle));
   await pcds.close();
 }
@@ -186,7 +188,7 @@ async function recordSearchExport(client: Client, dir: string, recorded: Recorde
     pollIntervalMs: 100,
     maxWaitMs: 60_000,
   };
-  const handle = await client.workflow.start('searchExport', {
+  const handle = await client.workflow.start('pcdsSearchExport', {
     taskQueue: TASK_QUEUE,
     workflowId: 'export-replay',
     args: [input],

@@ -47,9 +47,9 @@ import {
   PcdsState,
 } from './temporal/search-attributes.js';
 import {
-  endpointCall,
-  personSearch,
-  searchExport,
+  pcdsEndpointCall,
+  pcdsPersonSearch,
+  pcdsSearchExport,
   type EndpointCallInput,
   type PersonSearchInput,
   type PersonSearchResult,
@@ -107,7 +107,7 @@ export interface CallHandle {
   result(): Promise<CallSuccess>;
   /** Where the call stands (phase, request id, polls). */
   state(): Promise<CallState>;
-  workflow: WorkflowHandle<typeof endpointCall>;
+  workflow: WorkflowHandle<typeof pcdsEndpointCall>;
 }
 
 export interface SearchPeopleOptions {
@@ -145,7 +145,7 @@ export interface SearchExportHandle {
   workflowId: string;
   /** The export's summary once every page is written; throws PcdsCallError when it failed. */
   result(): Promise<SearchExportSummary>;
-  workflow: WorkflowHandle<typeof searchExport>;
+  workflow: WorkflowHandle<typeof pcdsSearchExport>;
 }
 
 export interface BatchHandle {
@@ -312,7 +312,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
   const taskQueue = options.taskQueue ?? 'pcds';
   const defaults = options.defaults ?? {};
 
-  const callHandleOf = (workflow: WorkflowHandle<typeof endpointCall>): CallHandle => {
+  const callHandleOf = (workflow: WorkflowHandle<typeof pcdsEndpointCall>): CallHandle => {
     const { workflowId } = workflow;
     const notFound = () =>
       new PcdsUsageError('call_not_found', `no call with workflow id ${workflowId}`);
@@ -338,7 +338,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
 
   const exportHandleOf = (exportId: string): SearchExportHandle => {
     const workflowId = searchExportWorkflowId(exportId);
-    const workflow = temporal.workflow.getHandle<typeof searchExport>(workflowId);
+    const workflow = temporal.workflow.getHandle<typeof pcdsSearchExport>(workflowId);
     return {
       exportId,
       workflowId,
@@ -405,7 +405,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     ];
     if (opts.keyId) attrs.push({ key: PcdsKeyId, value: opts.keyId });
     try {
-      const workflow = await temporal.workflow.start(endpointCall, {
+      const workflow = await temporal.workflow.start(pcdsEndpointCall, {
         taskQueue,
         workflowId,
         args: [input],
@@ -418,7 +418,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     } catch (err) {
       // The same key finished earlier: that call is the answer, not a second one.
       if (err instanceof WorkflowExecutionAlreadyStartedError)
-        return callHandleOf(temporal.workflow.getHandle<typeof endpointCall>(workflowId));
+        return callHandleOf(temporal.workflow.getHandle<typeof pcdsEndpointCall>(workflowId));
       throw err;
     }
   };
@@ -431,7 +431,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       return handle.result();
     },
     getCall: (workflowId) =>
-      callHandleOf(temporal.workflow.getHandle<typeof endpointCall>(workflowId)),
+      callHandleOf(temporal.workflow.getHandle<typeof pcdsEndpointCall>(workflowId)),
 
     async searchPeople(rawParams, opts) {
       const { params } = validatedParams('person_search', rawParams);
@@ -450,9 +450,9 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         maxWaitMs: opts.maxWaitMs ?? defaults.maxWaitMs,
         output: { kind: 'return' },
       };
-      let workflow: WorkflowHandle<typeof personSearch>;
+      let workflow: WorkflowHandle<typeof pcdsPersonSearch>;
       try {
-        workflow = await temporal.workflow.start(personSearch, {
+        workflow = await temporal.workflow.start(pcdsPersonSearch, {
           taskQueue,
           workflowId,
           args: [input],
@@ -466,7 +466,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        workflow = temporal.workflow.getHandle<typeof personSearch>(workflowId);
+        workflow = temporal.workflow.getHandle<typeof pcdsPersonSearch>(workflowId);
       }
       return outcomeOf(workflowId, workflow.result());
     },
@@ -498,7 +498,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         ...(maxWaitMs ? { maxWaitMs } : {}),
       };
       try {
-        await temporal.workflow.start(searchExport, {
+        await temporal.workflow.start(pcdsSearchExport, {
           taskQueue,
           workflowId: searchExportWorkflowId(exportId),
           args: [input],

@@ -18,6 +18,7 @@ import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
+import { permitWaitReporter } from './permit-wait-report.js';
 import { acceptanceReporter, intentRecorder } from './submit-intent.js';
 
 export interface SubmitCallInput {
@@ -160,6 +161,7 @@ export function createCallActivities(deps: ActivityDeps) {
           // A job whose result a webhook delivers needs no poll held for it.
           input.webhook ? 0 : 1,
           transport,
+          permitWaitReporter(),
         );
       } catch (err) {
         if (err instanceof TransportError) {
@@ -216,6 +218,7 @@ export function createCallActivities(deps: ActivityDeps) {
           endpoint,
           input.requestId,
           input.transport,
+          permitWaitReporter(),
         ));
       } catch (err) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });

@@ -1,7 +1,7 @@
 // One request to the service under the key's permit, with the side effects every HTTP activity
 // owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
 import type { EndpointDef, Reply, SubmitOutcome, Transport } from '../contract/index.js';
-import { PermitRefusedError, type RequestKind } from '../http/permits.js';
+import { PermitRefusedError, type PermitWait, type RequestKind } from '../http/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure } from './failures.js';
@@ -17,11 +17,13 @@ export async function guardedRequest(
   followUps?: number,
   /** The MCP endpoint's tool calls take the same permits as the HTTP API's requests. */
   transport: Transport = 'http',
+  /** Hears of a long wait for the permit (see PermitGate.acquire). */
+  onWait?: (wait: PermitWait) => void,
 ): Promise<Reply> {
   const client = deps.clients.get(keyId, transport);
   return withHeartbeat(async (signal) => {
     try {
-      await deps.permits.acquire(keyId, kind, signal, beforeSend, followUps);
+      await deps.permits.acquire(keyId, kind, signal, beforeSend, followUps, onWait);
     } catch (err) {
       // The key is closed for good (credits exhausted): nothing was sent, and retrying will not help.
       if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });
@@ -41,6 +43,7 @@ export async function pollRequest(
   endpoint: EndpointDef,
   requestId: string,
   transport: Transport = 'http',
+  onWait?: (wait: PermitWait) => void,
 ): Promise<{ reply: Reply; sentAt: number }> {
   let sentAt = Date.now();
   const reply = await guardedRequest(
@@ -54,6 +57,7 @@ export async function pollRequest(
     undefined,
     undefined,
     transport,
+    onWait,
   );
   return { reply, sentAt };
 }

@@ -7,6 +7,7 @@ import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { guardedRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
+import { permitWaitReporter } from './permit-wait-report.js';
 import { intentRecorder } from './submit-intent.js';
 
 export interface SearchPageRef {
@@ -33,8 +34,16 @@ const personSearch = getEndpoint('person_search');
 export async function fetchSearchPage(deps: ActivityDeps, ref: SearchPageRef): Promise<SearchPage> {
   let reply;
   try {
-    reply = await guardedRequest(deps, ref.keyId, 'page', (c) =>
-      c.readSearchPage(ref.requestId, ref.offset, ref.limit),
+    // Its workflow (a person search or a search export) shows a long wait for the permit.
+    reply = await guardedRequest(
+      deps,
+      ref.keyId,
+      'page',
+      (c) => c.readSearchPage(ref.requestId, ref.offset, ref.limit),
+      undefined,
+      undefined,
+      'http',
+      permitWaitReporter(),
     );
   } catch (err) {
     if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
@@ -86,6 +95,9 @@ export function createSearchPageActivities(deps: ActivityDeps) {
               limit: ref.limit,
             }),
           intentRecorder(ref.intentToken),
+          undefined,
+          'http',
+          permitWaitReporter(),
         );
       } catch (err) {
         if (err instanceof TransportError) {

@@ -26,6 +26,7 @@ import {
 } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import type { batchWorkflow } from '../workflows/batch.js';
+import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import { orNotFound, outcomeOf } from '../client-errors.js';
 import { ColumnError, parseColumnMap } from './columns.js';
 import type { NoLineLabel } from './flatten.js';
@@ -240,9 +241,6 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
   }
 }
 
-/** The batch workflow's type name. */
-const BATCH_WORKFLOW_TYPE = 'batchWorkflow';
-
 export type BatchWorkflowHandle = WorkflowHandle<typeof batchWorkflow>;
 /** @deprecated The client's BatchHandle is another type: use BatchWorkflowHandle. */
 export type BatchHandle = BatchWorkflowHandle;
@@ -423,7 +421,7 @@ export function webUiLink(uiUrl: string, namespace: string, workflowId: string):
 
 /** The Web UI list of a batch's rows. */
 export function webUiRowsLink(uiUrl: string, namespace: string, batchId: string): string {
-  const query = `PcdsBatchId="${batchId}" AND WorkflowType="endpointCall"`;
+  const query = `PcdsBatchId="${batchId}" AND WorkflowType IN (${ROW_WORKFLOW_TYPES.map((t) => `"${t}"`).join(', ')})`;
   return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(query)}`;
 }
 

@@ -3,7 +3,7 @@
 // copies of their output (CSV or JSONL) at any time.
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
@@ -39,11 +39,12 @@ import { loadConfig, type Config } from '../config.js';
 import { TRANSPORTS, type Transport } from '../contract/index.js';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import type { Client } from '@temporalio/client';
 import { createServiceClients } from '../http/service-clients.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
 import { intArg } from './args.js';
+import { readEachThrottleStatus } from '../throttle/operator.js';
+import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 
 const listArg = (v: string) =>
   v
@@ -83,6 +84,39 @@ export function spendText(
     ...(p.duplicates ? [`${p.duplicates} duplicates not sent`] : []),
   ];
   return parts.length > 0 ? parts.join(', ') : undefined;
+}
+
+/**
+ * What the rows cost and how long their jobs take: requests (submit and polls) per row found or
+ * empty, and the learned job duration that times each new row's first poll.
+ */
+export function requestsText(p: Pick<BatchProgress, 'requestsPerRow' | 'jobMsEstimate'>): string {
+  const perRow =
+    p.requestsPerRow !== undefined
+      ? `${p.requestsPerRow} requests per found/empty row`
+      : 'requests per row: none measured yet (no row found or empty)';
+  const estimate =
+    p.jobMsEstimate !== undefined
+      ? `job duration estimate ${p.jobMsEstimate} ms`
+      : `job duration estimate: not learned yet (it needs ${MIN_JOB_SAMPLES} rows found or empty)`;
+  return `${perRow}; ${estimate}`;
+}
+
+/**
+ * What a resume does to the keys' credit breakers, for the operator who sends it: only a resume
+ * after a pause for credits closes them (the operator says the account was topped up); any other
+ * resume leaves an open breaker open, and rows on that key pause the batch for credits again.
+ */
+export function resumeNotes(p: Pick<BatchProgress, 'paused'>, openBreakers: string[]): string[] {
+  if (!p.paused) return ['the batch was not paused: nothing changes'];
+  if (p.paused.code === 'insufficient_credits')
+    return [
+      `paused for credits: this resume closes the credit breaker of its keys${openBreakers.length ? ` (open: ${openBreakers.join(', ')})` : ''}; a key still without credits opens it again at its next submit`,
+    ];
+  return openBreakers.map(
+    (k) =>
+      `key ${k}: its credit breaker is open and stays open (this batch was paused for ${p.paused!.code}, not for credits); after a top-up: pcds throttle resume ${k}`,
+  );
 }
 
 /** `row 3 invalid_row, row 8 not_found, ...` (and how many more failed). */
@@ -137,11 +171,7 @@ export function summaryText(s: BatchSummary): string {
           `  the credit budget stopped ${s.skipped} row${s.skipped === 1 ? '' : 's'}: pcds batch resume ${s.batchId} --max-credits <more> runs them`,
         ]
       : []),
-    ...(s.requestsPerRow !== undefined
-      ? [
-          `  ${s.requestsPerRow} requests per found/empty row${s.jobMsEstimate !== undefined ? `, jobs took about ${s.jobMsEstimate} ms` : ''}`,
-        ]
-      : []),
+    `  ${requestsText(s)}`,
     ...(s.blankLines
       ? [`  ${s.blankLines} blank line${s.blankLines === 1 ? '' : 's'} skipped`]
       : []),
@@ -533,6 +563,7 @@ export function registerBatchCommand(program: Command): Command {
           const p = status.progress;
           if (o.json) return printJson(p);
           process.stdout.write(`batch ${id} ${progressLine(p)}\n`);
+          process.stdout.write(`  ${requestsText(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);
           const failedRows = failedRowsText(p.failedRows, p.failed);
           if (failedRows) process.stdout.write(`  ${failedRows}\n`);
@@ -571,7 +602,7 @@ export function registerBatchCommand(program: Command): Command {
   cmd
     .command('resume <id>')
     .description(
-      "Start rows again (re-reads the worker's keys; closes their credit breakers after a pause for credits). With --max-credits: a higher budget; a batch that ended with rows skipped for its budget runs those rows",
+      "Start rows again (re-reads the worker's keys; after a pause for credits, closes their credit breakers). With --max-credits: a higher budget; a batch that ended with rows skipped for its budget runs those rows",
     )
     .option(
       '--max-credits <n>',
@@ -580,17 +611,25 @@ export function registerBatchCommand(program: Command): Command {
     )
     .action(
       action(async (id: string, o: { maxCredits?: number }) =>
-        withBatch(id, async (_handle, _config, client) => {
-          const done = await resumeBatch(
-            client,
-            id,
-            o.maxCredits !== undefined ? { maxCredits: o.maxCredits } : {},
+        withBatch(id, async (handle, _config, client) => {
+          const budget = o.maxCredits !== undefined ? { maxCredits: o.maxCredits } : {};
+          const status = await batchStatus(handle);
+          if (status.ended) {
+            // Only a batch that ended with rows skipped for its budget has something to resume.
+            await resumeBatch(client, id, budget);
+            process.stdout.write(
+              `batch ${id} runs again with a budget of ${o.maxCredits} credits: its skipped rows run, its other lines stay (pcds batch watch ${id})\n`,
+            );
+            return;
+          }
+          const keyIds = status.progress.pool.map((k) => k.id);
+          const breakers = (await readEachThrottleStatus(client, keyIds)).flatMap((r) =>
+            r.status?.snapshot.breaker.open ? [r.keyId] : [],
           );
-          process.stdout.write(
-            done === 'signalled'
-              ? `resume sent to batch ${id}\n`
-              : `batch ${id} runs again with a budget of ${o.maxCredits} credits: its skipped rows run, its other lines stay (pcds batch watch ${id})\n`,
-          );
+          await resumeBatch(client, id, budget);
+          process.stdout.write(`resume sent to batch ${id}\n`);
+          for (const note of resumeNotes(status.progress, breakers))
+            process.stdout.write(`  ${note}\n`);
         }),
       ),
     );

@@ -2,9 +2,20 @@
 // the shared throttle (src/throttle) implements it across workers; tests may use `unthrottled`.
 
 import { PcdsError } from '../contract/index.js';
-import type { PermitKind } from '../throttle/windows.js';
+import type { PermitKind, WaitReason } from '../throttle/windows.js';
 
 export type RequestKind = PermitKind;
+
+/** A permit that keeps its caller waiting long enough for an operator to care, and why. */
+export interface PermitWait {
+  keyId: string;
+  kind: RequestKind;
+  reason: WaitReason;
+  /** When the permit is due, or when the throttle is asked again (epoch ms). */
+  until: number;
+  /** The shortest wait reported: a request sent sooner than this after asking was not throttled. */
+  reportAfterMs: number;
+}
 
 export interface PermitGate {
   /**
@@ -13,6 +24,7 @@ export interface PermitGate {
    * once the permit is near, while the caller waits for its slot; if it fails, nothing is sent.
    * `followUps`, for a submit: the later requests (polls) its job will need, whose budget the
    * throttle holds before it grants new submits (default 1; 0 when a webhook delivers the result).
+   * `onWait` hears of a wait longer than the gate's reporting threshold, once per reason.
    */
   acquire(
     keyId: string,
@@ -20,6 +32,7 @@ export interface PermitGate {
     signal?: AbortSignal,
     beforeSend?: () => Promise<void>,
     followUps?: number,
+    onWait?: (wait: PermitWait) => void,
   ): Promise<void>;
   /** The service answered 429: the key is closed for every caller until the wait has passed. */
   rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void>;

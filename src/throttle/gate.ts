@@ -18,6 +18,7 @@ import {
   PermitRefusedError,
   unthrottled,
   type PermitGate,
+  type PermitWait,
   type RequestKind,
 } from '../http/permits.js';
 import { PcdsKeyId } from '../temporal/search-attributes.js';
@@ -57,7 +58,20 @@ export interface WorkflowPermitGateOptions {
   timeScale?: number;
   /** Overrides of the derived settings (margin, horizon, share kept for submits...). */
   settings?: Partial<Omit<ThrottleSettings, 'limits'>>;
+  /**
+   * Waits for a permit at least this long are reported to the caller (its workflow then shows
+   * `throttled`). Default: REPORTED_WAIT_MS, scaled by timeScale like the windows.
+   */
+  reportWaitsAfterMs?: number;
 }
+
+/**
+ * Shortest permit wait a call shows as `throttled`: five of its default poll intervals, long
+ * enough that the throttle's ordinary pacing (100 a minute is one request every 0.6 s) never
+ * shows, short enough that a row held back by a full window shows it at once. Each time a call
+ * enters `throttled` costs its history about seven events, so only waits that matter do.
+ */
+export const REPORTED_WAIT_MS = 5_000;
 
 interface Pending {
   request: PermitRequest;
@@ -83,6 +97,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     const limits = limitsOf.get(keyId) ?? options.defaultLimits;
     return { ...defaultSettings(limits, options.timeScale ?? 1), ...options.settings, limits };
   };
+  const reportAfterMs = options.reportWaitsAfterMs ?? REPORTED_WAIT_MS * (options.timeScale ?? 1);
   const channels = new Map<string, KeyChannel>();
   const channel = (keyId: string) => {
     let c = channels.get(keyId);
@@ -100,8 +115,17 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
       signal?: AbortSignal,
       beforeSend?: () => Promise<void>,
       followUps?: number,
+      onWait?: (wait: PermitWait) => void,
     ): Promise<void> {
       const keyChannel = channel(keyId);
+      const askedAt = Date.now();
+      let reported: PermitWait['reason'] | undefined;
+      /** Tells the caller of a long wait, once per reason. */
+      const waiting = (reason: PermitWait['reason'], until: number) => {
+        if (!onWait || reason === reported || until - askedAt < reportAfterMs) return;
+        reported = reason;
+        onWait({ keyId, kind, reason, until, reportAfterMs });
+      };
       const halfMargin = keyChannel.settings.marginMs / 2;
       const fresh = { kind, ...(followUps !== undefined ? { followUps } : {}) };
       let answer = await keyChannel.ask(fresh);
@@ -111,11 +135,13 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         signal?.throwIfAborted();
         if (answer.kind === 'refused') throw new PermitRefusedError(keyId, answer.since);
         if (answer.kind === 'retry') {
+          waiting(answer.reason, answer.retryAt);
           // A little spread, so the callers told the same time do not all come back at once.
           await sleepUntil(answer.retryAt + Math.random() * 100, signal);
           answer = await keyChannel.ask(fresh);
           continue;
         }
+        if (answer.waitFor) waiting(answer.waitFor, answer.at);
         if (answer.confirm) {
           // Confirm one round trip ahead, so the answer is back by the reserved time.
           await sleepUntil(answer.at - keyChannel.leadMs(), signal);

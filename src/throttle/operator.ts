@@ -5,7 +5,7 @@ import { PcdsError } from '../contract/index.js';
 import {
   keyIdOfThrottleWorkflow,
   resetCreditsUpdate,
-  THROTTLE_WORKFLOW_TYPE,
+  THROTTLE_WORKFLOW_TYPES,
   throttleStateQuery,
   throttleWorkflowId,
   type ThrottleStatus,
@@ -26,7 +26,7 @@ export class UnknownThrottleError extends PcdsError {
 async function listThrottledKeys(client: Client): Promise<string[]> {
   const ids: string[] = [];
   for await (const wf of client.workflow.list({
-    query: `WorkflowType = '${THROTTLE_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running'`,
+    query: `WorkflowType IN (${THROTTLE_WORKFLOW_TYPES.map((t) => `'${t}'`).join(', ')}) AND ExecutionStatus = 'Running'`,
   })) {
     const keyId = keyIdOfThrottleWorkflow(wf.workflowId);
     if (keyId !== undefined) ids.push(keyId);

@@ -12,7 +12,9 @@ import type {
   WindowLimits,
 } from './windows.js';
 
-export const THROTTLE_WORKFLOW_TYPE = 'throttle';
+export const THROTTLE_WORKFLOW_TYPE = 'pcdsKeyThrottle';
+/** Every type a key's throttle runs under: the current one, then release 0.1.x's. */
+export const THROTTLE_WORKFLOW_TYPES = [THROTTLE_WORKFLOW_TYPE, 'throttle'] as const;
 
 /** One throttle workflow per key id; the id reveals no secret (key ids are labels). */
 export function throttleWorkflowId(keyId: string): string {

@@ -80,11 +80,17 @@ export interface ThrottleState {
   followUps?: number[];
 }
 
+/** Why a permit is later than asked for: a full window, or the key closed after a 429. */
+export type WaitReason = 'closed' | 'minute_window' | 'hour_window';
+
 export type PermitAnswer =
-  /** Send at `at`; when `confirm` is set, confirm the reservation at `at` first (the key may close meanwhile). */
-  | { kind: 'granted'; at: number; confirm: boolean }
+  /**
+   * Send at `at`; when `confirm` is set, confirm the reservation at `at` first (the key may close
+   * meanwhile). `waitFor` names what holds a grant later than asked for: a full window or a closure.
+   */
+  | { kind: 'granted'; at: number; confirm: boolean; waitFor?: WaitReason }
   /** No reservation was made: ask again at `retryAt`. */
-  | { kind: 'retry'; retryAt: number; reason: 'closed' | 'minute_window' | 'hour_window' }
+  | { kind: 'retry'; retryAt: number; reason: WaitReason }
   /** Refused until an operator acts. */
   | { kind: 'refused'; code: 'insufficient_credits'; since: number };
 
@@ -213,7 +219,12 @@ export function reserve(
   }
   const mustConfirm = at > now + leadMs + s.confirmAfterMs;
   if (!mustConfirm) state.lastUnconfirmedAt = Math.max(state.lastUnconfirmedAt, at);
-  return { kind: 'granted', at, confirm: mustConfirm };
+  return {
+    kind: 'granted',
+    at,
+    confirm: mustConfirm,
+    ...(at > now + leadMs ? { waitFor: boundBy } : {}),
+  };
 }
 
 /**
@@ -452,7 +463,7 @@ function earliestFit(
   from: number,
   /** Follow-ups this request will hold: they must fit the hour beside it. */
   holds = 0,
-): { at: number; boundBy: 'closed' | 'minute_window' | 'hour_window' } {
+): { at: number; boundBy: WaitReason } {
   const s = state.settings;
   const log = state.log;
   const minuteSpan = s.minuteMs + s.marginMs;

@@ -404,7 +404,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     const started = () => {
       starting -= 1;
     };
-    startChild(endpointCall, {
+    const rowType = patched('pcds-workflow-type-names') ? 'pcdsEndpointCall' : 'endpointCall';
+    startChild<typeof endpointCall>(rowType, {
       workflowId: childWorkflowId(input.batchId, row.row),
       args: [call],
       // A row's call may outlive this run (continue-as-new) and then reports by signal. Runs of

@@ -29,7 +29,13 @@ const SUBMIT_BACKOFF_CAP_MS = 60_000;
 
 /** What operators filter on: what the workflow does now. */
 export type CallStateAttr =
-  'submitting' | 'polling' | 'waiting_for_webhook' | 'waiting_for_key' | 'throttled' | 'done';
+  | 'submitting'
+  | 'polling'
+  | 'waiting_for_webhook'
+  | 'waiting_for_key'
+  | 'throttled'
+  | 'done'
+  | 'failed';
 
 export function setState(state: CallStateAttr): void {
   upsertSearchAttributes([{ key: PcdsState, value: state }] as SearchAttributeUpdatePair[]);

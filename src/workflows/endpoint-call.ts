@@ -39,6 +39,7 @@ import { measuredJobMs } from '../batch/job-duration.js';
 import { pollDelayMs } from './poll-schedule.js';
 import { rowFinishedSignal } from '../batch/messages.js';
 import type { RowEnd, RowFailure } from '../batch/rules.js';
+import { showPermitWaits } from './permit-waits.js';
 import {
   callStateQuery,
   reportToBatchSignal,
@@ -59,7 +60,7 @@ const DEFAULT_WEBHOOK_FALLBACK_POLL_MS = 60_000;
 // Deliveries for other request ids are dropped; a few are kept only until the request id is known.
 const MAX_BUFFERED_DELIVERIES = 8;
 
-export async function endpointCall(input: EndpointCallInput): Promise<CallOutcome> {
+export async function pcdsEndpointCall(input: EndpointCallInput): Promise<CallOutcome> {
   const state: CallState = { phase: 'submitting', polls: 0 };
   setHandler(callStateQuery, () => state);
   // Set by the batch when this call outlives the batch's run: the end is reported by signal.
@@ -147,12 +148,17 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     ...attrs,
     { key: PcdsOutcome, value: 'running' },
   ] as SearchAttributeUpdatePair[];
+  /** What PcdsState shows now. */
+  let shown: CallStateAttr = 'submitting';
   const enter = (
     phase: CallState['phase'],
     attr: CallStateAttr = phase,
     outcome?: 'found' | 'empty' | 'failed',
+    details?: string,
   ) => {
     state.phase = phase;
+    shown = attr;
+    if (attr !== 'throttled') waits.reset();
     upsertSearchAttributes([
       ...pendingAttrs,
       { key: PcdsState, value: attr },
@@ -160,10 +166,24 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     ] as SearchAttributeUpdatePair[]);
     pendingAttrs = [];
     setCurrentDetails(
-      `${endpoint.name}: ${attr}${state.requestId ? ` (request ${state.requestId})` : ''}`,
+      `${endpoint.name}: ${details ?? attr}${state.requestId ? ` (request ${state.requestId})` : ''}`,
     );
   };
+  // An activity of this call waits for a permit long enough to matter: show it, and why. The
+  // call goes back to its phase when a request goes out without such a wait, or its phase moves
+  // on, so a row held back poll after poll costs its history one change, not one per poll.
+  const waits = showPermitWaits({
+    label: endpoint.name,
+    ended: () => state.phase === 'done',
+    shown: () => shown === 'throttled',
+    enter: (details) => enter(state.phase, 'throttled', undefined, details),
+  });
   enter('submitting');
+  /** Back to the phase once a request went out within the reporting threshold of being asked. */
+  const sentWithoutWait = (askedAt: number, sentAt: number | undefined) => {
+    if (shown !== 'throttled' || sentAt === undefined) return;
+    if (sentAt - askedAt < (waits.shownWait?.reportAfterMs ?? 0)) enter(state.phase);
+  };
 
   // Set when the submit is accepted: the start of the job's measured duration and of its deadline.
   let acceptedAt = Date.now();
@@ -187,14 +207,16 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   };
   const fail = (err: unknown, timeoutCode: string): never => {
     const f = failureCode(err, timeoutCode);
-    enter('done', 'done', 'failed');
+    enter('done', 'failed', 'failed', `failed: ${f.code}`);
     throw callFailure(f.code, f.message, f.details);
   };
 
   // Submit (the no-replay rule lives in submitOnce).
   let submitted;
   try {
-    submitted = await submitWithRetries(input, maxWaitMs, () => enter('submitting', 'throttled'));
+    submitted = await submitWithRetries(input, maxWaitMs, () =>
+      enter('submitting', 'throttled', undefined, 'throttled: the submit waits to be made again'),
+    );
   } catch (err) {
     return fail(err, 'submit_outcome_unknown');
   }
@@ -211,6 +233,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   const poll = async (): Promise<PollResult> => {
     state.polls += 1;
     for (let keyFaults = 0; ; keyFaults++) {
+      const askedAt = Date.now();
       try {
         // No bound on the attempts: the job may be charged, so it is read however long our own
         // throttle or an outage delays the poll. The deadline is judged on what the service says.
@@ -222,6 +245,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
         });
         state.lastStatus = r.status;
         if (keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');
+        else sentWithoutWait(askedAt, r.sentAt);
         return r;
       } catch (err) {
         const code = failureCode(err, 'poll_timeout').code;
@@ -345,3 +369,9 @@ async function submitWithRetries(
     }),
   );
 }
+
+/**
+ * The type's name before 0.2 (see src/workflows/index.ts), for code that refers to the workflow
+ * by its old name: a start through it uses the function's own name, pcdsEndpointCall.
+ */
+export const endpointCall = pcdsEndpointCall;

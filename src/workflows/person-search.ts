@@ -13,7 +13,9 @@ import {
   pollActivities,
   setOutcome,
   setState,
+  type CallStateAttr,
 } from './call-steps.js';
+import { showPermitWaits } from './permit-waits.js';
 import {
   nextPage,
   readPageUntilDone,
@@ -55,7 +57,7 @@ export interface PersonSearchResult {
   stoppedBy: SearchStop;
 }
 
-export async function personSearch(input: PersonSearchInput): Promise<PersonSearchResult> {
+export async function pcdsPersonSearch(input: PersonSearchInput): Promise<PersonSearchResult> {
   const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, input.pageSize ?? MAX_PAGE_SIZE));
   const maxResults = Math.max(1, input.maxResults);
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
@@ -67,13 +69,36 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     ...(input.batchId ? [{ key: PcdsBatchId, value: input.batchId }] : []),
   ] as SearchAttributeUpdatePair[]);
   setOutcome('running');
-  setState('submitting');
+  /** Whether PcdsState shows `throttled` now. */
+  let throttled = false;
+  const show = (attr: CallStateAttr) => {
+    throttled = attr === 'throttled';
+    if (!throttled) waits.reset();
+    setState(attr);
+  };
+  // A request waiting for a permit long enough to matter shows `throttled` and why, until the
+  // step that waited ends (a search makes few requests: one change each way per long wait).
+  const waits = showPermitWaits({
+    label: 'person_search',
+    ended: () => state.phase === 'done',
+    shown: () => throttled,
+    enter: (details) => {
+      show('throttled');
+      setCurrentDetails(`person_search: ${details}`);
+    },
+  });
+  /** A step ended: a wait it showed is over. */
+  const settle = () => {
+    if (throttled) show(state.phase);
+  };
+  show('submitting');
 
   const fail = (err: unknown, timeoutCode: string): never => {
     const f = failureCode(err, timeoutCode);
     state.phase = 'done';
-    setState('done');
+    show('failed');
     setOutcome('failed');
+    setCurrentDetails(`person_search: failed: ${f.code}`);
     throw callFailure(f.code, f.message, f.details);
   };
 
@@ -86,9 +111,10 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     { offset, limit },
     input.keyId,
     maxWaitMs,
-    () => setState('throttled'),
+    () => show('throttled'),
     fail,
   );
+  settle();
   const { keyId, requestId } = submitted;
   state.requestId = requestId;
   if (!input.keyId)
@@ -103,12 +129,17 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
     const ref = { keyId, requestId, offset, limit };
     if (pages > 0) {
       state.phase = 'submitting';
-      setState('submitting');
-      await requestFurtherPage(ref, maxWaitMs, () => setState('throttled'), fail);
+      show('submitting');
+      await requestFurtherPage(ref, maxWaitMs, () => show('throttled'), fail);
     }
     state.phase = 'polling';
-    setState('polling');
-    const page = await readPageUntilDone(() => pollActivities().readSearchPage(ref), {
+    show('polling');
+    const read = async () => {
+      const page = await pollActivities().readSearchPage(ref);
+      settle();
+      return page;
+    };
+    const page = await readPageUntilDone(read, {
       maxWaitMs,
       intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
       fail,
@@ -146,7 +177,7 @@ export async function personSearch(input: PersonSearchInput): Promise<PersonSear
   }
 
   state.phase = 'done';
-  setState('done');
+  show('done');
   setOutcome(rows.length > 0 ? 'found' : 'empty');
   return { requestId, rows, returned: rows.length, pages, lastStatus, stoppedBy };
 }

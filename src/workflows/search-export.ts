@@ -5,6 +5,7 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
+import { showPermitWaits } from './permit-waits.js';
 import {
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_INTERVAL_MS,
@@ -50,7 +51,7 @@ const files = proxyActivities<Activities>({
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
 
-export async function searchExport(input: SearchExportInput): Promise<SearchExportSummary> {
+export async function pcdsSearchExport(input: SearchExportInput): Promise<SearchExportSummary> {
   const pageSize = Math.min(100, Math.max(1, input.pageSize ?? 100));
   const maxResults = Math.max(1, Math.floor(input.maxResults));
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
@@ -64,9 +65,32 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
   const params = withoutPaging(input.params);
   let offset = 0;
   let limit = Math.min(pageSize, maxResults);
+  let ended = false;
+  /** Whether PcdsState shows `throttled` now. */
+  let throttled = false;
+  const show = (value: 'running' | 'throttled' | 'done' | 'failed') => {
+    throttled = value === 'throttled';
+    if (!throttled) waits.reset();
+    upsertSearchAttributes([{ key: PcdsState, value }] as SearchAttributeUpdatePair[]);
+  };
+  // A submit waiting for a permit long enough to matter shows `throttled` and why, until it ends.
+  const waits = showPermitWaits({
+    label: 'person_search export',
+    ended: () => ended,
+    shown: () => throttled,
+    enter: (details) => {
+      show('throttled');
+      setCurrentDetails(`person_search export: ${details}`);
+    },
+  });
+  const settle = () => {
+    if (throttled) show('running');
+  };
   const fail = (err: unknown, code: string): never => {
     const f = failureCode(err, code);
-    upsertSearchAttributes([{ key: PcdsState, value: 'failed' }] as SearchAttributeUpdatePair[]);
+    ended = true;
+    show('failed');
+    setCurrentDetails(`person_search export: failed: ${f.code}`);
     throw callFailure(f.code, f.message, f.details);
   };
 
@@ -78,6 +102,7 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
     () => undefined,
     fail,
   );
+  settle();
   const { keyId, requestId } = submitted;
 
   let rows = 0;
@@ -86,16 +111,22 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
   let stoppedBy: SearchExportSummary['stoppedBy'];
   for (;;) {
     const ref = { keyId, requestId, offset, limit };
-    if (pages > 0) await requestFurtherPage(ref, maxWaitMs, () => undefined, fail);
+    if (pages > 0) {
+      await requestFurtherPage(ref, maxWaitMs, () => undefined, fail);
+      settle();
+    }
     // Read the page by GET until it is terminal; the activity appends its rows to the file.
     const page = await readPageUntilDone(
-      () =>
-        pollActivities().exportSearchPage({
+      async () => {
+        const read = await pollActivities().exportSearchPage({
           ref,
           path: input.output,
           firstRow: rows + 1,
           take: maxResults - rows,
-        }),
+        });
+        settle();
+        return read;
+      },
       { maxWaitMs, intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, fail },
     );
     lastStatus = page.status;
@@ -119,7 +150,8 @@ export async function searchExport(input: SearchExportInput): Promise<SearchExpo
     }
     ({ offset, limit } = next);
   }
-  upsertSearchAttributes([{ key: PcdsState, value: 'done' }] as SearchAttributeUpdatePair[]);
+  ended = true;
+  show('done');
   const summary: SearchExportSummary = {
     exportId: input.exportId,
     requestId,

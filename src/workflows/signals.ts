@@ -1,5 +1,6 @@
 // Signals, queries and updates of the workflows, defined once so senders and handlers agree.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PermitWait } from '../http/permits.js';
 import type { CallState } from './types.js';
 
 /** A webhook delivery for the call's job, forwarded by the receiver after its token checked out. */
@@ -45,3 +46,9 @@ export interface AcceptedSubmit {
  * submit_outcome_unknown. Accepted only for the attempt the workflow is still waiting on.
  */
 export const submitAcceptedUpdate = defineUpdate<void, [AcceptedSubmit]>('submitAccepted');
+
+/**
+ * An activity of the call waits for a permit long enough to matter: the call shows `throttled`
+ * and why. Refused (no history event) when the call already shows that same wait.
+ */
+export const permitWaitUpdate = defineUpdate<void, [PermitWait]>('permitWait');

@@ -6,6 +6,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -22,7 +23,9 @@ import {
   throttleStateQuery,
   type PermitBatch,
   type ThrottleInput,
+  type ThrottleStatus,
 } from '../throttle/protocol.js';
+import { formatThrottleStatus } from '../throttle/status-text.js';
 import {
   configureLimits,
   confirm,
@@ -36,16 +39,36 @@ import {
   snapshot,
   summaryLine,
   type PermitKind,
+  type ThrottleState,
 } from '../throttle/windows.js';
 
 /** Well under the 51,200-event limit, so replay after a worker restart stays quick. */
 const HISTORY_EVENTS_BEFORE_CONTINUE = 5_000;
 const KINDS: ReadonlySet<string> = new Set<PermitKind>(PERMIT_KINDS);
 
-export async function throttle(input: ThrottleInput): Promise<void> {
+export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
   const state = input.state ?? createThrottleState(input.settings, Date.now());
-
-  const publish = () => setCurrentDetails(summaryLine(snapshot(state, Date.now())));
+  const statusAt = (now: number): ThrottleStatus => ({
+    keyId: input.keyId,
+    settings: {
+      minuteMs: state.settings.minuteMs,
+      hourMs: state.settings.hourMs,
+      marginMs: state.settings.marginMs,
+      horizonMs: state.settings.horizonMs,
+      submitShare: state.settings.submitShare,
+    },
+    snapshot: snapshot(state, now),
+  });
+  // The Web UI's details are the text `pcds throttle status` prints, refreshed while what it
+  // shows changes with time (see refreshDelayMs). Runs of 0.1.x kept one line, set on messages only.
+  const sameAsCli = patched('throttle-details-as-cli');
+  let published = 0;
+  const publish = () => {
+    published += 1;
+    setCurrentDetails(
+      sameAsCli ? detailsText(statusAt(Date.now())) : summaryLine(snapshot(state, Date.now())),
+    );
+  };
   const markBreaker = () =>
     upsertSearchAttributes([
       { key: PcdsState, value: state.breaker.open ? 'credits_paused' : 'open' },
@@ -95,27 +118,54 @@ export async function throttle(input: ThrottleInput): Promise<void> {
   });
   setHandler(resetCreditsUpdate, ({ by }) => reset(by));
   setHandler(resetCreditsSignal, ({ by }) => void reset(by));
-  setHandler(throttleStateQuery, (now?: number) => ({
-    keyId: input.keyId,
-    settings: {
-      minuteMs: state.settings.minuteMs,
-      hourMs: state.settings.hourMs,
-      marginMs: state.settings.marginMs,
-      horizonMs: state.settings.horizonMs,
-      submitShare: state.settings.submitShare,
-    },
-    snapshot: snapshot(state, now ?? Date.now()),
-  }));
+  setHandler(throttleStateQuery, (now?: number) => statusAt(now ?? Date.now()));
 
   if (!input.state) markBreaker();
   publish();
-  await condition(
-    () =>
-      workflowInfo().continueAsNewSuggested ||
-      workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE,
-  );
+  const mustContinue = () =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE;
+  while (!mustContinue()) {
+    if (!sameAsCli) {
+      await condition(mustContinue);
+      break;
+    }
+    const delay = refreshDelayMs(state, Date.now());
+    if (delay === undefined) {
+      // Nothing shown changes with time: sleep until a message changes it (no timer, no event).
+      const seen = published;
+      await condition(() => mustContinue() || published !== seen);
+      continue;
+    }
+    if (await condition(mustContinue, delay)) break;
+    publish();
+  }
   await condition(allHandlersFinished);
-  await continueAsNew<typeof throttle>({ keyId: input.keyId, settings: state.settings, state });
+  await continueAsNew<typeof pcdsKeyThrottle>({
+    keyId: input.keyId,
+    settings: state.settings,
+    state,
+  });
+}
+
+/** The details: the CLI's text, kept as one preformatted block (the Web UI renders Markdown). */
+export function detailsText(status: ThrottleStatus): string {
+  return ['```', formatThrottleStatus(status), '```'].join('\n');
+}
+
+/**
+ * How soon the details go stale while nobody asks for permits: a twelfth of the minute window
+ * (5 s) while the minute window holds requests, reservations wait or the key is closed or easing
+ * back in; a minute window while only the hour window holds requests; never once both are empty.
+ * Each refresh is a timer (two history events), so an idle throttle adds about 60 an hour.
+ */
+export function refreshDelayMs(state: ThrottleState, now: number): number | undefined {
+  const s = snapshot(state, now);
+  const minuteMs = state.settings.minuteMs;
+  if (s.minute.used > 0 || s.waiting > 0 || s.closedUntil || s.easingUntil)
+    return Math.max(1, Math.round(minuteMs / 12));
+  if (s.hour.used > 0 || s.heldForFollowUps > 0) return minuteMs;
+  return undefined;
 }
 
 function validatePermitBatch(batch: PermitBatch): void {

@@ -42,7 +42,7 @@ describe('compact batch', () => {
       expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(30);
       // No row has a workflow of its own, and the batch's history holds no row's result.
       const children = await client.workflow.count(
-        `PcdsBatchId = '${batchId}' AND WorkflowType = 'endpointCall'`,
+        `PcdsBatchId = '${batchId}' AND WorkflowType = 'pcdsEndpointCall'`,
       );
       expect(children.count).toBe(0);
       const history = JSON.stringify((await handle.fetchHistory()).events);

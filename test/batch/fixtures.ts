@@ -19,7 +19,8 @@ import {
 import { createServiceClients } from '../../src/http/service-clients.js';
 import { unthrottled, type PermitGate } from '../../src/http/permits.js';
 import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
-import { batchWorkflow } from '../../src/workflows/batch.js';
+import type { batchWorkflow } from '../../src/workflows/batch.js';
+import { BATCH_WORKFLOW_TYPE } from '../../src/workflows/type-names.js';
 
 export const FAST_EMULATOR: EmulatorOptionsInput = {
   port: 0,
@@ -111,7 +112,7 @@ export function readOutput(path: string): ResultLine[] {
 }
 
 export async function startBatch(client: Client, taskQueue: string, input: BatchInput) {
-  return client.workflow.start(batchWorkflow, {
+  return client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
     taskQueue,
     workflowId: batchWorkflowId(input.batchId),
     args: [input],

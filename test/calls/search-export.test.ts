@@ -28,7 +28,7 @@ async function runExport(input: Omit<SearchExportInput, 'exportId'>, id: string)
   });
   return withWorker({ activities }, async ({ client, taskQueue }) => {
     const exportId = `${id}-${taskQueue}`;
-    const summary: SearchExportSummary = await client.workflow.execute('searchExport', {
+    const summary: SearchExportSummary = await client.workflow.execute('pcdsSearchExport', {
       taskQueue,
       workflowId: exportId,
       args: [{ ...input, exportId, pollIntervalMs: 100, maxWaitMs: 60_000 }],

@@ -76,6 +76,16 @@ it(
       if (status.state === 'done') break;
     }
     expect(status).toMatchObject({ state: 'done', total: 10, done: 10, found: 9, failed: 1 });
+    // The summary of a finished batch carries what the README promises: the learned job
+    // duration (9 rows found, more than the 5 it needs) and the requests per found row.
+    const json = status as Status & { jobMsEstimate?: number; requestsPerRow?: number };
+    expect(json.jobMsEstimate).toBeGreaterThan(0);
+    expect(json.requestsPerRow).toBeGreaterThanOrEqual(2);
+    const text = await pcds('batch', 'status', id);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      `  ${json.requestsPerRow} requests per found/empty row; job duration estimate ${json.jobMsEstimate} ms\n`,
+    );
 
     const lines = readFileSync(output, 'utf8').split('\n');
     expect(lines.pop()).toBe('');

@@ -171,10 +171,10 @@ describe('workflow histories, read without the codec', () => {
   it('covers a batch and its rows, a call by webhook, a person search and the throttle', () => {
     for (const run of [encrypted, clear]) {
       expect([...run.workflowTypes].sort()).toEqual([
-        'batchWorkflow',
-        'endpointCall',
-        'personSearch',
-        'throttle',
+        'pcdsBatch',
+        'pcdsEndpointCall',
+        'pcdsKeyThrottle',
+        'pcdsPersonSearch',
       ]);
       expect(run.personal.length).toBeGreaterThan(20);
     }

@@ -2,6 +2,8 @@
 // chromium driven by playwright-core): a batch row's input and result read in clear, decoded in
 // the browser by the codec server the dev server's UI points at; with the codec server out of
 // reach, the same page shows only ciphertext. The dev server's own log never holds the token.
+// The list view filtered on PcdsState="throttled" shows calls waiting for permits, and none of
+// them once they ended.
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +11,7 @@ import { Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevStack, type DevStack } from '../../src/cli/dev-stack.js';
-import { createPcdsClient } from '../../src/client.js';
+import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { dataConverterFromSettings } from '../../src/temporal/data-converter.js';
 import { freePort } from '../../src/temporal/dev-server.js';
@@ -34,8 +36,14 @@ beforeAll(async () => {
     emulatorPort: 0,
     codecPort: 0,
     webhookPort: 0,
-    // Only what `pcds dev` would find in a fresh shell: the stack makes its own key.
-    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+    // Only what `pcds dev` would find in a fresh shell (the stack makes its own key), and a
+    // throttle of 4 requests per 3 s "minute", so calls wait for permits.
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PCDS_RATE_PER_MINUTE: '4',
+      PCDS_THROTTLE_TIME_SCALE: '0.05',
+    },
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
 }, 120_000);
@@ -46,17 +54,26 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A client of the stack's worker, as a service would make one. */
+function stackClient(
+  connection: Connection,
+  defaults?: { pollIntervalMs: number; maxWaitMs: number },
+): Promise<PcdsClient> {
+  return createPcdsClient({
+    connection,
+    namespace: stack.config.PCDS_TEMPORAL_NAMESPACE,
+    taskQueue: stack.config.PCDS_TASK_QUEUE,
+    dataConverter: dataConverterFromSettings(stack.config),
+    ...(defaults ? { defaults } : {}),
+  });
+}
+
 describe('the Web UI of pcds dev', () => {
   it("reads a row's input and result in clear through the codec server, ciphertext without it", async () => {
     expect(stack.codecServer).toBeDefined();
     const connection = await Connection.connect({ address: stack.temporal.address });
     try {
-      const pcds = await createPcdsClient({
-        connection,
-        namespace: stack.config.PCDS_TEMPORAL_NAMESPACE,
-        taskQueue: stack.config.PCDS_TASK_QUEUE,
-        dataConverter: dataConverterFromSettings(stack.config),
-      });
+      const pcds = await stackClient(connection);
       const [row] = sampleRows({ rows: 1 });
       writeFileSync(join(dir, 'in.csv'), `email\n${row.email}\n`);
       const batch = await pcds.startBatch({
@@ -70,7 +87,9 @@ describe('the Web UI of pcds dev', () => {
       };
       expect(line.outcome).toBe('found');
       const rowCalls = [];
-      for await (const w of pcds.temporal.workflow.list({ query: 'WorkflowType="endpointCall"' }))
+      for await (const w of pcds.temporal.workflow.list({
+        query: 'WorkflowType="pcdsEndpointCall"',
+      }))
         rowCalls.push(w);
       expect(rowCalls).toHaveLength(1);
       const { workflowId, runId } = rowCalls[0];
@@ -106,5 +125,42 @@ describe('the Web UI of pcds dev', () => {
     const serverLog = readFileSync(join(dir, 'temporal.db.log'), 'utf8');
     expect(serverLog).toContain('[codec endpoint]');
     expect(serverLog).not.toContain(stack.codecServer!.token);
+  }, 120_000);
+
+  it('lists calls waiting for permits under PcdsState="throttled" in the list view', async () => {
+    const connection = await Connection.connect({ address: stack.temporal.address });
+    const page = await browser.newPage();
+    try {
+      const pcds = await stackClient(connection, { pollIntervalMs: 100, maxWaitMs: 120_000 });
+      const calls = await Promise.all(
+        sampleRows({ rows: 8 }).map((r) => pcds.startCall('person_enrichment', { email: r.email })),
+      );
+      const query = 'WorkflowType="pcdsEndpointCall" AND PcdsState="throttled"';
+      const list = `${stack.uiUrl}/namespaces/${stack.config.PCDS_TEMPORAL_NAMESPACE}/workflows?query=${encodeURIComponent(query)}`;
+      // The list view as an operator opens it: a throttled call's id shows up in it.
+      const ids = new Set(calls.map((c) => c.workflowId));
+      let shown: string | undefined;
+      for (let attempt = 0; attempt < 20 && !shown; attempt++) {
+        await page.goto(list);
+        await page.waitForLoadState('networkidle');
+        const text = await page.locator('body').innerText();
+        shown = [...ids].find((id) => text.includes(id));
+      }
+      expect(shown).toBeDefined();
+      const outcomes = await Promise.all(calls.map((c) => c.result()));
+      expect(outcomes.every((o) => o.outcome === 'found')).toBe(true);
+      // Once they ended, the same list view shows none of them: the filter is what it shows.
+      await page.goto(`${list}&refresh=${Date.now()}`);
+      await page.waitForLoadState('networkidle');
+      await page
+        .getByText(/no results|no workflows/i)
+        .first()
+        .waitFor({ timeout: 30_000 });
+      const after = await page.locator('body').innerText();
+      expect([...ids].filter((id) => after.includes(id))).toEqual([]);
+    } finally {
+      await page.close();
+      await connection.close();
+    }
   }, 120_000);
 });

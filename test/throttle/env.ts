@@ -3,7 +3,16 @@
 import { createPcdsClient, type PcdsClient, type PcdsClientOptions } from '../../src/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { connectClient, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
+import type { Client } from '@temporalio/client';
+import { createActivities } from '../../src/activities/index.js';
+import { createServiceClients } from '../../src/http/service-clients.js';
+import { permitGateFromConfig } from '../../src/throttle/gate.js';
+import {
+  connectClient,
+  testEncryptionEnv,
+  testNamespace,
+  withWorker,
+} from '../harness/temporal.js';
 
 /** A "minute" of 3 s and an "hour" of 180 s. */
 export const TIME_SCALE = 0.05;
@@ -83,3 +92,24 @@ export async function pcdsClient(
 }
 
 export const emails = (n: number): string[] => sampleRows({ rows: n }).map((r) => r.email);
+
+/**
+ * Runs `fn` with a worker on `taskQueue` whose activities take their permits from the shared
+ * throttle of `config`'s keys, as a production worker does; `fn` gets a Temporal client.
+ */
+export async function withThrottledWorker<T>(
+  config: Config,
+  taskQueue: string,
+  fn: (temporal: Client) => Promise<T>,
+): Promise<T> {
+  const clients = createServiceClients(config);
+  const { client: temporal, connection } = await connectClient();
+  try {
+    const permits = permitGateFromConfig(config, temporal.connection, taskQueue);
+    const activities = createActivities({ config, clients, permits });
+    return await withWorker({ taskQueue, activities }, () => fn(temporal));
+  } finally {
+    await clients.close();
+    await connection.close();
+  }
+}

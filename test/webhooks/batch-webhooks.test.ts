@@ -10,7 +10,8 @@ import { batchProgressQuery } from '../../src/batch/messages.js';
 import { batchWorkflowId, type BatchInput, type ResultLine } from '../../src/batch/types.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
-import { batchWorkflow } from '../../src/workflows/batch.js';
+import type { batchWorkflow } from '../../src/workflows/batch.js';
+import { BATCH_WORKFLOW_TYPE } from '../../src/workflows/type-names.js';
 import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env.js';
 
 let env: WebhookEnv;
@@ -58,7 +59,7 @@ function startWebhookBatch(
   extra: Partial<BatchInput> = {},
 ) {
   const batchId = `webhook-batch-${process.pid}-${Date.now().toString(36)}-${++batchCounter}`;
-  return client.workflow.start(batchWorkflow, {
+  return client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
     taskQueue,
     workflowId: batchWorkflowId(batchId),
     args: [

@@ -55,7 +55,13 @@ describe('reserve', () => {
     const ats = Array.from({ length: 10 }, () => granted(reserve(state, T0, 'submit')));
     expect(ats).toEqual(Array(10).fill(T0));
     const eleventh = reserve(state, T0, 'submit');
-    expect(eleventh).toEqual({ kind: 'granted', at: T0 + 1_050, confirm: true });
+    // A grant later than asked names what holds it back.
+    expect(eleventh).toEqual({
+      kind: 'granted',
+      at: T0 + 1_050,
+      confirm: true,
+      waitFor: 'minute_window',
+    });
   });
 
   it('grants for now plus the lead the caller asks for, so a slow answer is still in time', () => {
@@ -70,6 +76,7 @@ describe('reserve', () => {
       kind: 'granted',
       at: T0 + 1_170,
       confirm: true,
+      waitFor: 'minute_window',
     });
   });
 
@@ -175,9 +182,16 @@ describe('after a 429', () => {
 
   it('closes the key until Retry-After: new reservations start after it', () => {
     const { state } = closedState();
-    const at = granted(reserve(state, T0 + 200, 'submit'));
-    expect(at).toBeGreaterThanOrEqual(T0 + 2_100);
+    const answer = reserve(state, T0 + 200, 'submit');
+    expect(granted(answer)).toBeGreaterThanOrEqual(T0 + 2_100);
     expect(snapshot(state, T0 + 200).closedUntil).toBe(T0 + 2_100);
+    // What holds it back is named, for the call's `throttled` details.
+    expect(answer).toHaveProperty('waitFor');
+  });
+
+  it('names no wait for a grant as early as asked', () => {
+    const state = createThrottleState(settings(), T0);
+    expect(reserve(state, T0, 'poll', 120)).not.toHaveProperty('waitFor');
   });
 
   it('refuses the confirmation of a reservation made before the 429 and drops it', () => {
