@@ -535,8 +535,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
           ? { transport: request.transport ?? defaults.transport }
           : {}),
       });
-      const workflow = await startBatchWorkflow(temporal, taskQueue, prepared);
-      return batchHandleOf(workflow, prepared.input.batchId);
+      await startBatchWorkflow(temporal, taskQueue, prepared);
+      // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
+      // budget after it ended runs again as a new execution under the same id.
+      const { batchId } = prepared.input;
+      return batchHandleOf(batchHandle(temporal, batchId), batchId);
     },
     getBatch: (batchId) => batchHandleOf(batchHandle(temporal, batchId), batchId),
 

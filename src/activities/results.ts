@@ -2,7 +2,7 @@
 // double a row), the output's creation (or a fresh start for an export), the CSV in row order at
 // a batch's end, and the summary next to the output. A disk or permission problem is a
 // non-retryable `output_unwritable` failure: the batch pauses with it instead of retrying forever.
-import { mkdir, open, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, rename, stat, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { exportBatchOutput } from '../batch/export.js';
@@ -75,6 +75,12 @@ export function createResultActivities() {
       perRow: number;
     }): Promise<{ counters: Counters; failedRows: FailedRow[]; dropped: number }> {
       return writing(async () => {
+        if (!(await stat(input.path).catch(() => undefined)))
+          throw ApplicationFailure.create({
+            type: 'invalid_options',
+            message: `the batch's output ${input.path} is gone: a batch resumes over its own output`,
+            nonRetryable: true,
+          });
         const counters: Counters = { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} };
         const failedRows: FailedRow[] = [];
         const { dropped } = await withHeartbeat(() =>

@@ -9,7 +9,7 @@ import {
   readDuplicatesIndex,
   writeDuplicatesIndex,
 } from '../batch/duplicates.js';
-import { rowsWithLines } from '../batch/result-writer.js';
+import { lineOutcomes, rowsWithLines } from '../batch/result-writer.js';
 import { inspectInput, InputError, readRows } from '../batch/row-reader.js';
 import type {
   InputInspection,
@@ -17,6 +17,7 @@ import type {
   ReadCursor,
   ReadRowsRequest,
   ReadRowsResult,
+  ValidRow,
 } from '../batch/types.js';
 
 /** Errors about the file itself are not retried: the same file gives the same answer. */
@@ -76,7 +77,22 @@ export function createRowActivities(defaults: { maxRowBytes: number }) {
           );
           rows = rows.filter((r) => !written.has(r.row));
         }
-        if (req.duplicates) rows = markDuplicates(rows, await readDuplicatesIndex(req.duplicates));
+        if (req.duplicates) {
+          const index = await readDuplicatesIndex(req.duplicates);
+          // Without its index (deleted by hand) a batch sends every row: dearer, never wrong.
+          if (index) rows = markDuplicates(rows, index);
+        }
+        if (req.skipWritten) {
+          // Reopened: a duplicate whose leader keeps its line takes that line's end.
+          const leaders = rows.flatMap((r) =>
+            'duplicateOf' in r && r.duplicateOf !== undefined ? [r.duplicateOf] : [],
+          );
+          const ends = await lineOutcomes(req.skipWritten, leaders);
+          rows = rows.map((r) => {
+            const end = 'duplicateOf' in r && r.duplicateOf ? ends.get(r.duplicateOf) : undefined;
+            return end ? { ...r, leaderLine: end as ValidRow['leaderLine'] } : r;
+          });
+        }
         return { ...got, rows };
       } catch (err) {
         throw inputFailure(err, req.source.path);

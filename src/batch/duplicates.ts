@@ -102,8 +102,13 @@ export interface DuplicatesIndex {
 // The index a worker read last, per path: each chunk of a batch reads the same file.
 const cache = new Map<string, { mtimeMs: number; size: number; index: DuplicatesIndex }>();
 
-export async function readDuplicatesIndex(path: string): Promise<DuplicatesIndex> {
-  const st = await stat(path);
+/** The index at `path`, or undefined when it is not there. */
+export async function readDuplicatesIndex(path: string): Promise<DuplicatesIndex | undefined> {
+  const st = await stat(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (!st) return undefined;
   const hit = cache.get(path);
   if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.index;
   const body = JSON.parse(await readFile(path, 'utf8')) as IndexFile;

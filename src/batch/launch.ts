@@ -349,10 +349,23 @@ export async function resumeBatch(
   );
   const status = described.status.name;
   if (status === 'RUNNING') {
+    if (maxCredits !== undefined) {
+      const { maxCredits: current } = await queryProgress(handle);
+      if (current !== undefined && maxCredits <= current)
+        throw new BatchSetupError(
+          'invalid_options',
+          `batch ${batchId} has a budget of ${current} credits: give a higher --max-credits`,
+        );
+    }
     await handle.signal(resumeBatchSignal, maxCredits !== undefined ? { maxCredits } : {});
     return 'signalled';
   }
   const summary = status === 'COMPLETED' ? await batchResult(handle) : undefined;
+  if (summary?.state === 'cancelled')
+    throw new BatchSetupError(
+      'invalid_options',
+      `batch ${batchId} was cancelled: there is nothing to resume (start a new batch for its rows)`,
+    );
   if (!summary?.skipped) {
     throw new BatchSetupError(
       'invalid_options',

@@ -324,6 +324,38 @@ async function appendWhole(path: string, at: number, data: Buffer): Promise<void
   }
 }
 
+/** How the lines of `rows` in the output at `path` ended (rows without a line are left out). */
+export function lineOutcomes(
+  path: string,
+  rows: readonly number[],
+): Promise<Map<number, { outcome: string; code?: string }>> {
+  return withPathLock(path, async () => {
+    const index = await outputs.current(path);
+    const out = new Map<number, { outcome: string; code?: string }>();
+    const spans = rows.flatMap((r) => {
+      const span = index.rows.get(r);
+      return span ? [[r, span] as const] : [];
+    });
+    if (spans.length === 0) return out;
+    const fh = await open(path, 'r');
+    try {
+      for (const [row, span] of spans) {
+        const buf = Buffer.alloc(span.length);
+        await fh.read(buf, 0, span.length, span.start);
+        const line = lineOf(buf.toString('utf8'));
+        if (typeof line?.outcome === 'string')
+          out.set(row, {
+            outcome: line.outcome,
+            ...(typeof line.code === 'string' ? { code: line.code } : {}),
+          });
+      }
+    } finally {
+      await fh.close();
+    }
+    return out;
+  });
+}
+
 /** Which of `rows` have their line in the output at `path`. */
 export function rowsWithLines(path: string, rows: readonly number[]): Promise<Set<number>> {
   return withPathLock(path, async () => {

@@ -25,6 +25,7 @@ import {
   type CarriedState,
   type InFlightRow,
   type InputRow,
+  type ParkedRow,
   type ResultLine,
   type ValidRow,
 } from './types.js';
@@ -81,6 +82,19 @@ export class BatchRules {
 
   setWindow(width: number): void {
     if (Number.isFinite(width)) this.s.window = clampWindow(width);
+  }
+
+  /**
+   * A row whose earlier call (under this batch id) failed before the service accepted anything,
+   * met again by a reopened batch: it goes back to be started again, with no pause and no key
+   * taken out for what happened then.
+   */
+  sendBack(rowNumber: number): boolean {
+    const flying = this.inFlight.get(rowNumber);
+    if (!flying) return false;
+    this.inFlight.delete(rowNumber);
+    this.s.redo.push(flying.row);
+    return true;
   }
 
   /** A new credit budget: rows left may run again if it covers them. */
@@ -235,12 +249,10 @@ export class BatchRules {
     nowMs: number,
   ): void {
     if (!row.followers) return;
-    const leaders = (this.s.leaders ??= {});
-    leaders[row.row] = {
-      outcome: end.outcome,
-      ...(end.code ? { code: end.code } : {}),
-      left: row.followers,
-    };
+    (this.s.leaders ??= {})[row.row] =
+      end.code !== undefined
+        ? [end.outcome, row.followers, end.code]
+        : [end.outcome, row.followers];
     const parked = this.s.parked ?? [];
     const mine = parked.filter((p) => p.duplicateOf === row.row);
     if (mine.length === 0) return;
@@ -249,9 +261,19 @@ export class BatchRules {
   }
 
   /** A duplicate row's line, from its leader's end (the writer copies the leader's line). */
-  private copyLeader(row: ValidRow, nowMs: number): void {
-    const leaderRow = row.duplicateOf!;
+  private copyLeader(row: ParkedRow, nowMs: number): void {
+    const leaderRow = row.duplicateOf;
     const leader = this.s.leaders![leaderRow];
+    this.copyLine(row, { outcome: leader[0], ...(leader[2] ? { code: leader[2] } : {}) }, nowMs);
+    leader[1] -= 1;
+    if (leader[1] <= 0) delete this.s.leaders![leaderRow];
+  }
+
+  private copyLine(
+    row: ParkedRow,
+    leader: { outcome: ResultLine['outcome']; code?: string },
+    nowMs: number,
+  ): void {
     if (leader.outcome === 'skipped') this.skip(row, nowMs);
     else
       this.record(
@@ -260,16 +282,14 @@ export class BatchRules {
           key: row.key,
           outcome: leader.outcome,
           ...(leader.code ? { code: leader.code } : {}),
-          duplicateOf: leaderRow,
+          duplicateOf: row.duplicateOf,
         },
         nowMs,
       );
-    leader.left -= 1;
-    if (leader.left <= 0) delete this.s.leaders![leaderRow];
   }
 
   /** A row not sent because the credit budget is spent. */
-  private skip(row: ValidRow, nowMs: number): void {
+  private skip(row: Pick<ValidRow, 'row' | 'key' | 'followers'>, nowMs: number): void {
     this.record(
       {
         row: row.row,
@@ -281,7 +301,7 @@ export class BatchRules {
       nowMs,
     );
     if (row.followers) {
-      (this.s.leaders ??= {})[row.row] = { outcome: 'skipped', left: row.followers };
+      (this.s.leaders ??= {})[row.row] = ['skipped', row.followers];
       const parked = this.s.parked ?? [];
       const mine = parked.filter((p) => p.duplicateOf === row.row);
       this.s.parked = parked.filter((p) => p.duplicateOf !== row.row);
@@ -296,12 +316,19 @@ export class BatchRules {
     return (this.s.counters.credits ?? 0) + (this.inFlight.size + 1) * perRow <= max;
   }
 
-  /** Whether `leaderRow`'s call is still to end: in flight, sent back, or itself parked. */
+  /** Whether `leaderRow`'s call is still to end: in flight or sent back. */
   private pending(leaderRow: number): boolean {
+    return this.inFlight.has(leaderRow) || this.s.redo.some((r) => r.row === leaderRow);
+  }
+
+  /** Whether a duplicate can take its line (or wait for it) now, without a request. */
+  private sharesNow(row: InputRow): boolean {
+    const leaderRow = duplicateOf(row);
+    if (leaderRow === undefined) return false;
     return (
-      this.inFlight.has(leaderRow) ||
-      this.s.redo.some((r) => r.row === leaderRow) ||
-      (this.s.parked ?? []).some((r) => r.row === leaderRow)
+      this.s.leaders?.[leaderRow] !== undefined ||
+      (row as ValidRow).leaderLine !== undefined ||
+      this.pending(leaderRow)
     );
   }
 
@@ -333,17 +360,24 @@ export class BatchRules {
       if (leaderRow !== undefined) {
         // A duplicate costs no request: it takes its leader's line, now or when the leader ends.
         const take = () => (redo ? this.s.redo.shift() : this.queue.shift());
+        const parked: ParkedRow = { row: next.row, key: next.key, duplicateOf: leaderRow };
         if (this.s.leaders?.[leaderRow]) {
           take();
-          this.copyLeader(next, nowMs);
+          this.copyLeader(parked, nowMs);
+          continue;
+        }
+        if (next.leaderLine) {
+          // Reopened over its output: the leader's line stays, and says how it ended.
+          take();
+          this.copyLine(parked, next.leaderLine, nowMs);
           continue;
         }
         if (this.pending(leaderRow)) {
           take();
-          (this.s.parked ??= []).push(next);
+          (this.s.parked ??= []).push(parked);
           continue;
         }
-        // The leader's end is not known here (a batch reopened over its output): sent itself.
+        // The leader's end cannot be known here (its line is gone): the row is sent itself.
       }
       if (this.s.budgetSpent) {
         if (redo) this.s.redo.shift();
@@ -379,16 +413,20 @@ export class BatchRules {
     if (this.s.paused) return false;
     const next = this.s.redo[0] ?? this.queue[0];
     if (next) {
-      if (isInvalidRow(next) || duplicateOf(next) !== undefined || this.s.budgetSpent) return true;
+      if (isInvalidRow(next) || this.sharesNow(next) || this.s.budgetSpent) return true;
       if (!this.budgetAllows()) return this.inFlight.size === 0;
       if (this.inFlight.size < this.s.window) return true;
     }
     return this.wantsRows();
   }
 
-  /** The queue is short of a window and the file has more. */
+  /**
+   * The rows read ahead (queued, and duplicates parked behind their leader) are short of a
+   * window and the file has more. Parked rows count, so what a run carries stays bounded.
+   */
   wantsRows(): boolean {
-    return !this.s.paused && this.queue.length < this.s.window && !this.s.cursor.done;
+    const ahead = this.queue.length + (this.s.parked?.length ?? 0);
+    return !this.s.paused && ahead < this.s.window && !this.s.cursor.done;
   }
 
   /** Every row is read and started or sent back: nothing left but what is in flight. */

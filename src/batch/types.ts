@@ -36,7 +36,15 @@ export interface ValidRow {
   duplicateOf?: number;
   /** How many later rows share this row's call. */
   followers?: number;
+  /**
+   * How the leader's line in the output ended, when the batch was reopened over its output and
+   * the leader is not run again (set by the reader).
+   */
+  leaderLine?: { outcome: ResultLine['outcome']; code?: string };
 }
+
+/** A duplicate row waiting for its leader: no parameters (it is never sent). */
+export type ParkedRow = Pick<ValidRow, 'row' | 'key'> & { duplicateOf: number };
 
 export interface InvalidRow {
   row: number;
@@ -244,8 +252,11 @@ export interface CarriedState {
   inFlight?: InFlightRow[];
   /** Reads mark duplicate rows from the batch's index (batch/duplicates.ts). */
   dedupe?: boolean;
-  /** Duplicate rows waiting for the row whose call they share (it is in flight or sent back). */
-  parked?: ValidRow[];
+  /**
+   * Duplicate rows waiting for the row whose call they share (it is in flight or sent back).
+   * Counted with the rows read ahead, so at most a window's worth.
+   */
+  parked?: ParkedRow[];
   /** How leader rows ended, while rows that share their call are still to come. */
   leaders?: Record<string, LeaderEnd>;
   /** The credit budget is spent: every row left is written as skipped. */
@@ -256,12 +267,11 @@ export interface CarriedState {
   skipWritten?: boolean;
 }
 
-/** How a leader row ended, for the rows that share its call; `left` of them are still to come. */
-export interface LeaderEnd {
-  outcome: ResultLine['outcome'];
-  code?: string;
-  left: number;
-}
+/**
+ * How a leader row ended, for the rows that share its call: its outcome, how many of them are
+ * still to come, and its failure code. A tuple: a batch may carry many across continue-as-new.
+ */
+export type LeaderEnd = [outcome: ResultLine['outcome'], left: number, code?: string];
 
 export interface BatchProgress {
   batchId: string;

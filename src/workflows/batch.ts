@@ -53,7 +53,7 @@ import {
   type InputFiles,
   type ValidRow,
 } from '../batch/types.js';
-import { findEndpoint } from '../contract/index.js';
+import { findEndpoint, isSystemic } from '../contract/index.js';
 import {
   PcdsBatchId,
   PcdsEndpoint,
@@ -184,7 +184,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     let reopened: Awaited<ReturnType<BatchActivities['reopenBatchOutput']>> | undefined;
     if (input.reopen) {
       // Run again with a higher budget: the rows skipped for the budget lose their lines.
-      reopened = await files.reopenBatchOutput({
+      reopened = await exporting.reopenBatchOutput({
         path: input.output,
         perRow: TYPICAL_CREDITS[endpoint.price],
       });
@@ -454,7 +454,16 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         rows.existingRowOutcome({ workflowId: childWorkflowId(input.batchId, row.row) }).then(
           (existing) => {
             started();
-            settle(row.row, existing);
+            // A reopened batch meets rows whose call failed with nothing accepted (a 402 sent
+            // them back, then the budget skipped them): they run again, as a redone row does.
+            const sentBack =
+              s.skipWritten &&
+              'failure' in existing &&
+              existing.failure.requestId === undefined &&
+              isSystemic(existing.failure.code);
+            if (sentBack) {
+              if (rules.sendBack(row.row)) rowEnded = true;
+            } else settle(row.row, existing);
           },
           (e: unknown) => {
             started();

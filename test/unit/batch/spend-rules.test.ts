@@ -72,9 +72,48 @@ describe('duplicates in the rules', () => {
     expect(rules.results.at(-1)).toMatchObject({ row: 9, outcome: 'empty', duplicateOf: 1 });
   });
 
-  it('a duplicate whose leader is unknown here is sent itself', () => {
-    const rules = rulesWith([row(5, { duplicateOf: 2 })]);
+  it('a duplicate whose leader is unknown here is sent itself, and waits for a slot like any row', () => {
+    const rules = rulesWith([row(1), row(2), row(5, { duplicateOf: 3 })]);
+    expect(started(rules)).toEqual([1, 2]);
+    // The window is full: nothing can be done for row 5 now, and the loop must not spin.
+    expect(rules.canStart()).toBe(false);
+    rules.settle(1, end('empty'), NOW, AT);
     expect(started(rules)).toEqual([5]);
+  });
+
+  it("a reopened batch's duplicate takes the end of its leader's line that stays", () => {
+    const rules = rulesWith([row(7, { duplicateOf: 2, leaderLine: { outcome: 'found' } })]);
+    expect(rules.canStart()).toBe(true);
+    expect(started(rules)).toEqual([]);
+    expect(rules.results[0]).toMatchObject({ row: 7, outcome: 'found', duplicateOf: 2 });
+  });
+
+  it('parked duplicates count against the rows read ahead, so a run carries a bounded state', () => {
+    // 10 companies repeated over 50,000 rows: the leaders stay in flight while followers come.
+    const rules = new BatchRules({
+      ...batchState(),
+      cursor: { row: 1, byteOffset: 0, done: false },
+      window: 10,
+    });
+    let next = 1;
+    const read = () => {
+      while (rules.wantsRows() && next <= 50_000) {
+        const n = next++;
+        rules.queue.push(
+          n <= 10 ? row(n, { followers: 4999 }) : row(n, { duplicateOf: ((n - 1) % 10) + 1 }),
+        );
+      }
+    };
+    for (let i = 0; i < 100; i++) {
+      read();
+      rules.takeStartable(NOW);
+    }
+    expect(rules.inFlight.size).toBe(10);
+    expect(rules.queue.length + (rules.s.parked?.length ?? 0)).toBeLessThanOrEqual(10);
+    expect(JSON.stringify(rules.carry(0, true)).length).toBeLessThan(20_000);
+    // A leader ends: its parked followers take their lines and reading goes on.
+    rules.settle(1, end('found'), NOW, AT);
+    expect(rules.wantsRows()).toBe(true);
   });
 
   it('finds leaders by normalised parameters, and only valid rows take part', () => {
