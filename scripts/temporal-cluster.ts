@@ -31,6 +31,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import type { SearchAttributeType } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { projectRoot } from '../src/temporal/cli-binary.js';
 import {
@@ -450,8 +451,8 @@ async function setupNamespace(namespace: string): Promise<void> {
       connection.workflowService.describeNamespace({ namespace }),
     );
     const { added } = await registerSearchAttributes(connection, namespace);
-    const query = PCDS_SEARCH_ATTRIBUTES.map((key) =>
-      key.type === 'INT' ? `${key.name} = 0` : `${key.name} = ''`,
+    const query = PCDS_SEARCH_ATTRIBUTES.map(
+      (key) => `${key.name} = ${SAMPLE_VALUE[key.type]}`,
     ).join(' OR ');
     await until('the search attributes', () =>
       connection.workflowService.countWorkflowExecutions({ namespace, query }),
@@ -464,6 +465,17 @@ async function setupNamespace(namespace: string): Promise<void> {
     await connection.close();
   }
 }
+
+/** A value of each type, for a query that names an attribute (the server checks name and type). */
+const SAMPLE_VALUE: Record<SearchAttributeType, string> = {
+  TEXT: "''",
+  KEYWORD: "''",
+  KEYWORD_LIST: "''",
+  INT: '0',
+  DOUBLE: '0',
+  BOOL: 'false',
+  DATETIME: "'2000-01-01T00:00:00Z'",
+};
 
 async function until(
   what: string,
