@@ -4,6 +4,7 @@
 // output still has exactly one line per input row, and no accepted job was submitted twice.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { batchProgressQuery } from '../../src/batch/messages.js';
@@ -54,12 +55,16 @@ beforeAll(async () => {
     limits: { enabled: false },
   });
 });
+const workerDirs: string[] = [];
 afterAll(async () => {
   await emu?.stop();
+  for (const d of [dir, ...workerDirs]) rmSync(d, { recursive: true, force: true });
 });
 
 /** `pcds worker` as a child process; resolves once it reports polling. */
 async function startWorker(taskQueue: string, name: string): Promise<ChildProcess> {
+  const dataDir = tempDir(`topology-${name}`);
+  workerDirs.push(dataDir);
   const child = spawnCli(['worker'], {
     PCDS_TEMPORAL_ADDRESS: temporalAddress(),
     PCDS_TEMPORAL_NAMESPACE: testNamespace(),
@@ -68,7 +73,7 @@ async function startWorker(taskQueue: string, name: string): Promise<ChildProces
     PCDS_API_KEY: emu.devKey.key,
     PCDS_API_SECRET: emu.devKey.secret,
     PCDS_THROTTLE: 'off',
-    PCDS_DATA_DIR: tempDir(`topology-${name}`),
+    PCDS_DATA_DIR: dataDir,
     ...testEncryptionEnv(),
   });
   let log = '';
