@@ -97,11 +97,7 @@ export default defineConfig(
     extends: [tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       parserOptions: {
-        projectService: {
-          // One-off scripts sit outside tsconfig's include; lint them with its options.
-          allowDefaultProject: ['scripts/*.ts'],
-          defaultProject: 'tsconfig.json',
-        },
+        projectService: true,
         tsconfigRootDir: import.meta.dirname,
       },
     },

@@ -23,7 +23,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/unit/**', '**/node_modules/**'],
+          // test/cluster restarts its server: `npm run test:cluster` runs it (vitest.cluster.config.ts).
+          exclude: ['test/unit/**', 'test/cluster/**', '**/node_modules/**'],
           globalSetup: ['test/harness/global-setup.ts'],
           setupFiles: ['test/harness/encryption-env.ts'],
           testTimeout: 60_000,

@@ -1,0 +1,666 @@
+// The production topology on one machine, without Docker: a real Temporal server (built from its Go
+// module, all services in one process on loopback) on Debian's PostgreSQL, schemas from Temporal's
+// own SQL tool, the namespace and the project's search attributes.
+//
+//   npx tsx scripts/temporal-cluster.ts up        build the binaries if missing, then start it all
+//   npx tsx scripts/temporal-cluster.ts down      stop it all and delete its data
+//   npx tsx scripts/temporal-cluster.ts restart   restart the Temporal server only (data kept)
+//   npx tsx scripts/temporal-cluster.ts status    what runs, and where
+//   npx tsx scripts/temporal-cluster.ts build     build the binaries only
+//   npx tsx scripts/temporal-cluster.ts test [vitest args]   up, the cluster test suite, down
+//
+// Binaries live in .tools/temporal-server-<version>/ (git-ignored), state in .data/temporal-cluster/,
+// logs in .data/temporal-cluster-logs/ (kept after `down`). Ports: CLUSTER_PORTS below.
+import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import {
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { rename } from 'node:fs/promises';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import type { SearchAttributeType } from '@temporalio/common';
+import { msToTs } from '@temporalio/common/lib/time.js';
+import { projectRoot } from '../src/temporal/cli-binary.js';
+import {
+  PCDS_SEARCH_ATTRIBUTES,
+  registerSearchAttributes,
+} from '../src/temporal/search-attributes.js';
+
+/** The server release under test; docker-compose.yml runs the same one. */
+export const TEMPORAL_SERVER_VERSION = '1.32.1';
+
+const root = projectRoot();
+/** Cached binaries (git-ignored): `temporal-server` and `temporal-sql-tool`. */
+export const BIN_DIR = join(root, '.tools', `temporal-server-${TEMPORAL_SERVER_VERSION}`);
+const SERVER_BIN = join(BIN_DIR, 'temporal-server');
+const SQL_TOOL_BIN = join(BIN_DIR, 'temporal-sql-tool');
+/** The server configuration docker-compose.yml mounts too. */
+export const CONFIG_FILE = join(root, 'deploy', 'temporal', 'config.yaml');
+const DYNAMIC_CONFIG_FILE = join(root, 'deploy', 'temporal', 'dynamicconfig.yaml');
+/** Everything a running cluster writes; `down` deletes it. */
+export const STATE_DIR = join(root, '.data', 'temporal-cluster');
+const PG_DATA = join(STATE_DIR, 'pg');
+const PG_SOCKET_DIR = join(STATE_DIR, 'pg-socket');
+/** Logs outlive `down` (to read after a failed run); the next `up` replaces them. */
+export const LOG_DIR = join(root, '.data', 'temporal-cluster-logs');
+const PG_LOG = join(LOG_DIR, 'postgresql.log');
+export const SERVER_LOG = join(LOG_DIR, 'temporal-server.log');
+const SERVER_PID = join(STATE_DIR, 'temporal-server.pid');
+
+/**
+ * Fixed ports on loopback, below Linux's ephemeral range (32768-60999) where the dev servers of
+ * the other tests take theirs, and away from the dev server's usual 7233/8233.
+ */
+export const CLUSTER_PORTS = {
+  postgres: 17432,
+  frontendGrpc: 17233,
+  frontendHttp: 17243,
+  history: 17234,
+  matching: 17235,
+  worker: 17239,
+  frontendMembership: 17933,
+  historyMembership: 17934,
+  matchingMembership: 17935,
+  workerMembership: 17939,
+  metrics: 17000,
+} as const;
+
+export const CLUSTER_ADDRESS = `127.0.0.1:${CLUSTER_PORTS.frontendGrpc}`;
+export const CLUSTER_NAMESPACE = 'default';
+/** The development role of deploy/temporal/config.yaml (and docker-compose.yml). */
+const DB_USER = 'temporal';
+const DB_PASSWORD = 'temporal';
+
+const STOP_GRACE_MS = 10_000;
+
+function log(line: string): void {
+  process.stderr.write(`[cluster] ${line}\n`);
+}
+
+// ---- binaries --------------------------------------------------------------------------------
+
+/**
+ * Builds the server and its SQL tool once into BIN_DIR. Go's build and module caches live in a
+ * temporary folder removed afterwards (about 3.9 GB); the cold build takes 5-9 minutes.
+ */
+export async function buildBinaries(): Promise<void> {
+  if (existsSync(SERVER_BIN) && existsSync(SQL_TOOL_BIN)) return;
+  const goVersion = spawnSync('go', ['version'], { encoding: 'utf8' });
+  if (goVersion.status !== 0) {
+    throw new Error(
+      'Go is needed once to build the Temporal server (https://go.dev/dl/); ' +
+        `\`go version\` failed: ${goVersion.error?.message ?? goVersion.stderr}`,
+    );
+  }
+  const work = mkdtempSync(join(tmpdir(), 'pcds-temporal-build-'));
+  const partial = join(work, 'bin');
+  const started = Date.now();
+  log(
+    `building temporal-server ${TEMPORAL_SERVER_VERSION} with ${goVersion.stdout.trim()} ` +
+      `(first time only: 5-9 min, ~2.6 GB RAM; Go caches in ${work}, removed afterwards)`,
+  );
+  try {
+    const env = {
+      ...process.env,
+      GOBIN: partial,
+      GOCACHE: join(work, 'cache'),
+      GOMODCACHE: join(work, 'mod'),
+      GOPATH: join(work, 'gopath'),
+      GOTMPDIR: work,
+      GOFLAGS: '-mod=mod',
+      // The installed Go only: v1.32.1 is the newest release it builds (later ones want a newer Go).
+      GOTOOLCHAIN: 'local',
+    };
+    await runAsync(
+      'go',
+      [
+        'install',
+        '-trimpath',
+        '-ldflags=-s -w',
+        `go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION}`,
+        `go.temporal.io/server/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`,
+      ],
+      env,
+    );
+    mkdirSync(BIN_DIR, { recursive: true });
+    // The SQL tool first: the server's presence marks the cache complete.
+    await rename(join(partial, 'sql'), SQL_TOOL_BIN);
+    await rename(join(partial, 'server'), SERVER_BIN);
+    log(`built in ${seconds(started)} s: ${BIN_DIR}`);
+  } finally {
+    // The module cache is read-only on purpose; make it writable so it can go.
+    spawnSync('chmod', ['-R', 'u+w', work]);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+function runAsync(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`})`)),
+    );
+  });
+}
+
+/** Runs a command to its end; throws with its output when it fails. */
+function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
+  const result = spawnSync(cmd, args, { encoding: 'utf8', ...opts });
+  if (result.error) throw new Error(`${cmd}: ${result.error.message}`);
+  if (result.status !== 0) {
+    throw new Error(
+      `${cmd} ${args.join(' ')} failed (exit ${result.status ?? result.signal}):\n` +
+        `${String(result.stdout)}${String(result.stderr)}`.trim(),
+    );
+  }
+  return String(result.stdout);
+}
+
+function seconds(since: number): string {
+  return ((Date.now() - since) / 1000).toFixed(1);
+}
+
+// ---- PostgreSQL ------------------------------------------------------------------------------
+
+/** Debian's PostgreSQL binaries (the newest installed), installing the package when absent. */
+function postgresBinDir(): string {
+  const find = () => {
+    const base = '/usr/lib/postgresql';
+    if (!existsSync(base)) return undefined;
+    const versions = readdirSync(base)
+      .filter((v) => existsSync(join(base, v, 'bin', 'pg_ctl')))
+      .sort((a, b) => Number(b) - Number(a));
+    return versions.length > 0 ? join(base, versions[0], 'bin') : undefined;
+  };
+  const found = find();
+  if (found) return found;
+  if (process.getuid?.() !== 0) {
+    throw new Error(
+      'PostgreSQL is not installed (no /usr/lib/postgresql/*/bin). Install it as root: ' +
+        'apt-get update && apt-get install -y postgresql',
+    );
+  }
+  log('PostgreSQL is missing: apt-get install -y postgresql');
+  run('apt-get', ['update'], { stdio: 'inherit' });
+  run('apt-get', ['install', '-y', 'postgresql'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+  const installed = find();
+  if (!installed) throw new Error('apt-get installed postgresql, yet no pg_ctl was found');
+  return installed;
+}
+
+/**
+ * PostgreSQL refuses to run as root: as root, its commands run as the `postgres` user (which the
+ * Debian package creates) and the folders it writes are handed to that user.
+ */
+function asPostgres(bin: string, args: string[]): [string, string[]] {
+  return process.getuid?.() === 0
+    ? ['runuser', ['-u', 'postgres', '--', bin, ...args]]
+    : [bin, args];
+}
+
+function ownedByPostgres(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  if (process.getuid?.() !== 0) return;
+  const uid = Number(run('id', ['-u', 'postgres']).trim());
+  const gid = Number(run('id', ['-g', 'postgres']).trim());
+  chownSync(dir, uid, gid);
+}
+
+function startPostgres(): void {
+  const bin = postgresBinDir();
+  const started = Date.now();
+  ownedByPostgres(STATE_DIR);
+  ownedByPostgres(PG_SOCKET_DIR);
+  // initdb reads the superuser's password from a file it can open.
+  const pwFile = join(STATE_DIR, 'pg-password');
+  writeFileSync(pwFile, `${DB_PASSWORD}\n`, { mode: 0o644 });
+  try {
+    run(
+      ...asPostgres(join(bin, 'initdb'), [
+        '-D',
+        PG_DATA,
+        '-U',
+        DB_USER,
+        `--pwfile=${pwFile}`,
+        '--auth-local=trust',
+        '--auth-host=scram-sha-256',
+        '--encoding=UTF8',
+        '--locale=C',
+      ]),
+    );
+  } finally {
+    rmSync(pwFile, { force: true });
+  }
+  // A throwaway test database: no fsync. Loopback TCP only, the socket in our own folder.
+  const options = [
+    `-p ${CLUSTER_PORTS.postgres}`,
+    '-c listen_addresses=127.0.0.1',
+    `-c unix_socket_directories=${PG_SOCKET_DIR}`,
+    '-c fsync=off',
+    '-c synchronous_commit=off',
+    '-c full_page_writes=off',
+    '-c max_connections=200',
+  ].join(' ');
+  run(
+    ...asPostgres(join(bin, 'pg_ctl'), ['-D', PG_DATA, '-l', PG_LOG, '-o', options, '-w', 'start']),
+  );
+  log(`PostgreSQL (${bin}) on 127.0.0.1:${CLUSTER_PORTS.postgres} in ${seconds(started)} s`);
+}
+
+function stopPostgres(): void {
+  if (!existsSync(join(PG_DATA, 'postmaster.pid'))) return;
+  const bin = postgresBinDir();
+  run(...asPostgres(join(bin, 'pg_ctl'), ['-D', PG_DATA, '-m', 'fast', '-w', 'stop']));
+}
+
+/** Both databases, their schemas at the newest version, with Temporal's own SQL tool. */
+function setupSchemas(): void {
+  const started = Date.now();
+  // The tool reads its connection from SQL_* variables (the password stays off the command line).
+  const env = {
+    ...process.env,
+    SQL_PLUGIN: 'postgres12',
+    SQL_HOST: '127.0.0.1',
+    SQL_PORT: String(CLUSTER_PORTS.postgres),
+    SQL_USER: DB_USER,
+    SQL_PASSWORD: DB_PASSWORD,
+  };
+  for (const [db, schema] of [
+    ['temporal', 'postgresql/v12/temporal'],
+    ['temporal_visibility', 'postgresql/v12/visibility'],
+  ]) {
+    run(SQL_TOOL_BIN, ['--db', db, 'create-database'], { env });
+    run(SQL_TOOL_BIN, ['--db', db, 'setup-schema', '-v', '0.0'], { env });
+    run(SQL_TOOL_BIN, ['--db', db, 'update-schema', '-s', schema], { env });
+  }
+  log(`schemas (temporal, temporal_visibility) in ${seconds(started)} s`);
+}
+
+// ---- Temporal server -------------------------------------------------------------------------
+
+/** The variables deploy/temporal/config.yaml reads, set to this topology's loopback ports. */
+function serverEnv(): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    BIND_ON_IP: '127.0.0.1',
+    POSTGRES_SEEDS: '127.0.0.1',
+    DB_PORT: String(CLUSTER_PORTS.postgres),
+    POSTGRES_USER: DB_USER,
+    POSTGRES_PWD: DB_PASSWORD,
+    FRONTEND_GRPC_PORT: String(CLUSTER_PORTS.frontendGrpc),
+    FRONTEND_HTTP_PORT: String(CLUSTER_PORTS.frontendHttp),
+    HISTORY_GRPC_PORT: String(CLUSTER_PORTS.history),
+    MATCHING_GRPC_PORT: String(CLUSTER_PORTS.matching),
+    WORKER_GRPC_PORT: String(CLUSTER_PORTS.worker),
+    FRONTEND_MEMBERSHIP_PORT: String(CLUSTER_PORTS.frontendMembership),
+    HISTORY_MEMBERSHIP_PORT: String(CLUSTER_PORTS.historyMembership),
+    MATCHING_MEMBERSHIP_PORT: String(CLUSTER_PORTS.matchingMembership),
+    WORKER_MEMBERSHIP_PORT: String(CLUSTER_PORTS.workerMembership),
+    PROMETHEUS_PORT: String(CLUSTER_PORTS.metrics),
+    DYNAMIC_CONFIG_FILE_PATH: DYNAMIC_CONFIG_FILE,
+    LOG_LEVEL: process.env.PCDS_CLUSTER_LOG_LEVEL ?? 'warn',
+  };
+}
+
+/** The server's pid from its pid file, if that process still runs our binary (pids are reused). */
+function serverPid(): number | undefined {
+  if (!existsSync(SERVER_PID)) return undefined;
+  const pid = Number(readFileSync(SERVER_PID, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0 || !alive(pid)) return undefined;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(SERVER_BIN) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Running, and not a zombie waiting for a parent (PID 1 here may be slow to reap). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) S ...", the state right after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Starts the server detached (it outlives this command) and waits until the frontend answers. */
+async function startServer(): Promise<void> {
+  const started = Date.now();
+  const fd = openSync(SERVER_LOG, 'a');
+  writeSync(
+    fd,
+    `\n=== ${new Date().toISOString()} temporal-server ${TEMPORAL_SERVER_VERSION} start\n`,
+  );
+  let pid: number | undefined;
+  try {
+    const child = spawn(SERVER_BIN, ['--config-file', CONFIG_FILE, '--allow-no-auth', 'start'], {
+      cwd: root,
+      env: serverEnv(),
+      stdio: ['ignore', fd, fd],
+      detached: true,
+    });
+    pid = child.pid;
+    child.unref();
+  } finally {
+    closeSync(fd);
+  }
+  if (pid === undefined) throw new Error(`temporal-server did not start; see ${SERVER_LOG}`);
+  writeFileSync(SERVER_PID, `${pid}\n`);
+  const deadline = Date.now() + 60_000;
+  let lastError = '';
+  while (Date.now() < deadline) {
+    if (!alive(pid)) {
+      throw new Error(
+        `temporal-server exited while starting. Last lines of ${SERVER_LOG}:\n${tail(SERVER_LOG, 20)}`,
+      );
+    }
+    let connection: Connection | undefined;
+    try {
+      connection = await Connection.connect({ address: CLUSTER_ADDRESS, connectTimeout: 1_000 });
+      await connection.workflowService.getSystemInfo({});
+      log(
+        `temporal-server ${TEMPORAL_SERVER_VERSION} (pid ${pid}) on ${CLUSTER_ADDRESS} in ${seconds(started)} s`,
+      );
+      return;
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    } finally {
+      await connection?.close();
+    }
+    await sleep(100);
+  }
+  throw new Error(
+    `temporal-server did not answer on ${CLUSTER_ADDRESS} within 60 s (${lastError}); see ${SERVER_LOG}`,
+  );
+}
+
+/** SIGTERM, then SIGKILL after STOP_GRACE_MS; resolves once the process is gone. */
+async function stopServer(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  const pid = serverPid();
+  if (pid === undefined) return;
+  const started = Date.now();
+  process.kill(pid, signal);
+  const deadline = Date.now() + STOP_GRACE_MS;
+  while (alive(pid)) {
+    if (Date.now() > deadline) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await sleep(50);
+  }
+  rmSync(SERVER_PID, { force: true });
+  log(`temporal-server (pid ${pid}) stopped by ${signal} in ${seconds(started)} s`);
+}
+
+function tail(file: string, lines: number): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/**
+ * The namespace and the project's search attributes (PCDS_SEARCH_ATTRIBUTES, registered by the
+ * same registerSearchAttributes a worker runs). Waits until the frontend accepts a query that
+ * names every attribute: the server's namespace cache picks up new aliases within seconds.
+ */
+async function setupNamespace(namespace: string): Promise<void> {
+  const started = Date.now();
+  const connection = await Connection.connect({ address: CLUSTER_ADDRESS });
+  try {
+    try {
+      await connection.workflowService.registerNamespace({
+        namespace,
+        workflowExecutionRetentionPeriod: msToTs('1 day'),
+      });
+    } catch (err) {
+      if (!/already exists/i.test(err instanceof Error ? err.message : String(err))) throw err;
+    }
+    await until(`namespace ${namespace}`, () =>
+      connection.workflowService.describeNamespace({ namespace }),
+    );
+    const { added } = await registerSearchAttributes(connection, namespace);
+    const query = PCDS_SEARCH_ATTRIBUTES.map(
+      (key) => `${key.name} = ${SAMPLE_VALUE[key.type]}`,
+    ).join(' OR ');
+    await until('the search attributes', () =>
+      connection.workflowService.countWorkflowExecutions({ namespace, query }),
+    );
+    log(
+      `namespace ${namespace}, search attributes ${added.length > 0 ? added.join(', ') : '(all present)'} ` +
+        `in ${seconds(started)} s`,
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
+/** A value of each type, for a query that names an attribute (the server checks name and type). */
+const SAMPLE_VALUE: Record<SearchAttributeType, string> = {
+  TEXT: "''",
+  KEYWORD: "''",
+  KEYWORD_LIST: "''",
+  INT: '0',
+  DOUBLE: '0',
+  BOOL: 'false',
+  DATETIME: "'2000-01-01T00:00:00Z'",
+};
+
+async function until(
+  what: string,
+  attempt: () => Promise<unknown>,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      await attempt();
+      return;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        throw new Error(
+          `${what} not ready within ${timeoutMs} ms: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      }
+      await sleep(200);
+    }
+  }
+}
+
+/** A port someone else already listens on would make the server fail late and obscurely. */
+async function assertPortsFree(): Promise<void> {
+  const taken: string[] = [];
+  for (const [name, port] of Object.entries(CLUSTER_PORTS)) {
+    const inUse = await new Promise<boolean>((resolve) => {
+      const socket = createConnection({ host: '127.0.0.1', port });
+      socket.once('connect', () => (socket.destroy(), resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (inUse) taken.push(`${name} ${port}`);
+  }
+  if (taken.length > 0) {
+    throw new Error(
+      `ports in use on 127.0.0.1: ${taken.join(', ')}. A cluster left running? ` +
+        '`npx tsx scripts/temporal-cluster.ts down`, or stop whatever listens there.',
+    );
+  }
+}
+
+// ---- the cluster -----------------------------------------------------------------------------
+
+export interface ClusterInfo {
+  address: string;
+  namespace: string;
+}
+
+/** Up from nothing: PostgreSQL, schemas, server, namespace, search attributes. */
+export async function up(namespace = CLUSTER_NAMESPACE): Promise<ClusterInfo> {
+  await buildBinaries();
+  const started = Date.now();
+  if (serverPid() !== undefined || existsSync(join(PG_DATA, 'postmaster.pid'))) {
+    throw new Error(`a cluster is already up (${STATE_DIR}); bring it down first`);
+  }
+  // Leftovers of a cluster that was not brought down (a killed run): start clean.
+  rmSync(STATE_DIR, { recursive: true, force: true });
+  await assertPortsFree();
+  mkdirSync(STATE_DIR, { recursive: true });
+  rmSync(LOG_DIR, { recursive: true, force: true });
+  ownedByPostgres(LOG_DIR); // PostgreSQL writes its log there
+  try {
+    startPostgres();
+    setupSchemas();
+    await startServer();
+    await setupNamespace(namespace);
+  } catch (err) {
+    log(`up failed: bringing down what started`);
+    await down().catch((downErr: unknown) => log(`down after a failed up: ${String(downErr)}`));
+    throw err;
+  }
+  log(`up in ${seconds(started)} s: ${CLUSTER_ADDRESS}, namespace ${namespace}`);
+  return { address: CLUSTER_ADDRESS, namespace };
+}
+
+/** Stops the server and PostgreSQL, then deletes the cluster's data. Safe when nothing runs. */
+export async function down(): Promise<void> {
+  const started = Date.now();
+  await stopServer();
+  stopPostgres();
+  rmSync(STATE_DIR, { recursive: true, force: true });
+  log(`down in ${seconds(started)} s`);
+}
+
+/**
+ * Restarts the Temporal server on the same database, as an operator's restart or a crash would
+ * (`SIGKILL` for the latter). Clients and workers see it unavailable meanwhile.
+ */
+export async function restartServer(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (serverPid() === undefined) throw new Error('no cluster server is running');
+  await stopServer(signal);
+  await startServer();
+}
+
+function status(): void {
+  const pid = serverPid();
+  const pg = existsSync(join(PG_DATA, 'postmaster.pid'));
+  process.stdout.write(
+    `temporal-server ${TEMPORAL_SERVER_VERSION}: ${pid ? `running (pid ${pid}) on ${CLUSTER_ADDRESS}` : 'not running'}\n` +
+      `PostgreSQL: ${pg ? `running on 127.0.0.1:${CLUSTER_PORTS.postgres}` : 'not running'}\n` +
+      `binaries: ${existsSync(SERVER_BIN) ? BIN_DIR : 'not built yet'}\n` +
+      `logs (kept after down): ${SERVER_LOG}, ${PG_LOG}\n`,
+  );
+}
+
+/**
+ * The cluster test run: up, the suite in vitest.cluster.config.ts against it (extra arguments go
+ * to vitest), down, also when the suite fails or the run is interrupted. Returns vitest's code.
+ */
+async function testRun(vitestArgs: string[]): Promise<number> {
+  await buildBinaries(); // outside the timed part: a cold build takes minutes
+  const started = Date.now();
+  const info = await up();
+  let child: ReturnType<typeof spawn> | undefined;
+  const interrupt = (signal: NodeJS.Signals) => child?.kill(signal);
+  process.on('SIGINT', interrupt);
+  process.on('SIGTERM', interrupt);
+  try {
+    child = spawn(
+      process.execPath,
+      [
+        join(root, 'node_modules', 'vitest', 'vitest.mjs'),
+        'run',
+        '--config',
+        'vitest.cluster.config.ts',
+        ...vitestArgs,
+      ],
+      {
+        cwd: root,
+        stdio: 'inherit',
+        env: {
+          ...process.env,
+          PCDS_TEST_TEMPORAL_ADDRESS: info.address,
+          PCDS_TEST_TEMPORAL_NAMESPACE: info.namespace,
+          PCDS_TEST_CLUSTER: '1',
+        },
+      },
+    );
+    const running = child;
+    const code = await new Promise<number>((resolve) => {
+      running.once('error', (err) => (log(`vitest: ${err.message}`), resolve(1)));
+      running.once('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0)));
+    });
+    if (code !== 0) log(`tests failed; the cluster's logs stay in ${LOG_DIR}`);
+    return code;
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
+    await down();
+    log(`cluster test run (up, tests, down) took ${seconds(started)} s`);
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'build':
+      await buildBinaries();
+      break;
+    case 'up':
+      await up();
+      break;
+    case 'down':
+      await down();
+      break;
+    case 'restart':
+      await restartServer(rest[0] === '--kill' ? 'SIGKILL' : 'SIGTERM');
+      break;
+    case 'status':
+      status();
+      break;
+    case 'test':
+      process.exitCode = await testRun(rest);
+      break;
+    default:
+      throw new Error(
+        'usage: temporal-cluster.ts <build|up|down|restart [--kill]|status|test [vitest args]>',
+      );
+  }
+}
+
+// Run as a command, not when a test imports restartServer.
+if (process.argv[1] !== undefined && /temporal-cluster\.ts$/.test(process.argv[1])) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    log(err instanceof Error ? err.message : String(err));
+    process.exitCode = 1;
+  });
+}

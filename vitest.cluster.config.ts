@@ -1,0 +1,26 @@
+// `npm run test:cluster`: the batch, call and webhook integration tests plus the topology tests
+// (test/cluster), against the Temporal cluster on PostgreSQL that scripts/temporal-cluster.ts
+// brings up (it sets PCDS_TEST_TEMPORAL_ADDRESS and PCDS_TEST_TEMPORAL_NAMESPACE; see
+// test/harness/global-setup.ts). Run through that script, not directly.
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    name: 'cluster',
+    include: [
+      'test/batch/**/*.test.ts',
+      'test/calls/**/*.test.ts',
+      'test/webhooks/**/*.test.ts',
+      'test/cluster/**/*.test.ts',
+    ],
+    maxWorkers: 2,
+    // Under CI the JSON report gives .ci/run the cluster run's counts.
+    reporters: process.env.CI
+      ? ['default', ['json', { outputFile: '.test-results-cluster.json' }]]
+      : ['default'],
+    globalSetup: ['test/harness/global-setup.ts'],
+    setupFiles: ['test/harness/encryption-env.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+  },
+});
