@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startDevStack, type DevStack } from '../../src/cli/dev-stack.js';
 import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
@@ -132,15 +132,24 @@ describe('the Web UI of pcds dev', () => {
     const page = await browser.newPage();
     try {
       const pcds = await stackClient(connection, { pollIntervalMs: 100, maxWaitMs: 120_000 });
+      // Enough calls to keep the key's throttle busy for half a minute, so some wait whatever
+      // the machine's load while the page loads.
       const calls = await Promise.all(
-        sampleRows({ rows: 8 }).map((r) => pcds.startCall('person_enrichment', { email: r.email })),
+        sampleRows({ rows: 24 }).map((r) =>
+          pcds.startCall('person_enrichment', { email: r.email }),
+        ),
       );
       const query = 'WorkflowType="pcdsEndpointCall" AND PcdsState="throttled"';
       const list = `${stack.uiUrl}/namespaces/${stack.config.PCDS_TEMPORAL_NAMESPACE}/workflows?query=${encodeURIComponent(query)}`;
       // The list view as an operator opens it: a throttled call's id shows up in it.
       const ids = new Set(calls.map((c) => c.workflowId));
       let shown: string | undefined;
-      for (let attempt = 0; attempt < 20 && !shown; attempt++) {
+      for (let attempt = 0; attempt < 30 && !shown; attempt++) {
+        // Open the page when visibility has a throttled call to show (it follows shortly after).
+        await vi.waitFor(
+          async () => expect((await pcds.temporal.workflow.count(query)).count).toBeGreaterThan(0),
+          { timeout: 20_000, interval: 100 },
+        );
         await page.goto(list);
         await page.waitForLoadState('networkidle');
         const text = await page.locator('body').innerText();
@@ -162,5 +171,5 @@ describe('the Web UI of pcds dev', () => {
       await page.close();
       await connection.close();
     }
-  }, 120_000);
+  }, 240_000);
 });

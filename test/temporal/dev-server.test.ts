@@ -36,6 +36,8 @@ describe('shared dev server', () => {
         PcdsKeyId: 2,
         PcdsState: 2,
         PcdsRowIndex: 3, // INDEXED_VALUE_TYPE_INT
+        PcdsRowsDone: 3,
+        PcdsRowsFailed: 3,
       });
     } finally {
       await connection.close();
