@@ -185,6 +185,19 @@ describe('meteredPermitGate', () => {
     expect(wait.value).toBeLessThan(5);
   });
 
+  it('passes everything the caller gives on to the gate, the wait listener included', async () => {
+    const heard: unknown[] = [];
+    const metered = meteredPermitGate(
+      gate(async (keyId, kind, _signal, _beforeSend, _followUps, onWait) => {
+        onWait?.({ keyId, kind, reason: 'minute_window', until: 1, reportAfterMs: 0 });
+      }),
+    );
+    await metered.acquire('pool-a', 'poll', undefined, undefined, undefined, (w) => heard.push(w));
+    expect(heard).toEqual([
+      { keyId: 'pool-a', kind: 'poll', reason: 'minute_window', until: 1, reportAfterMs: 0 },
+    ]);
+  });
+
   it('counts a permit refused by the credit breaker, and no grant', async () => {
     const metered = meteredPermitGate(
       gate(() => Promise.reject(new PermitRefusedError('pool-a', Date.now()))),
