@@ -193,3 +193,12 @@ export async function resetToFirstTask(
   });
   return client.workflow.getHandle(batchWorkflowId(batchId), reset.runId).result();
 }
+
+/**
+ * What the emulator's sample data makes of a row's email: not an email fails, an address at
+ * unknown.pcds.dev is empty, any other is found.
+ */
+export function expectedOutcome(email: string | undefined): 'found' | 'empty' | 'failed' {
+  if (!email || email.startsWith('not-an-email')) return 'failed';
+  return email.endsWith('@unknown.pcds.dev') ? 'empty' : 'found';
+}

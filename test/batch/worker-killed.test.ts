@@ -7,6 +7,7 @@ import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
 import { connectClient, uniqueTaskQueue } from '../harness/temporal.js';
 import { spawnWorkerProcess } from '../harness/worker-process.js';
 import {
+  expectedOutcome,
   fastEmulator,
   readOutput,
   startCsvBatch,
@@ -78,14 +79,7 @@ it(
       expect(unknown.length).toBeLessThanOrEqual(atKill.inFlight);
       for (const line of lines) {
         if (line.code === 'submit_outcome_unknown') continue;
-        const src = rows[line.row - 1];
-        const expected =
-          !src.email || src.email.startsWith('not-an-email')
-            ? 'failed'
-            : src.email.endsWith('@unknown.pcds.dev')
-              ? 'empty'
-              : 'found';
-        expect(line.outcome).toBe(expected);
+        expect(line.outcome).toBe(expectedOutcome(rows[line.row - 1].email));
       }
       // Each valid row was submitted once: the killed worker's rows were not sent again. A row
       // repeating an earlier one (the sample holds some) shares its job and says so.

@@ -18,6 +18,7 @@ import {
   uniqueTaskQueue,
 } from '../harness/temporal.js';
 import {
+  expectedOutcome,
   readOutput,
   startCsvBatch,
   tempDir,
@@ -170,16 +171,9 @@ it(
       expect(unknown.length).toBeLessThanOrEqual(atKill.inFlight);
       for (const line of lines) {
         if (line.code === 'submit_outcome_unknown') continue;
-        const src = rows[line.row - 1];
-        const expected =
-          !src.email || src.email.startsWith('not-an-email')
-            ? 'failed'
-            : src.email.endsWith('@unknown.pcds.dev')
-              ? 'empty'
-              : 'found';
         expect({ row: line.row, outcome: line.outcome }).toEqual({
           row: line.row,
-          outcome: expected,
+          outcome: expectedOutcome(rows[line.row - 1].email),
         });
       }
       const valid = lines.filter((l) => l.outcome !== 'failed');
