@@ -253,10 +253,15 @@ export class BatchRules {
       end.code !== undefined
         ? [end.outcome, row.followers, end.code]
         : [end.outcome, row.followers];
+    this.releaseParked(row.row, nowMs);
+  }
+
+  /** The duplicates parked behind `leaderRow` take their lines from its end. */
+  private releaseParked(leaderRow: number, nowMs: number): void {
     const parked = this.s.parked ?? [];
-    const mine = parked.filter((p) => p.duplicateOf === row.row);
+    const mine = parked.filter((p) => p.duplicateOf === leaderRow);
     if (mine.length === 0) return;
-    this.s.parked = parked.filter((p) => p.duplicateOf !== row.row);
+    this.s.parked = parked.filter((p) => p.duplicateOf !== leaderRow);
     for (const f of mine) this.copyLeader(f, nowMs);
   }
 
@@ -302,10 +307,7 @@ export class BatchRules {
     );
     if (row.followers) {
       (this.s.leaders ??= {})[row.row] = ['skipped', row.followers];
-      const parked = this.s.parked ?? [];
-      const mine = parked.filter((p) => p.duplicateOf === row.row);
-      this.s.parked = parked.filter((p) => p.duplicateOf !== row.row);
-      for (const f of mine) this.copyLeader(f, nowMs);
+      this.releaseParked(row.row, nowMs);
     }
   }
 
