@@ -34,6 +34,8 @@ const envSchema = z.object({
   PCDS_TEMPORAL_UI_URL: z.string().default('http://127.0.0.1:8233'),
   PCDS_TASK_QUEUE: z.string().default('pcds'),
   PCDS_DATA_DIR: z.string().default('.data'),
+  /** `pcds mcp`: the one folder its tools read and write in (default <PCDS_DATA_DIR>/files). */
+  PCDS_MCP_FILES: z.string().min(1).optional(),
   PCDS_RATE_PER_MINUTE: intFrom(100),
   PCDS_RATE_PER_HOUR: intFrom(1000),
   /** off: skip the shared throttle (only for a service without limits, e.g. an emulator with limits off). */

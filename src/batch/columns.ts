@@ -74,10 +74,15 @@ export function planColumns(
         `email, a phone number or a URL): ${sample ? 'name each field by its parameter' : 'add a header row naming the columns'} ` +
         `(${endpoint.name}'s parameters: ${names.join(', ')})`,
     );
-  for (const c of columns) {
-    if (seen.has(c)) problems.push(`column "${c}" appears twice in the header`);
+  const what = sample ? 'key' : 'column';
+  const at = (i: number) => `${what} ${i + 1}`;
+  columns.forEach((c, i) => {
+    if (seen.has(c))
+      problems.push(
+        `${at(i)} has the name of ${at(columns.indexOf(c))} (${sample ? 'keys' : 'header cells'} must differ)`,
+      );
     seen.add(c);
-  }
+  });
   const byColumn = new Map<string, string>();
   for (const [param, column] of Object.entries(columnMap)) {
     if (param === 'callback_url')
@@ -95,30 +100,39 @@ export function planColumns(
       problems.push(`--ignore: column "${c}" is not in the input's header`);
   }
   const plan: ColumnPlan = new Map();
-  const unknown: string[] = [];
-  for (const c of columns) {
+  // Unknown columns are named by position only: a header cell is file content (a pasted key, a
+  // person's value), and an error message never quotes file content.
+  const unknown: number[] = [];
+  columns.forEach((c, i) => {
     if (ignore.includes(c)) {
       plan.set(c, null);
-      continue;
+      return;
     }
     const param = byColumn.get(c) ?? c;
     if (param === 'callback_url') {
-      problems.push('column "callback_url": the callback is set by --webhooks, not by a column');
+      problems.push(
+        `${at(i)} is callback_url: the callback is set by --webhooks, not by a ${what}`,
+      );
     } else if (!open && !known.has(param)) {
-      unknown.push(c);
+      unknown.push(i);
     }
     plan.set(c, param);
-  }
+  });
   if (unknown.length > 0) {
+    const listed = unknown.map(at);
+    const list =
+      listed.length > 1 ? `${listed.slice(0, -1).join(', ')} and ${listed.at(-1)}` : listed[0];
     problems.push(
-      `column${unknown.length > 1 ? 's' : ''} ${unknown.map((c) => `"${c}"`).join(', ')} ` +
-        `${unknown.length > 1 ? 'are not parameters' : 'is not a parameter'} of ${endpoint.name} ` +
-        `(its parameters: ${names.join(', ')}); rename with --map parameter=column or skip with --ignore`,
+      `${list} ${unknown.length > 1 ? 'are not parameters' : 'is not a parameter'} of ${endpoint.name} ` +
+        `(its parameters: ${names.join(', ')}); map ${unknown.length > 1 ? 'them' : 'it'} with --map parameter=column or drop ${unknown.length > 1 ? 'them' : 'it'} with --ignore`,
     );
   }
   const mapped = [...plan.values()].filter((p): p is string => p !== null);
   const twice = mapped.filter((p, i) => mapped.indexOf(p) !== i);
-  for (const p of new Set(twice)) problems.push(`two columns feed the parameter "${p}"`);
+  // A parameter the caller mapped or the catalogue knows is no file content; two header cells of
+  // one name were named by position above.
+  for (const p of new Set(twice))
+    if (p in columnMap || known.has(p)) problems.push(`two ${what}s feed the parameter "${p}"`);
   if (problems.length > 0) throw new ColumnError(problems.join('; '));
   return plan;
 }

@@ -181,7 +181,17 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
     toRow = ({ text, begin }, row) => {
       const obj = parseObject(text ?? '');
       if (!obj) return { row, offset: begin, problem: 'line is not a JSON object', key: {} };
-      return validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false));
+      const params = paramsOf(endpoint, plan, obj, false);
+      // Only the first object's keys are checked at start: a later row cannot pick where its
+      // result is delivered either (a CSV column cannot; --webhooks sets the callback).
+      if ('callback_url' in params)
+        return {
+          row,
+          offset: begin,
+          problem: 'callback_url is set by --webhooks, not by a row',
+          key: rowKey(endpoint, params),
+        };
+      return validatedRow(endpoint, row, begin, params);
     };
   }
 

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
 import { loadConfig } from '../config.js';
 import { createServiceClients } from '../http/service-clients.js';
+import { fileRootDir } from '../mcp-server/file-root.js';
 import { startPcdsMcpHttp } from '../mcp-server/http.js';
 import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
 import { portArg } from './args.js';
@@ -39,6 +40,7 @@ export function registerMcpCommand(program: Command): Command {
         let client: Promise<PcdsClient> | undefined;
         const deps: PcdsMcpDeps = {
           version,
+          files: fileRootDir(config),
           client: () => {
             client ??= connectPcdsClient(config).catch((err: unknown) => {
               client = undefined;

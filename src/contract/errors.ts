@@ -187,6 +187,14 @@ export const ERRORS = [
   own('input_not_readable', 'the input file cannot be read'),
   own('invalid_input_file', 'the input file or its columns do not fit the endpoint'),
   own('output_exists', 'the output file exists and is not empty'),
+  own(
+    'path_not_allowed',
+    'pcds mcp: the path does not resolve inside its file root (PCDS_MCP_FILES)',
+  ),
+  own(
+    'callback_not_allowed',
+    "pcds mcp: a caller's callback_url is refused (results go only to the orchestrator's receiver)",
+  ),
   own('batch_exists', 'a batch with that id was started before'),
   own('export_exists', 'a search export with that id was started before'),
   own('batch_not_found', 'no batch with that id'),

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import type { PcdsClient } from '../client.js';
 import { ASYNC_ENDPOINTS } from '../contract/index.js';
 import { PcdsError } from '../contract/pcds-error.js';
+import { refuseCallbackUrl } from './callbacks.js';
+import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
 
 export const PCDS_MCP_SERVER_NAME = 'pcds-orchestrator';
 
@@ -16,6 +18,11 @@ export interface PcdsMcpDeps {
   /** GET /usage of the service with a configured key (synchronous and free). */
   usage(query: { month?: number; year?: number }, keyId?: string): Promise<unknown>;
   version: string;
+  /**
+   * The one folder whose files the tools may read and write (PCDS_MCP_FILES); default: from
+   * PCDS_MCP_FILES or PCDS_DATA_DIR in the environment.
+   */
+  files?: string;
 }
 
 const json = (doc: unknown): CallToolResult => ({
@@ -72,13 +79,15 @@ class NotFound extends Error {
 }
 
 export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
+  const files = new FileRoot(deps.files ?? fileRootDir(process.env));
   const server = new McpServer(
     { name: PCDS_MCP_SERVER_NAME, version: deps.version },
     {
       instructions:
         'Durable work on the Person and Company Data Service. start_call, start_batch and ' +
         'start_search_export return at once with an id; check it with call_status, batch_status ' +
-        'or search_export_status (every few seconds) until it is done.',
+        'or search_export_status (every few seconds) until it is done. Files are read and ' +
+        'written only inside one folder, the file root: give paths relative to it.',
     },
   );
 
@@ -88,7 +97,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       title: 'Start one endpoint call',
       description:
         'Starts one durable call of a data endpoint (submit, poll, throttle, retries) and returns ' +
-        'its call_id at once. Read the outcome with call_status.',
+        'its call_id at once. Read the outcome with call_status. params take no callback_url.',
       inputSchema: {
         endpoint: z.enum(ENDPOINT_NAMES).describe('endpoint name, e.g. person_enrichment'),
         params: z.record(z.string(), z.unknown()).describe('the endpoint parameters'),
@@ -101,6 +110,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     },
     ({ endpoint, params, idempotency_key }) =>
       answer(async () => {
+        refuseCallbackUrl(params);
         const handle = await (
           await deps.client()
         ).startCall(endpoint, params, idempotency_key ? { idempotencyKey: idempotency_key } : {});
@@ -144,16 +154,19 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       title: 'Start a batch from a file',
       description:
         'Starts a durable batch over a CSV or JSONL file (one call per row) and returns its ' +
-        'batch_id at once. The worker reads the input and writes the output: both paths must be ' +
-        'visible to it. Follow it with batch_status.',
+        'batch_id at once. Both paths lie in the file root (relative paths are taken from it); the ' +
+        'worker reads the input and writes the output. Follow it with batch_status.',
       inputSchema: {
-        input: z.string().min(1).describe('path of the CSV or JSONL input'),
-        output: z.string().min(1).describe('path of the JSONL (or .csv) output'),
+        input: z.string().min(1).describe('path of the CSV or JSONL input, in the file root'),
+        output: z
+          .string()
+          .min(1)
+          .describe('path of the JSONL (or .csv) output, in the file root; a new file'),
         endpoint: z.enum(ENDPOINT_NAMES).optional().describe('default person_enrichment'),
         map: z.string().optional().describe('column mapping, e.g. "email=Email Address"'),
         batch_id: idArg.optional(),
         window: z.number().int().min(1).optional().describe('rows in flight at once'),
-        overwrite: z.boolean().optional().describe('replace a non-empty output file'),
+        overwrite: z.boolean().optional().describe('replace an existing output file'),
         key_ids: z
           .array(z.string().min(1))
           .min(1)
@@ -163,19 +176,25 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     },
     (a) =>
       answer(async () => {
-        const batch = await (
-          await deps.client()
-        ).startBatch({
-          input: a.input,
-          output: a.output,
-          ...(a.endpoint ? { endpoint: a.endpoint } : {}),
-          ...(a.map ? { map: a.map } : {}),
-          ...(a.batch_id ? { batchId: a.batch_id } : {}),
-          ...(a.window ? { window: a.window } : {}),
-          ...(a.overwrite ? { overwrite: true } : {}),
-          ...(a.key_ids ? { keyIds: a.key_ids } : {}),
-        });
-        return { batch_id: batch.batchId, state: 'running' };
+        const input = await files.resolve(a.input, 'input');
+        const client = await deps.client();
+        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true);
+        try {
+          const batch = await client.startBatch({
+            input,
+            output,
+            ...(a.endpoint ? { endpoint: a.endpoint } : {}),
+            ...(a.map ? { map: a.map } : {}),
+            ...(a.batch_id ? { batchId: a.batch_id } : {}),
+            ...(a.window ? { window: a.window } : {}),
+            ...(a.overwrite ? { overwrite: true } : {}),
+            ...(a.key_ids ? { keyIds: a.key_ids } : {}),
+          });
+          return { batch_id: batch.batchId, state: 'running' };
+        } catch (err) {
+          await undo();
+          throw err;
+        }
       }),
   );
 
@@ -239,12 +258,17 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     {
       title: 'Export a person search to a file',
       description:
-        'Pages one person search into a JSONL file written by the worker and returns its ' +
-        'export_id at once. Follow it with search_export_status.',
+        'Pages one person search into a JSONL file written by the worker (in the file root) and ' +
+        'returns its export_id at once. Follow it with search_export_status.',
       inputSchema: {
-        params: z.record(z.string(), z.unknown()).describe('person_search parameters'),
+        params: z
+          .record(z.string(), z.unknown())
+          .describe('person_search parameters (no callback_url)'),
         max_results: z.number().int().min(1).max(1099),
-        output: z.string().min(1).describe('JSONL path the worker writes'),
+        output: z
+          .string()
+          .min(1)
+          .describe('JSONL path the worker writes, in the file root; a new file'),
         page_size: z.number().int().min(1).max(100).optional(),
         export_id: idArg.optional(),
         overwrite: z.boolean().optional(),
@@ -252,16 +276,22 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     },
     (a) =>
       answer(async () => {
-        const handle = await (
-          await deps.client()
-        ).startSearchExport(a.params, {
-          maxResults: a.max_results,
-          output: a.output,
-          ...(a.page_size ? { pageSize: a.page_size } : {}),
-          ...(a.export_id ? { exportId: a.export_id } : {}),
-          ...(a.overwrite ? { overwrite: true } : {}),
-        });
-        return { export_id: handle.exportId, state: 'running' };
+        refuseCallbackUrl(a.params);
+        const client = await deps.client();
+        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true);
+        try {
+          const handle = await client.startSearchExport(a.params, {
+            maxResults: a.max_results,
+            output,
+            ...(a.page_size ? { pageSize: a.page_size } : {}),
+            ...(a.export_id ? { exportId: a.export_id } : {}),
+            ...(a.overwrite ? { overwrite: true } : {}),
+          });
+          return { export_id: handle.exportId, state: 'running' };
+        } catch (err) {
+          await undo();
+          throw err;
+        }
       }),
   );
 

@@ -13,11 +13,13 @@ const dir = tempDir('batch');
 
 const runId = `${process.pid}-${Date.now().toString(36)}`;
 
-it('refuses a missing input file, an unknown column, an unknown endpoint and a bad row limit, starting nothing', async () => {
+it('refuses a missing input file, unknown columns (by position, never quoting a header cell), an unknown endpoint and a bad row limit, starting nothing', async () => {
   const good = join(dir, 'good.csv');
   writeFileSync(good, 'email\nsomeone@example.com\n');
   const extraColumn = join(dir, 'extra-column.csv');
-  writeFileSync(extraColumn, 'email,favourite_colour\nsomeone@example.com,blue\n');
+  // Header cells are file content: the refusal names their positions, never the cells.
+  const secretCells = ['AKIAIOSFODNN7EXAMPLE', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'];
+  writeFileSync(extraColumn, `email,${secretCells.join(',')}\nsomeone@example.com,a,b\n`);
   const missing = join(dir, 'missing.csv');
   const out = (n: string) => join(dir, `${n}.jsonl`);
   const ids = ['missing', 'column', 'endpoint', 'row-limit'].map((n) => `refused-${n}-${runId}`);
@@ -31,8 +33,9 @@ it('refuses a missing input file, an unknown column, an unknown endpoint and a b
   expect(noFile.stderr).toMatch(`error: cannot read the input file ${missing}: no such file`);
   expect(badColumn.code).toBe(2);
   expect(badColumn.stderr).toMatch(
-    /^error: column "favourite_colour" is not a parameter of person_enrichment/,
+    /^error: column 2 and column 3 are not parameters of person_enrichment .*map them with --map parameter=column or drop them with --ignore/,
   );
+  for (const cell of secretCells) expect(badColumn.stderr).not.toContain(cell);
   expect(badEndpoint.code).toBe(2);
   expect(badEndpoint.stderr).toMatch(/^error: unknown endpoint "no_such_endpoint"/);
   expect(badRowLimit.code).toBe(2);

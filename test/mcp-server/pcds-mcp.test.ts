@@ -64,6 +64,7 @@ describe('pcds mcp', () => {
         () =>
           createPcdsMcpServer({
             version: '0.1.0',
+            files: dir,
             client: () => Promise.resolve(pcds),
             usage: (q, keyId) => env.clients.get(keyId).usage(q),
           }),

@@ -119,7 +119,7 @@ describe('CSV chunks', () => {
       format: 'csv',
     };
     await expect(inspectInput(source, 'person_enrichment')).rejects.toThrow(
-      /"shoe_size" is not a parameter of person_enrichment.*--map.*--ignore/,
+      /^column 2 is not a parameter of person_enrichment \(its parameters: .*\); map it with --map parameter=column or drop it with --ignore$/,
     );
     const ignored = await readAll({ ...source, ignoreColumns: ['shoe_size'] }, 10);
     expect(ignored[0]).toMatchObject({ params: { email: 'a@b.co' } });
@@ -142,6 +142,62 @@ describe('CSV chunks', () => {
       /the first line holds values, not column names \(column 1 looks like an email.*add a header row/,
     );
     for (const cell of ['ada.lovelace', '7946', 'Ada']) expect(err.message).not.toContain(cell);
+  });
+
+  it('names unknown, doubled and callback_url header cells by position, never quoting a cell (they are file content)', async () => {
+    const cells = ['AKIAIOSFODNN7EXAMPLE', 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY'];
+    const source: InputSource = {
+      path: file('secrets.csv', `email,${cells[0]},name,${cells[1]}\na@b.co,1,Al,2\n`),
+      format: 'csv',
+    };
+    const err: Error = await inspectInput(source, 'person_enrichment').then(
+      () => new Error('accepted'),
+      (e: Error) => e,
+    );
+    expect(err).toBeInstanceOf(ColumnError);
+    expect(err.message).toMatch(
+      /^column 2 and column 4 are not parameters of person_enrichment \(its parameters: email, .*\); map them with --map parameter=column or drop them with --ignore$/,
+    );
+    for (const cell of cells) expect(err.message).not.toContain(cell);
+
+    const twice = () =>
+      planColumns(getEndpoint('person_enrichment'), ['email', 'T0pS3cret', 'name', 'T0pS3cret']);
+    expect(twice).toThrow(/column 4 has the name of column 2 \(header cells must differ\)/);
+    expect(twice).not.toThrow(/T0pS3cret/);
+    expect(() => planColumns(getEndpoint('person_enrichment'), ['email', 'callback_url'])).toThrow(
+      /^column 2 is callback_url: the callback is set by --webhooks, not by a column$/,
+    );
+    // JSONL: the first object's keys, by position too.
+    const jsonl: InputSource = {
+      path: file('secrets.jsonl', `{"email":"a@b.co","${cells[0]}":1}\n`),
+      format: 'jsonl',
+    };
+    const keyErr: Error = await inspectInput(jsonl, 'person_enrichment').then(
+      () => new Error('accepted'),
+      (e: Error) => e,
+    );
+    expect(keyErr.message).toMatch(/^key 2 is not a parameter of person_enrichment/);
+    expect(keyErr.message).not.toContain(cells[0]);
+  });
+
+  it('fails a later JSONL row that sets callback_url (only --webhooks sets the callback), and reads on', async () => {
+    const source: InputSource = {
+      path: file(
+        'callback.jsonl',
+        '{"email":"a@b.co"}\n' +
+          '{"email":"b@b.co","callback_url":"https://listener.example.com/hook"}\n' +
+          '{"email":"c@b.co","callback_url":""}\n',
+      ),
+      format: 'jsonl',
+    };
+    const rows = await readAll(source, 10);
+    expect(rows.map(problemOf)).toEqual([
+      'ok',
+      ['invalid_row', 'callback_url is set by --webhooks, not by a row'],
+      'ok',
+    ]);
+    expect(rows[1].key).toEqual({ email: 'b@b.co' });
+    expect(JSON.stringify(rows)).not.toContain('listener.example.com');
   });
 
   it('reports a header that is not CSV', async () => {

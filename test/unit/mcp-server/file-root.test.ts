@@ -1,0 +1,150 @@
+// The file root of `pcds mcp` on a real file system: paths resolve inside it after `..` and
+// symlinks or are refused with one message whether the file exists or not; outputs are claimed
+// without ever opening a file the tool did not create.
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  existsSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PcdsUsageError } from '../../../src/client-errors.js';
+import {
+  claimOutput,
+  FileRoot,
+  fileRootDir,
+  writtenFilesOf,
+} from '../../../src/mcp-server/file-root.js';
+
+const base = realpathSync(mkdtempSync(join(tmpdir(), 'pcds-file-root-')));
+const rootDir = join(base, 'root');
+const outsideDir = join(base, 'outside');
+mkdirSync(outsideDir);
+const secret = join(outsideDir, 'secret.csv');
+writeFileSync(secret, 'AKIA,wJal\n');
+const files = new FileRoot(rootDir);
+
+async function refusal(p: Promise<unknown>): Promise<PcdsUsageError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(PcdsUsageError);
+  return err as PcdsUsageError;
+}
+
+describe('the file root of pcds mcp', () => {
+  it('is PCDS_MCP_FILES, else <PCDS_DATA_DIR>/files, made 0700 on first use', async () => {
+    expect(fileRootDir({ PCDS_MCP_FILES: '/srv/pcds-files', PCDS_DATA_DIR: '/x' })).toBe(
+      '/srv/pcds-files',
+    );
+    expect(fileRootDir({ PCDS_DATA_DIR: '/var/pcds' })).toBe('/var/pcds/files');
+    expect(fileRootDir({})).toBe(join(process.cwd(), '.data', 'files'));
+    expect(await files.resolve('a.csv', 'input')).toBe(join(rootDir, 'a.csv'));
+    expect(statSync(rootDir).mode & 0o777).toBe(0o700);
+  });
+
+  it('resolves relative paths against the root and takes absolute paths inside it', async () => {
+    mkdirSync(join(rootDir, 'in'), { recursive: true });
+    expect(await files.resolve('in/../in/people.csv', 'input')).toBe(
+      join(rootDir, 'in', 'people.csv'),
+    );
+    expect(await files.resolve(join(rootDir, 'in', 'x.jsonl'), 'output')).toBe(
+      join(rootDir, 'in', 'x.jsonl'),
+    );
+    // A folder not made yet resolves through the part that exists.
+    expect(await files.resolve('new/sub/out.jsonl', 'output')).toBe(
+      join(rootDir, 'new', 'sub', 'out.jsonl'),
+    );
+  });
+
+  it('refuses `..` out of the root, absolute paths outside it and the root itself, with one message whether the file exists or not', async () => {
+    const messages = new Set<string>();
+    for (const p of [
+      '../outside/secret.csv',
+      '../outside/missing.csv',
+      secret,
+      join(outsideDir, 'missing.csv'),
+      '/etc/passwd',
+      '/etc/no-such-file',
+      `${rootDir}/../outside/secret.csv`,
+      '.',
+      rootDir,
+      'a\0b',
+    ]) {
+      const err = await refusal(files.resolve(p, 'input'));
+      expect(err.code).toBe('path_not_allowed');
+      messages.add(err.message);
+    }
+    expect([...messages]).toEqual([
+      'input: not a path inside the file root of pcds mcp (PCDS_MCP_FILES): give a path relative to it',
+    ]);
+  });
+
+  it('follows symlinks: a link in the root leading out is refused, one leading to a file in the root is taken as its target', async () => {
+    symlinkSync(secret, join(rootDir, 'leak.csv'));
+    symlinkSync(outsideDir, join(rootDir, 'outdir'));
+    symlinkSync(join(outsideDir, 'not-yet'), join(rootDir, 'dangling.jsonl'));
+    writeFileSync(join(rootDir, 'real.csv'), 'email\n');
+    symlinkSync(join(rootDir, 'real.csv'), join(rootDir, 'alias.csv'));
+    for (const p of ['leak.csv', 'outdir/secret.csv', 'outdir/new.jsonl', 'dangling.jsonl'])
+      expect((await refusal(files.resolve(p, 'output'))).code).toBe('path_not_allowed');
+    expect(await files.resolve('alias.csv', 'input')).toBe(join(rootDir, 'real.csv'));
+  });
+
+  it('claims a new output (0600) and refuses an existing one, even empty, unless overwrite; undo removes what it made', async () => {
+    const out = await files.resolve('claims/out.jsonl', 'output');
+    const undo = await files.claim([out], false);
+    expect(statSync(out).size).toBe(0);
+    expect(statSync(out).mode & 0o777).toBe(0o600);
+    const again = await refusal(files.claim([out], false));
+    expect(again.code).toBe('output_exists');
+    await undo();
+    expect(existsSync(out)).toBe(false);
+
+    const kept = join(rootDir, 'claims', 'kept.jsonl');
+    writeFileSync(kept, 'old line\n');
+    expect((await refusal(files.claim([kept], false))).code).toBe('output_exists');
+    expect(readFileSync(kept, 'utf8')).toBe('old line\n');
+    // With overwrite the file is left to the launcher, which truncates it once its checks pass.
+    await (
+      await files.claim([kept], true)
+    )();
+    expect(readFileSync(kept, 'utf8')).toBe('old line\n');
+  });
+
+  it('never writes through a link: a claim finds it there, and overwrite refuses one leading out', async () => {
+    const link = join(rootDir, 'claims', 'through.jsonl');
+    symlinkSync(join(outsideDir, 'created-through-link.jsonl'), link);
+    expect((await refusal(files.claim([link], false))).code).toBe('output_exists');
+    expect((await refusal(files.claim([link], true))).code).toBe('path_not_allowed');
+    expect(existsSync(join(outsideDir, 'created-through-link.jsonl'))).toBe(false);
+  });
+
+  it('claims what a batch writes beside its output: the CSV stream and the summary, and checks the summary temporary file', async () => {
+    expect(writtenFilesOf('/r/out.csv')).toEqual({
+      claimed: ['/r/out.csv', '/r/out.csv.jsonl', '/r/out.csv.summary.json'],
+      checked: ['/r/out.csv.summary.json.tmp'],
+    });
+    mkdirSync(join(rootDir, 'side'));
+    symlinkSync(join(outsideDir, 'x'), join(rootDir, 'side', 'r.jsonl.summary.json.tmp'));
+    expect((await refusal(claimOutput(files, 'side/r.jsonl', false))).code).toBe(
+      'path_not_allowed',
+    );
+    writeFileSync(join(rootDir, 'side', 'b.csv.jsonl'), 'stream of an earlier batch\n');
+    expect((await refusal(claimOutput(files, 'side/b.csv', false))).code).toBe('output_exists');
+    // A refused claim leaves nothing behind.
+    expect(existsSync(join(rootDir, 'side', 'b.csv'))).toBe(false);
+    const { output, undo } = await claimOutput(files, 'side/c.csv', false);
+    expect(output).toBe(join(rootDir, 'side', 'c.csv'));
+    expect(existsSync(join(rootDir, 'side', 'c.csv.summary.json'))).toBe(true);
+    await undo();
+    expect(existsSync(join(rootDir, 'side', 'c.csv.jsonl'))).toBe(false);
+  });
+});
