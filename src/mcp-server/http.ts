@@ -40,11 +40,11 @@ export async function startPcdsMcpHttp(
   const http: Server = createServer((req, res) => {
     const reply = (status: number, body: string, headers: Record<string, string> = {}) =>
       res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
-    if ((req.url ?? '').split('?')[0] !== path) return reply(404, rpcError(`POST ${path}`));
-    // Host first: a page reaching us under a rebound name learns nothing, not even the 401.
+    // Host first: a page reaching us under a rebound name learns nothing, not even the path.
     if (!names.host(req.headers.host)) return reply(403, rpcError('The Host is not allowed.'));
     if (!names.origin(req.headers.origin))
       return reply(403, rpcError('The Origin is not allowed.'));
+    if ((req.url ?? '').split('?')[0] !== path) return reply(404, rpcError(`POST ${path}`));
     const caller = bearerCaller(opts.tokens, req.headers.authorization);
     if (typeof caller === 'string')
       return reply(401, rpcError('A valid bearer token is required.'), {
