@@ -99,7 +99,12 @@ export interface StartCallOptions {
   transport?: Transport;
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  /** Memo fields of the workflow (non-searchable labels, never personal data). */
+  memo?: WorkflowMemo;
 }
+
+/** Memo fields set on a started workflow, e.g. which `pcds mcp` caller started it. */
+export type WorkflowMemo = Record<string, string>;
 
 export interface CallHandle {
   workflowId: string;
@@ -138,6 +143,7 @@ export interface SearchExportOptions {
   overwrite?: boolean;
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  memo?: WorkflowMemo;
 }
 
 export interface SearchExportHandle {
@@ -226,7 +232,7 @@ export interface PcdsClient {
   /** A handle on an export started earlier (by export id). */
   getSearchExport(exportId: string): SearchExportHandle;
   /** Checks the request (endpoint, files, columns, output, id), then starts the batch. */
-  startBatch(request: BatchRequest): Promise<BatchHandle>;
+  startBatch(request: BatchRequest & { memo?: WorkflowMemo }): Promise<BatchHandle>;
   /** A handle on a batch started earlier (by batch id). */
   getBatch(batchId: string): BatchHandle;
   close(): Promise<void>;
@@ -412,6 +418,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         workflowIdConflictPolicy: 'USE_EXISTING',
         typedSearchAttributes: attrs,
+        ...(opts.memo ? { memo: opts.memo } : {}),
         staticSummary: `${endpoint.name} call`,
       });
       return callHandleOf(workflow);
@@ -507,6 +514,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
             { key: PcdsBatchId, value: exportId },
             { key: PcdsEndpoint, value: 'person_search' },
           ],
+          ...(opts.memo ? { memo: opts.memo } : {}),
           staticSummary: `person search export of up to ${opts.maxResults} rows`,
         });
       } catch (err) {
@@ -525,7 +533,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       return exportHandleOf(exportId);
     },
 
-    async startBatch(request) {
+    async startBatch({ memo, ...request }) {
       const prepared = await prepareBatch({
         ...request,
         pollIntervalMs: request.pollIntervalMs ?? defaults.pollIntervalMs,
@@ -535,7 +543,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
           ? { transport: request.transport ?? defaults.transport }
           : {}),
       });
-      await startBatchWorkflow(temporal, taskQueue, prepared);
+      await startBatchWorkflow(temporal, taskQueue, prepared, memo);
       // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
       // budget after it ended runs again as a new execution under the same id.
       const { batchId } = prepared.input;

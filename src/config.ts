@@ -50,6 +50,15 @@ const envSchema = z.object({
   PCDS_MCP_TOKENS_FILE: z.string().min(1).optional(),
   /** OAuth: the tokens file's key, 32 bytes in hex or base64 (default: a key file beside it). */
   PCDS_MCP_TOKEN_KEY: z.string().min(1).optional(),
+  /**
+   * `pcds mcp --transport http`: the bearer token callers present (id `default`); unset on
+   * loopback, one is generated into <PCDS_DATA_DIR>/mcp-server-token.
+   */
+  PCDS_MCP_TOKEN: z.string().min(32, 'PCDS_MCP_TOKEN must be at least 32 characters').optional(),
+  /** More callers, each with its own token and its own work: "id:token,id:token". */
+  PCDS_MCP_TOKENS: z.string().optional(),
+  /** Names beyond loopback and --host that the Host and Origin headers may give: "name[:port],...". */
+  PCDS_MCP_ALLOWED_HOSTS: z.string().optional(),
   PCDS_POLL_INTERVAL_MS: intFrom(1_000),
   PCDS_MAX_WAIT_MS: intFrom(30 * 60_000),
   /** A batch input row longer than this fails with row_too_large (it is never carried whole). */

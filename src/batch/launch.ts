@@ -250,6 +250,7 @@ export async function startBatchWorkflow(
   client: Client,
   taskQueue: string,
   prepared: PreparedBatch,
+  memo?: Record<string, string>,
 ): Promise<BatchHandle> {
   const { input, endpoint, inspection } = prepared;
   try {
@@ -263,6 +264,7 @@ export async function startBatchWorkflow(
         { key: PcdsEndpoint, value: endpoint.name },
         { key: PcdsState, value: 'running' },
       ],
+      ...(memo ? { memo } : {}),
       staticSummary: `batch of ${inspection.total} ${endpoint.name} rows`,
       staticDetails: `input ${input.source.path}\noutput ${input.output}`,
     });
@@ -391,6 +393,8 @@ export async function resumeBatch(
     args: [{ ...input, maxCredits, reopen: true }],
     // Only a batch that completed comes here: its id is taken again on purpose.
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+    // The memo says who started the batch (a `pcds mcp` caller): the new run keeps it.
+    ...(described.memo ? { memo: described.memo } : {}),
     typedSearchAttributes: [
       { key: PcdsBatchId, value: input.batchId },
       { key: PcdsEndpoint, value: input.endpoint },

@@ -1,16 +1,19 @@
 // `pcds mcp [--transport stdio|http]`: an MCP server through which an assistant starts and
 // follows durable work (calls, batches, search exports) and reads the usage. Temporal is reached
-// on the first tool that needs it; stdout belongs to the protocol under stdio.
+// on the first tool that needs it; stdout belongs to the protocol under stdio. Over HTTP each
+// caller shows a bearer token and sees only the work it started.
 import { createRequire } from 'node:module';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
 import { loadConfig } from '../config.js';
 import { createServiceClients } from '../http/service-clients.js';
+import { extraAllowedHosts, resolveMcpTokens } from '../mcp-server/access.js';
+import { callerScopedClient } from '../mcp-server/caller-client.js';
 import { fileRootDir } from '../mcp-server/file-root.js';
 import { startPcdsMcpHttp } from '../mcp-server/http.js';
 import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
-import { portArg } from './args.js';
+import { intArg } from './args.js';
 import { action, UsageError } from './output.js';
 import { connectPcdsClient } from './temporal-connection.js';
 
@@ -30,7 +33,12 @@ export function registerMcpCommand(program: Command): Command {
     )
     .option('--transport <kind>', 'stdio or http (Streamable HTTP)', 'stdio')
     .option('--host <host>', 'address to listen on (http)', '127.0.0.1')
-    .option('--port <port>', 'port to listen on (http)', portArg, 8790)
+    .option(
+      '--port <port>',
+      'port to listen on (http; 0: any free port, shown)',
+      intArg('--port', 0, 65535),
+      8790,
+    )
     .action(
       action(async (flags: McpFlags) => {
         if (flags.transport !== 'stdio' && flags.transport !== 'http')
@@ -63,10 +71,28 @@ export function registerMcpCommand(program: Command): Command {
           await close();
           return;
         }
-        const http = await startPcdsMcpHttp(() => createPcdsMcpServer(deps), {
-          host: flags.host,
-          port: flags.port,
-        });
+        const { tokens, file, generated } = await resolveMcpTokens(config, flags.host);
+        const untaggedVisible = tokens.length === 1;
+        const http = await startPcdsMcpHttp(
+          (caller) =>
+            createPcdsMcpServer({
+              ...deps,
+              client: async () =>
+                callerScopedClient(await deps.client(), { caller, untaggedVisible }),
+            }),
+          {
+            tokens,
+            host: flags.host,
+            port: flags.port,
+            allowedHosts: extraAllowedHosts(config.PCDS_MCP_ALLOWED_HOSTS),
+          },
+        );
+        // Shown this once: it is not printed again (it stays in its file, readable by this user).
+        if (generated)
+          process.stderr.write(
+            `pcds mcp: access token (send it as "Authorization: Bearer <token>"), kept in ${generated.path}:\n${generated.token}\n`,
+          );
+        else if (file) process.stderr.write(`pcds mcp: the access token is in ${file}\n`);
         process.stderr.write(`pcds mcp: Streamable HTTP at ${http.url}\n`);
         await new Promise<void>((resolve) => {
           for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, resolve);

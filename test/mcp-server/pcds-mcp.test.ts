@@ -20,6 +20,9 @@ import { childEnv } from '../cli/cli-env.js';
 import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
 
 const run = promisify(execFile);
+const TOKEN = 'pcds-mcp-test-token-0123456789abcdef';
+const tokens = [{ id: 'default', token: TOKEN }];
+const bearer = { authorization: `Bearer ${TOKEN}` };
 let env: CallEnv;
 const dir = tempDir('pcds-mcp');
 const rows = sampleRows({ rows: 6, withName: true });
@@ -68,11 +71,15 @@ describe('pcds mcp', () => {
             client: () => Promise.resolve(pcds),
             usage: (q, keyId) => env.clients.get(keyId).usage(q),
           }),
-        { port: 0 },
+        { port: 0, tokens },
       );
       const client = new Client({ name: 'test-assistant', version: '1.0.0' });
       try {
-        await client.connect(new StreamableHTTPClientTransport(new URL(http.url)));
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(http.url), {
+            requestInit: { headers: bearer },
+          }),
+        );
         const names = (await client.listTools()).tools.map((t) => t.name);
         expect(names).toEqual([
           'start_call',
@@ -226,10 +233,10 @@ describe('pcds mcp', () => {
           client: () => Promise.reject(new Error('not needed')),
           usage: (q, keyId) => env.clients.get(keyId).usage(q),
         }),
-      { port: 0 },
+      { port: 0, tokens },
     );
     try {
-      const get = await fetch(http.url, { headers: { accept: 'text/event-stream' } });
+      const get = await fetch(http.url, { headers: { accept: 'text/event-stream', ...bearer } });
       expect(get.status).toBe(405);
       expect(get.headers.get('allow')).toBe('POST');
       const list = (origin?: string) =>
@@ -238,12 +245,15 @@ describe('pcds mcp', () => {
           headers: {
             'content-type': 'application/json',
             accept: 'application/json, text/event-stream',
+            ...bearer,
             ...(origin ? { origin } : {}),
           },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
         });
       expect((await list('https://attacker.example.com')).status).toBe(403);
-      const ok = await list('http://localhost:3000');
+      // Another local page (another port) is another origin too.
+      expect((await list('http://localhost:3000')).status).toBe(403);
+      const ok = await list(new URL(http.url).origin);
       expect(ok.status).toBe(200);
       expect(((await ok.json()) as { result: { tools: unknown[] } }).result.tools).toHaveLength(10);
     } finally {

@@ -1,0 +1,134 @@
+// The client a `pcds mcp` HTTP caller acts through: what it starts carries its token's id in the
+// workflow memo, and a call, batch or export started by another caller reads as not found (the
+// same answer as an id that names nothing), so one caller never reads or steers another's work.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { batchNotFound } from '../batch/launch.js';
+import { PcdsUsageError, type PcdsClient } from '../client.js';
+import type { McpCaller } from './access.js';
+
+/** The memo field naming the `pcds mcp` caller (its token id, never the token). */
+export const CALLER_MEMO = 'pcdsMcpCaller';
+
+interface Describable {
+  workflowId: string;
+  describe(): Promise<{ memo?: Record<string, unknown> }>;
+}
+
+export interface CallerScope {
+  caller: McpCaller;
+  /**
+   * Whether work with no caller in its memo (started by the CLI or over stdio) is visible: only
+   * when the server has a single token, the operator's own.
+   */
+  untaggedVisible: boolean;
+}
+
+export function callerScopedClient(client: PcdsClient, scope: CallerScope): PcdsClient {
+  const memo = { [CALLER_MEMO]: scope.caller.tokenId };
+  const visible = (m: Record<string, unknown> | undefined) => {
+    const owner = m?.[CALLER_MEMO];
+    return owner === undefined ? scope.untaggedVisible : owner === scope.caller.tokenId;
+  };
+
+  /** One ownership verdict per handle; `notFound` is the error an unknown id gives there. */
+  const ownership = <W extends Describable>(workflow: W) => {
+    let verdict: ReturnType<W['describe']> | undefined;
+    const described = () =>
+      (verdict ??= workflow.describe() as ReturnType<W['describe']>) as Promise<
+        Awaited<ReturnType<W['describe']>>
+      >;
+    const ensure = async <T>(notFound: () => Error, then: () => Promise<T>): Promise<T> => {
+      let d: Awaited<ReturnType<W['describe']>>;
+      try {
+        d = await described();
+      } catch (err) {
+        if (err instanceof Error && err.name === 'WorkflowNotFoundError') throw notFound();
+        throw err;
+      }
+      if (!visible(d.memo)) throw notFound();
+      return then();
+    };
+    const rawNotFound = () =>
+      new WorkflowNotFoundError('workflow not found', workflow.workflowId, undefined);
+    // The raw handle too: every method asks first; describe answers from the verdict.
+    const guarded = new Proxy(workflow, {
+      get(target, prop, receiver) {
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        if (prop === 'describe') return () => ensure(rawNotFound, described);
+        return (...args: unknown[]) =>
+          ensure(rawNotFound, () => Promise.resolve(value.apply(target, args) as unknown));
+      },
+    });
+    return { ensure, guarded };
+  };
+
+  const getCall: PcdsClient['getCall'] = (workflowId) => {
+    const inner = client.getCall(workflowId);
+    const { ensure, guarded } = ownership(inner.workflow);
+    const notFound = () =>
+      new PcdsUsageError('call_not_found', `no call with workflow id ${workflowId}`);
+    return {
+      workflowId,
+      workflow: guarded,
+      result: () => ensure(notFound, () => inner.result()),
+      state: () => ensure(notFound, () => inner.state()),
+    };
+  };
+
+  const getSearchExport: PcdsClient['getSearchExport'] = (exportId) => {
+    const inner = client.getSearchExport(exportId);
+    const { ensure, guarded } = ownership(inner.workflow);
+    const notFound = () =>
+      new PcdsUsageError('export_not_found', `no search export with id ${exportId}`);
+    return { ...inner, workflow: guarded, result: () => ensure(notFound, () => inner.result()) };
+  };
+
+  const getBatch: PcdsClient['getBatch'] = (batchId) => {
+    const inner = client.getBatch(batchId);
+    const { ensure, guarded } = ownership(inner.workflow);
+    const notFound = () => batchNotFound(batchId);
+    return {
+      batchId,
+      workflowId: inner.workflowId,
+      workflow: guarded,
+      status: () => ensure(notFound, () => inner.status()),
+      pause: (reason) => ensure(notFound, () => inner.pause(reason)),
+      resume: (options) => ensure(notFound, () => inner.resume(options)),
+      setWindow: (width) => ensure(notFound, () => inner.setWindow(width)),
+      cancel: () => ensure(notFound, () => inner.cancel()),
+      result: () => ensure(notFound, () => inner.result()),
+    };
+  };
+
+  const startCall: PcdsClient['startCall'] = async (endpoint, params, options = {}) => {
+    const { idempotencyKey } = options;
+    const handle = await client.startCall(endpoint, params, {
+      ...options,
+      // A key is the caller's own: the same key from another caller is another call.
+      ...(idempotencyKey !== undefined
+        ? { idempotencyKey: `${scope.caller.tokenId}:${idempotencyKey}` }
+        : {}),
+      memo,
+    });
+    return getCall(handle.workflowId);
+  };
+
+  return {
+    ...client,
+    startCall,
+    call: async (endpoint, params, options) =>
+      (await startCall(endpoint, params, options)).result(),
+    getCall,
+    startSearchExport: async (params, options) => {
+      const handle = await client.startSearchExport(params, { ...options, memo });
+      return getSearchExport(handle.exportId);
+    },
+    getSearchExport,
+    startBatch: async (request) => {
+      const handle = await client.startBatch({ ...request, memo });
+      return getBatch(handle.batchId);
+    },
+    getBatch,
+  };
+}
