@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createResultActivities } from '../../../src/activities/results.js';
 import { writeDuplicatesIndex } from '../../../src/batch/duplicates.js';
 import { exportBatchOutput } from '../../../src/batch/export.js';
+import { BatchSetupError, prepareBatch } from '../../../src/batch/launch.js';
 import { neutralisedCell } from '../../../src/batch/flatten.js';
 import { appendResultLines, resetOutput, rewriteOutput } from '../../../src/batch/result-writer.js';
 import { claimRow, journalPathOf } from '../../../src/batch/row-journal.js';
@@ -216,5 +217,26 @@ describe('modes of the files a batch writes', () => {
     const atomic = fresh('atomic.json');
     await writeFileAtomic(atomic, '{}');
     expect(modeOf(atomic)).toBe(0o600);
+  });
+});
+
+describe('csvRawCells in a batch request', () => {
+  const input = fresh('leads.csv');
+  writeFileSync(input, 'email\nann@example.com\n');
+
+  it('reaches the batch with a .csv output, and is off unless asked', async () => {
+    const raw = await prepareBatch({ input, output: fresh('raw.csv'), csvRawCells: true });
+    expect(raw.input.csvRawCells).toBe(true);
+    const safe = await prepareBatch({ input, output: fresh('safe.csv') });
+    expect(safe.input.csvRawCells).toBeUndefined();
+  });
+
+  it('is refused with a JSONL output, which holds the values as they are', async () => {
+    const err = await prepareBatch({ input, output: fresh('out.jsonl'), csvRawCells: true }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BatchSetupError);
+    expect(err).toMatchObject({ code: 'invalid_options' });
+    expect((err as Error).message).toContain('--csv-raw-cells is for a .csv --output');
   });
 });
