@@ -91,7 +91,8 @@ const envSchema = z.object({
   PCDS_WEBHOOK_RECEIVER: z.enum(['in-worker', 'standalone']).default('in-worker'),
   /** The worker's Prometheus endpoint (/metrics); unset: no metrics server. */
   PCDS_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
-  PCDS_METRICS_HOST: z.string().min(1).default('0.0.0.0'),
+  /** Loopback unless set: a scraper in another container or host needs e.g. 0.0.0.0. */
+  PCDS_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** How often (at most) the worker reads GET /usage of a key that sent requests, for the credit gauges. */
   PCDS_METRICS_USAGE_INTERVAL_MS: intFrom(300_000),
   ...encryptionEnvShape,

@@ -2,10 +2,11 @@
 // double a row), the output's creation (or a fresh start for an export), the CSV in row order at
 // a batch's end, and the summary next to the output. A disk or permission problem is a
 // non-retryable `output_unwritable` failure: the batch pauses with it instead of retrying forever.
-import { mkdir, open, rename, stat, writeFile } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { exportBatchOutput } from '../batch/export.js';
+import { makePrivateDir, PRIVATE_FILE_MODE, writeFileAtomic } from '../files/atomic-write.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import { noteFailedRow } from '../batch/failed-rows.js';
 import {
@@ -61,8 +62,8 @@ export function createResultActivities() {
      */
     createBatchOutput(input: { path: string }): Promise<void> {
       return writing(async () => {
-        await mkdir(dirname(input.path), { recursive: true });
-        await (await open(input.path, 'a')).close();
+        await makePrivateDir(dirname(input.path));
+        await (await open(input.path, 'a', PRIVATE_FILE_MODE)).close();
       });
     },
 
@@ -124,6 +125,8 @@ export function createResultActivities() {
       lines: string;
       target: string;
       noLine: NoLineLabel;
+      /** Cells as they are (see ExportRequest.rawCells). */
+      rawCells?: boolean;
     }): Promise<ExportReport> {
       return withHeartbeat((signal) =>
         exportBatchOutput({
@@ -132,6 +135,7 @@ export function createResultActivities() {
           target: input.target,
           format: 'csv',
           noLine: input.noLine,
+          ...(input.rawCells ? { rawCells: true } : {}),
           signal,
         }),
       ).catch((err: unknown) => {
@@ -142,10 +146,8 @@ export function createResultActivities() {
 
     async writeBatchSummary(input: { path: string; summary: unknown }): Promise<string> {
       const target = summaryPathOf(input.path);
-      await mkdir(dirname(target), { recursive: true });
-      // Write then rename, so a reader never sees half a summary.
-      await writeFile(`${target}.tmp`, JSON.stringify(input.summary, null, 2) + '\n');
-      await rename(`${target}.tmp`, target);
+      // Write then rename, so a reader never sees half a summary; 0600 like the results.
+      await writeFileAtomic(target, JSON.stringify(input.summary, null, 2) + '\n');
       return target;
     },
   };

@@ -11,6 +11,7 @@ import {
   csvLayout,
   csvRow,
   flattenResult,
+  neutralisedCell,
   objectCells,
   ResultColumns,
   type NoLineLabel,
@@ -33,6 +34,11 @@ export interface ExportRequest {
   sorted?: boolean;
   /** The outcome cell of a row with no line: `pending` while the batch runs. */
   noLine: NoLineLabel;
+  /**
+   * CSV cells exactly as they are, for programs that read the file: by default a cell starting
+   * like a formula is neutralised (neutralisedCell), so a spreadsheet never runs it.
+   */
+  rawCells?: boolean;
   signal?: AbortSignal;
 }
 
@@ -205,7 +211,9 @@ export async function exportBatchOutput(req: ExportRequest): Promise<ExportRepor
             yield csvRow(layout!, cells, parsed, req.noLine);
           }
         }
-        await pipeline(Readable.from(rows()), stringify(), out, signal);
+        // Every cell is a string by then (flatten.ts), header included: one cast covers them all.
+        const options = req.rawCells ? {} : { cast: { string: neutralisedCell } };
+        await pipeline(Readable.from(rows()), stringify(options), out, signal);
       } else if (sorted) {
         async function* lines(): AsyncGenerator<Buffer> {
           for await (const { line } of walk()) {

@@ -73,6 +73,11 @@ export interface BatchRequest {
   transport?: Transport;
   /** Replace an existing non-empty output file. */
   overwrite?: boolean;
+  /**
+   * A .csv output with its cells exactly as they are, for programs that read it; by default a
+   * cell starting like a formula (=, +, -, @, tab, CR) gets a single quote in front.
+   */
+  csvRawCells?: boolean;
   historyThreshold?: number;
   chunkSize?: number;
   pollIntervalMs?: number;
@@ -167,6 +172,11 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
   const requested = resolve(req.output);
   const csvOutput = isCsvOutput(requested) ? requested : undefined;
   const outputPath = csvOutput ? streamPathOf(csvOutput) : requested;
+  if (req.csvRawCells && !csvOutput)
+    throw new BatchSetupError(
+      'invalid_options',
+      '--csv-raw-cells is for a .csv --output: a JSONL output holds the values as they are',
+    );
   if (inputPath === requested)
     throw new BatchSetupError('invalid_options', '--output must not be the input file');
   if (inputPath === outputPath) {
@@ -217,6 +227,7 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
       source,
       output: outputPath,
       ...(csvOutput ? { csvOutput } : {}),
+      ...(req.csvRawCells ? { csvRawCells: true } : {}),
       ...(req.window ? { window: req.window } : {}),
       ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
       ...(req.webhooks ? { webhooks: true } : {}),

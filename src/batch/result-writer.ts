@@ -5,11 +5,11 @@
 // stale after a dead holder stops refreshing it), and a file grown by another process is read
 // only from where this process last knew it. A short or failed write is rolled back and reported.
 import { createReadStream } from 'node:fs';
-import { mkdir, open, stat, truncate } from 'node:fs/promises';
+import { open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import lockfile from 'proper-lockfile';
-import { writeAtomically } from '../files/atomic-write.js';
+import { makePrivateDir, PRIVATE_FILE_MODE, writeAtomically } from '../files/atomic-write.js';
 import { recordRowLines } from '../metrics/instruments.js';
 
 /** Where a line is in its file, without its newline. */
@@ -180,7 +180,7 @@ export function withPathLock<T>(path: string, fn: () => Promise<T>): Promise<T> 
 
 async function withFileLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
   try {
-    await mkdir(dirname(path), { recursive: true });
+    await makePrivateDir(dirname(path));
   } catch (err) {
     throw classifyWriteError(err);
   }
@@ -302,7 +302,8 @@ async function copiedLine(
 async function appendWhole(path: string, at: number, data: Buffer): Promise<void> {
   let fh;
   try {
-    fh = await open(path, 'a');
+    // A new file is its owner's only; one that exists keeps the mode it has.
+    fh = await open(path, 'a', PRIVATE_FILE_MODE);
   } catch (err) {
     throw classifyWriteError(err);
   }
@@ -409,7 +410,7 @@ export function rewriteOutput(
 export function resetOutput(path: string): Promise<void> {
   return withPathLock(path, async () => {
     try {
-      const fh = await open(path, 'w');
+      const fh = await open(path, 'w', PRIVATE_FILE_MODE);
       try {
         await fh.sync();
       } finally {

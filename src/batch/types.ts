@@ -166,6 +166,8 @@ export interface BatchInput {
   output: string;
   /** Absolute path of a CSV written in row order when the batch ends (`output` streams beside it). */
   csvOutput?: string;
+  /** The CSV's cells exactly as they are: no cell starting like a formula is neutralised. */
+  csvRawCells?: boolean;
   /** Children in flight at once. */
   window?: number;
   /** Rows read per activity call. */

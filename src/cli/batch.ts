@@ -354,12 +354,17 @@ async function usageNote(config: Config, prepared: PreparedBatch): Promise<strin
   }
 }
 
+const CSV_RAW_CELLS_HELP =
+  'CSV cells exactly as they are, for programs that read the file (by default a cell starting ' +
+  "with =, +, -, @, tab or CR gets a ' in front, so a spreadsheet never runs it as a formula)";
+
 interface ExportFlags {
   output: string;
   format?: string;
   sorted?: boolean;
   overwrite?: boolean;
   json?: boolean;
+  csvRawCells?: boolean;
 }
 
 function exportFormatOf(path: string, given?: string): ExportFormat {
@@ -391,6 +396,7 @@ interface StartFlags {
   estimate: boolean;
   dedupe: boolean;
   maxCredits?: number;
+  csvRawCells?: boolean;
 }
 
 async function withBatch(
@@ -477,6 +483,7 @@ export function registerBatchCommand(program: Command): Command {
       '--no-dedupe',
       'send every row, even one whose parameters repeat an earlier row (by default it shares that call and gets a copy of its line, marked duplicateOf)',
     )
+    .option('--csv-raw-cells', CSV_RAW_CELLS_HELP)
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the batch id and return at once')
     .option('--no-estimate', 'skip the GET /usage credit check')
@@ -502,6 +509,7 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.overwrite ? { overwrite: true } : {}),
           ...(o.dedupe ? {} : { dedupe: false }),
           ...(o.maxCredits !== undefined ? { maxCredits: o.maxCredits } : {}),
+          ...(o.csvRawCells ? { csvRawCells: true } : {}),
         };
         let prepared: PreparedBatch;
         try {
@@ -656,12 +664,17 @@ export function registerBatchCommand(program: Command): Command {
     .requiredOption('-o, --output <file>', 'file to write')
     .option('--format <csv|jsonl>', 'format (default: from the file name)')
     .option('--sorted', 'JSONL in row order (default: file order); a CSV is always in row order')
+    .option('--csv-raw-cells', CSV_RAW_CELLS_HELP)
     .option('--overwrite', 'replace an existing file')
     .option('--json', 'print what was written as JSON')
     .action(
       action(async (id: string, o: ExportFlags) => {
         const target = resolve(o.output);
         const format = exportFormatOf(target, o.format);
+        if (o.csvRawCells && format !== 'csv')
+          throw new UsageError(
+            '--csv-raw-cells is for a CSV export: a JSONL holds the values as they are',
+          );
         await withBatch(id, async (handle) => {
           const files = await batchFiles(handle);
           if (target === files.output || target === files.source.path) {
@@ -684,6 +697,7 @@ export function registerBatchCommand(program: Command): Command {
               format,
               sorted: o.sorted === true,
               noLine: files.noLine,
+              ...(o.csvRawCells ? { rawCells: true } : {}),
             });
           } catch (err) {
             if (err instanceof InputError) throw new CliError(err.message);

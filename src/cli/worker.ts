@@ -12,7 +12,7 @@ export function registerWorkerCommand(program: Command): Command {
     .addHelpText(
       'after',
       "\nMetrics: with PCDS_METRICS_PORT set, the worker serves Prometheus metrics (the Temporal SDK's\n" +
-        'and the pcds_ ones) at http://<PCDS_METRICS_HOST, default 0.0.0.0>:<port>/metrics.\n' +
+        'and the pcds_ ones) at http://<PCDS_METRICS_HOST, default 127.0.0.1>:<port>/metrics.\n' +
         'Unset: no metrics server. A Grafana dashboard is in deploy/grafana/.',
     )
     .action(

@@ -17,7 +17,8 @@ export function ensureDevEncryptionKey(dataDir: string): string {
  * and returns the path. The create is exclusive: processes that race all end up with the same key.
  */
 export function ensureKeyFile(path: string): string {
-  mkdirSync(dirname(path), { recursive: true });
+  // The data folder it may make holds keys and results: its owner's only.
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   try {
     writeFileSync(path, randomBytes(KEY_BYTES).toString('base64') + '\n', {
       flag: 'wx',

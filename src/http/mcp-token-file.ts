@@ -95,7 +95,7 @@ export class EncryptedTokenFile {
    */
   async withLock<T>(fn: () => Promise<T>): Promise<T> {
     const lock = `${this.opts.path}.lock`;
-    await mkdir(dirname(lock), { recursive: true });
+    await mkdir(dirname(lock), { recursive: true, mode: 0o700 });
     const until = Date.now() + LOCK_WAIT_MS;
     for (;;) {
       try {

@@ -94,7 +94,8 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   if (namespace !== 'default') args.push('--namespace', namespace);
   for (const sa of searchAttributeCliArgs()) args.push('--search-attribute', sa);
   if (dbFile) {
-    mkdirSync(dirname(dbFile), { recursive: true });
+    // The data folder holds every workflow's history: its owner's only.
+    mkdirSync(dirname(dbFile), { recursive: true, mode: 0o700 });
     args.push('--db-filename', dbFile);
     // WAL without fsync per commit: the dev store is many times faster and a crash of this
     // machine, not of the server, is the only way to lose the last writes.
@@ -109,10 +110,10 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
-  mkdirSync(dirname(logFile), { recursive: true });
+  mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
   // A persistent server appends, so earlier runs stay readable after a restart; an in-memory
   // one has no past worth keeping.
-  const logFd = openSync(logFile, dbFile ? 'a' : 'w');
+  const logFd = openSync(logFile, dbFile ? 'a' : 'w', 0o600);
   const logged = args.map((a) => (a === opts.uiCodecEndpoint ? '[codec endpoint]' : a));
   writeSync(logFd, `\n=== ${new Date().toISOString()} ${cliPath} ${logged.join(' ')}\n`);
   let child: ChildProcess;

@@ -658,6 +658,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         source: inputFiles,
         lines: input.output,
         target: input.csvOutput,
+        ...(input.csvRawCells ? { rawCells: true } : {}),
         // Rows not run at the end of a done batch should not exist: they are flagged as missing.
         noLine: final === 'done' ? 'missing' : 'not_run',
       });

@@ -1,9 +1,10 @@
 // A batch with a CSV output, against the emulator: when it ends the CSV holds exactly one row per
 // input row in row order (input columns first, bad rows with their code), also across
 // continue-as-new, and the summary beside it lists the lowest failed rows. A cancelled batch
-// writes its CSV too, the rows it never ran marked and counted.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// writes its CSV too, the rows it never ran marked and counted. Cells that start like a formula
+// are neutralised unless raw cells are asked for, and the files the batch writes are 0600.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { expect, it } from 'vitest';
 import type { BatchSummary } from '../../src/batch/types.js';
@@ -12,8 +13,10 @@ import { withWorker } from '../harness/temporal.js';
 import {
   readOutput,
   sharedBatchEnv,
+  startBatch,
   startCsvBatch,
   tempDir,
+  uniqueBatchId,
   waitForProgress,
   writeCsv,
 } from './fixtures.js';
@@ -148,3 +151,80 @@ it(
     expect(JSON.parse(readFileSync(`${csvOutput}.summary.json`, 'utf8'))).toEqual(summary);
   },
 );
+
+/** OWASP's payloads (cells a spreadsheet runs as formulas) and a plain value. */
+const PAYLOADS = [
+  '=1+1',
+  '+1',
+  '-1+1',
+  '@SUM(1)',
+  '\t=1',
+  '\r=1',
+  '=HYPERLINK("http://x","y")',
+  'plain value',
+];
+const FORMULA_START = /^[=+\-@\t\r]/;
+const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+/** Found rows whose `note` column (left out of the call, kept in the CSV) holds the payloads. */
+const payloadInput = join(dir, 'payloads.csv');
+writeFileSync(
+  payloadInput,
+  [
+    'email,note',
+    ...sampleRows({ rows: PAYLOADS.length, unknownShare: 0, badShare: 0 }).map(
+      // Every note quoted: a bare CR would end the record.
+      (r, i) => `${r.email},"${PAYLOADS[i].replace(/"/g, '""')}"`,
+    ),
+  ].join('\n') + '\n',
+);
+
+async function payloadBatch(name: string, raw: boolean) {
+  // A folder the batch makes itself.
+  const csvOutput = join(dir, name, 'private', 'out.csv');
+  const summary = await withWorker(
+    { activities: env.worker.activities },
+    async ({ client, taskQueue }) => {
+      const handle = await startBatch(client, taskQueue, {
+        batchId: uniqueBatchId(name),
+        endpoint: 'person_enrichment',
+        source: { path: payloadInput, format: 'csv', ignoreColumns: ['note'] },
+        output: `${csvOutput}.jsonl`,
+        csvOutput,
+        ...(raw ? { csvRawCells: true } : {}),
+        pollIntervalMs: 50,
+      });
+      return handle.result();
+    },
+  );
+  expect(summary).toMatchObject({ state: 'done', done: PAYLOADS.length, found: PAYLOADS.length });
+  const [header, ...rows]: string[][] = parse(readFileSync(csvOutput, 'utf8'));
+  return { csvOutput, summary, header, rows };
+}
+
+it(
+  'neutralises CSV cells that start like a formula (OWASP), and the files and folders it made are private',
+  { timeout: 120_000 },
+  async () => {
+    const { csvOutput, summary, header, rows } = await payloadBatch('csv-formulas', false);
+    expect(header.slice(0, 2)).toEqual(['email', 'note']);
+    expect(rows.map((r) => r[1])).toEqual(
+      PAYLOADS.map((p) => (FORMULA_START.test(p) ? `'${p}` : p)),
+    );
+    // No cell of the file, the service's results included, starts like a formula.
+    for (const r of [header, ...rows]) for (const c of r) expect(c).not.toMatch(FORMULA_START);
+    // The streamed JSONL keeps every value as it is.
+    expect(readOutput(summary.output).every((l) => l.outcome === 'found')).toBe(true);
+
+    for (const file of [csvOutput, summary.output, `${csvOutput}.summary.json`])
+      expect(modeOf(file), file).toBe(0o600);
+    expect(modeOf(dirname(csvOutput))).toBe(0o700);
+    expect(modeOf(dirname(dirname(csvOutput)))).toBe(0o700);
+  },
+);
+
+it('with csvRawCells writes the cells exactly as they are', { timeout: 120_000 }, async () => {
+  const { csvOutput, rows } = await payloadBatch('csv-raw-cells', true);
+  expect(rows.map((r) => r[1])).toEqual(PAYLOADS);
+  expect(modeOf(csvOutput)).toBe(0o600);
+});

@@ -1,9 +1,10 @@
 // `pcds batch start -o x.csv` and `pcds batch export` run as child processes against the emulator
 // and a worker: the CSV has one row per input row in input order with the input's own columns
 // first; exports of a paused (running) batch mark the rows still to come, exports of a finished
-// one are complete and agree with the batch's own files.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// one are complete and agree with the batch's own files. Cells that start like a formula are
+// neutralised unless --csv-raw-cells, and the files written are 0600.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { expect, it } from 'vitest';
 import { batchWorkflowId, type ExportReport, type ResultLine } from '../../src/batch/types.js';
@@ -204,6 +205,103 @@ it(
     // Without --sorted: the batch's JSONL as it is, in the order rows finished.
     expect(readFileSync(finalCopy, 'utf8')).toBe(readFileSync(stream, 'utf8'));
     expect([...readLines(finalCopy)].sort((a, b) => a.row - b.row)).toEqual(linesDone);
+  },
+);
+
+/** OWASP's payloads (cells a spreadsheet runs as formulas) and a plain value. */
+const PAYLOADS = [
+  '=1+1',
+  '+1',
+  '-1+1',
+  '@SUM(1)',
+  '\t=1',
+  '\r=1',
+  '=HYPERLINK("http://x","y")',
+  'plain value',
+];
+const neutralised = PAYLOADS.map((p) => (/^[=+\-@\t\r]/.test(p) ? `'${p}` : p));
+const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+it(
+  'CSV cells that start like a formula are neutralised, in the output and in exports, unless --csv-raw-cells',
+  { timeout: 150_000 },
+  async () => {
+    const input = join(dir, 'formulas.csv');
+    const emails = sampleRows({ rows: PAYLOADS.length }).map((r) => r.email);
+    // Every note quoted: a bare CR would end the record.
+    const rows = emails.map((e, i) => `${e},"${PAYLOADS[i].replace(/"/g, '""')}"`);
+    writeFileSync(input, ['Email Address,note', ...rows].join('\n') + '\n');
+    const flags = ['-i', input, '--map', 'email=Email Address', '--ignore', 'note', '--detach'];
+
+    const jsonlRaw = await pcds(
+      'batch',
+      'start',
+      ...flags,
+      '-o',
+      join(dir, 'f.jsonl'),
+      '--csv-raw-cells',
+    );
+    expect(jsonlRaw.code).toBe(2);
+    expect(jsonlRaw.stderr).toContain('--csv-raw-cells is for a .csv --output');
+
+    const ids = [`formulas-${runId}`, `formulas-raw-${runId}`];
+    const csvs = [join(dir, 'formulas', 'out.csv'), join(dir, 'formulas-raw', 'out.csv')];
+    for (const [i, id] of ids.entries()) {
+      const started = await pcds(
+        'batch',
+        'start',
+        '--id',
+        id,
+        ...flags,
+        '-o',
+        csvs[i],
+        ...(i === 1 ? ['--csv-raw-cells'] : []),
+      );
+      expect(started.code, started.stderr).toBe(0);
+    }
+    for (const id of ids) await shared.cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+    const notes = (path: string) =>
+      readCsv(path)
+        .slice(1)
+        .map((r) => r[1]);
+    expect(notes(csvs[0])).toEqual(neutralised);
+    expect(notes(csvs[1])).toEqual(PAYLOADS);
+    for (const csv of csvs) {
+      for (const file of [csv, `${csv}.jsonl`, `${csv}.summary.json`])
+        expect(modeOf(file), file).toBe(0o600);
+      expect(modeOf(dirname(csv))).toBe(0o700);
+    }
+
+    // Exports of the raw batch: neutralised by default, as they are with the flag.
+    const safe = join(dir, 'exports', 'formulas.csv');
+    const raw = join(dir, 'exports', 'formulas-raw.csv');
+    const [safeRun, rawRun, jsonlRun] = await Promise.all([
+      pcds('batch', 'export', ids[1], '--format', 'csv', '-o', safe),
+      pcds('batch', 'export', ids[1], '--format', 'csv', '--csv-raw-cells', '-o', raw),
+      pcds(
+        'batch',
+        'export',
+        ids[1],
+        '--format',
+        'jsonl',
+        '--csv-raw-cells',
+        '-o',
+        join(dir, 'x.jsonl'),
+      ),
+    ]);
+    expect(safeRun.code, safeRun.stderr).toBe(0);
+    expect(rawRun.code, rawRun.stderr).toBe(0);
+    expect(notes(safe)).toEqual(neutralised);
+    expect(
+      readCsv(safe)
+        .flat()
+        .some((c) => /^[=+\-@\t\r]/.test(c)),
+    ).toBe(false);
+    expect(notes(raw)).toEqual(PAYLOADS);
+    for (const file of [safe, raw]) expect(modeOf(file), file).toBe(0o600);
+    expect(modeOf(dirname(safe))).toBe(0o700);
+    expect(jsonlRun.code).toBe(2);
+    expect(jsonlRun.stderr).toContain('--csv-raw-cells is for a CSV export');
   },
 );
 

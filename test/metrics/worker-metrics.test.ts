@@ -400,3 +400,47 @@ it('stops the worker with the reason when the metrics port is taken', async () =
     taken.close();
   }
 });
+
+/** Whether an HTTP GET of /metrics at `host:port` gets an answer (a refused connection: no). */
+async function answers(host: string, port: number): Promise<boolean> {
+  try {
+    return (await fetch(`http://${host}:${port}/metrics`, { signal: AbortSignal.timeout(5_000) }))
+      .ok;
+  } catch {
+    return false;
+  }
+}
+
+it.each([
+  // 127.0.0.2 is loopback too on Linux, but a socket bound to 127.0.0.1 does not take it.
+  { host: undefined, served: '127.0.0.1', wider: false },
+  { host: '0.0.0.0', served: '0.0.0.0', wider: true },
+])(
+  'serves metrics on 127.0.0.1 unless PCDS_METRICS_HOST says otherwise ($host)',
+  // A worker started from source takes a while on a loaded machine.
+  { timeout: 150_000 },
+  async ({ host, served, wider }) => {
+    expect(process.env.PCDS_METRICS_HOST, 'the test sets the host itself').toBeUndefined();
+    const port = await freePort();
+    const { child, exited, log } = await spawnPcds(
+      ['worker'],
+      {
+        PCDS_API_KEY: 'metrics-test-key',
+        PCDS_API_SECRET: 'metrics-test-secret',
+        PCDS_METRICS_PORT: String(port),
+        ...(host ? { PCDS_METRICS_HOST: host } : {}),
+      },
+      'metrics served on',
+    );
+    expect(exited, log()).toBe(false);
+    try {
+      expect(log()).toContain(`metrics served on http://${served}:${port}/metrics`);
+      expect(await answers('127.0.0.1', port)).toBe(true);
+      expect(await answers('127.0.0.2', port)).toBe(wider);
+    } finally {
+      // Only the listener matters here: no graceful stop of a worker still bundling its workflows.
+      child.kill('SIGKILL');
+      if (child.exitCode === null && child.signalCode === null) await once(child, 'exit');
+    }
+  },
+);

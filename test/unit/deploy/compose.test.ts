@@ -117,6 +117,13 @@ describe('docker-compose.yml', () => {
     );
   });
 
+  it('every service serving metrics listens beyond loopback, where Prometheus scrapes it from another container', () => {
+    // PCDS_METRICS_HOST defaults to 127.0.0.1, which no other container can reach.
+    const serving = services.filter(([, s]) => envOf(s).PCDS_METRICS_PORT);
+    expect(serving.map(([name]) => name)).toEqual(['worker']);
+    for (const [name, s] of serving) expect(envOf(s).PCDS_METRICS_HOST, name).toBe('0.0.0.0');
+  });
+
   it('every service that reads or writes batch files mounts the same batch folder at the same path', () => {
     // Workers read a batch's input and write its output at the paths the CLI resolved, so the
     // CLI and every worker (replicas included) must see one folder at one path.

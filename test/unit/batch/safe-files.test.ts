@@ -1,0 +1,242 @@
+// Files the project writes are safe to open and private: CSV cells a spreadsheet would run as
+// formulas are neutralised (OWASP), unless raw cells are asked for, and results, summaries,
+// journals, indexes and exports are 0600 in folders made 0700.
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createResultActivities } from '../../../src/activities/results.js';
+import { writeDuplicatesIndex } from '../../../src/batch/duplicates.js';
+import { exportBatchOutput } from '../../../src/batch/export.js';
+import { BatchSetupError, prepareBatch } from '../../../src/batch/launch.js';
+import { neutralisedCell } from '../../../src/batch/flatten.js';
+import { appendResultLines, resetOutput, rewriteOutput } from '../../../src/batch/result-writer.js';
+import { claimRow, journalPathOf } from '../../../src/batch/row-journal.js';
+import type { ResultLine } from '../../../src/batch/types.js';
+import { writeFileAtomic } from '../../../src/files/atomic-write.js';
+
+/** OWASP's triggers, each as the first character, and what a spreadsheet must be shown. */
+const PAYLOADS: [string, string][] = [
+  ['=1+1', "'=1+1"],
+  ['+1', "'+1"],
+  ['-1+1', "'-1+1"],
+  ['@SUM(1)', "'@SUM(1)"],
+  ['\t=1', "'\t=1"],
+  ['\r=1', "'\r=1"],
+  ['=HYPERLINK("http://x","y")', `'=HYPERLINK("http://x","y")`],
+  // Neutralised too (documented): the rule cannot tell a number from a formula.
+  ['-5', "'-5"],
+];
+/** Cells no spreadsheet runs: left exactly as they are. */
+const PLAIN = ['plain value', 'a=1', ' =1', '', "'already", 'x@example.com', '5-1'];
+
+const dir = mkdtempSync(join(tmpdir(), 'pcds-safe-files-'));
+const modeOf = (path: string) => statSync(path).mode & 0o777;
+const readCsv = (path: string): string[][] => parse(readFileSync(path, 'utf8'));
+let n = 0;
+const fresh = (name: string) => join(dir, `${++n}-${name}`);
+
+// A known umask, so "0600" is what the code asked for and not an accident of the environment.
+let umaskBefore: number;
+beforeAll(() => {
+  umaskBefore = process.umask(0o022);
+});
+afterAll(() => {
+  process.umask(umaskBefore);
+});
+
+describe('neutralisedCell', () => {
+  it.each(PAYLOADS)('puts a single quote before %j', (cell, shown) => {
+    expect(neutralisedCell(cell)).toBe(shown);
+  });
+  it.each(PLAIN)('leaves %j as it is', (cell) => {
+    expect(neutralisedCell(cell)).toBe(cell);
+  });
+});
+
+/** A CSV input whose `note` column holds every payload, and lines whose results hold them too. */
+function payloadBatch(): { input: string; lines: string } {
+  const cells = [...PAYLOADS.map(([p]) => p), PLAIN[0]];
+  const quoted = (v: string) => `"${v.replace(/"/g, '""')}"`;
+  const input = fresh('in.csv');
+  writeFileSync(
+    input,
+    ['email,=note', ...cells.map((c, i) => `r${i}@example.com,${quoted(c)}`)].join('\n') + '\n',
+  );
+  const lines = fresh('out.jsonl');
+  writeFileSync(
+    lines,
+    cells
+      .map((c, i): ResultLine => {
+        const row = i + 1;
+        return { row, key: {}, outcome: 'found', result: { title: c, score: -row } };
+      })
+      .map((l) => JSON.stringify(l) + '\n')
+      .join(''),
+  );
+  return { input, lines };
+}
+
+describe('exportBatchOutput to CSV', () => {
+  it('neutralises every cell that starts like a formula: input, result and header', async () => {
+    const { input, lines } = payloadBatch();
+    const target = join(fresh('exports'), 'deeper', 'safe.csv');
+    await exportBatchOutput({
+      source: { path: input, format: 'csv' },
+      lines,
+      target,
+      format: 'csv',
+      noLine: 'missing',
+    });
+    const [header, ...rows] = readCsv(target);
+    expect(header).toEqual(['email', "'=note", 'outcome', 'code', 'message', 'title', 'score']);
+    const expected = [...PAYLOADS.map(([, shown]) => shown), PLAIN[0]];
+    expect(rows.map((r) => r[1])).toEqual(expected);
+    expect(rows.map((r) => r[header.indexOf('title')])).toEqual(expected);
+    // A number of the result that reads negative is neutralised too.
+    expect(rows.map((r) => r[header.indexOf('score')])).toEqual(rows.map((_, i) => `'-${i + 1}`));
+    expect(rows.every((r) => r.every((c) => !/^[=+\-@\t\r]/.test(c)))).toBe(true);
+    // The export and the folders it made are its owner's only.
+    expect(modeOf(target)).toBe(0o600);
+    expect(modeOf(join(target, '..'))).toBe(0o700);
+    expect(modeOf(join(target, '..', '..'))).toBe(0o700);
+  });
+
+  it('with rawCells keeps every cell exactly as it is', async () => {
+    const { input, lines } = payloadBatch();
+    const target = fresh('raw.csv');
+    await exportBatchOutput({
+      source: { path: input, format: 'csv' },
+      lines,
+      target,
+      format: 'csv',
+      noLine: 'missing',
+      rawCells: true,
+    });
+    const [header, ...rows] = readCsv(target);
+    expect(header.slice(0, 2)).toEqual(['email', '=note']);
+    const given = [...PAYLOADS.map(([p]) => p), PLAIN[0]];
+    expect(rows.map((r) => r[1])).toEqual(given);
+    expect(rows.map((r) => r[header.indexOf('title')])).toEqual(given);
+    expect(modeOf(target)).toBe(0o600);
+  });
+
+  it('a JSONL export is 0600 and its lines are the values as they are', async () => {
+    const { input, lines } = payloadBatch();
+    for (const sorted of [true, false]) {
+      const target = fresh('copy.jsonl');
+      await exportBatchOutput({
+        source: { path: input, format: 'csv' },
+        lines,
+        target,
+        format: 'jsonl',
+        sorted,
+        noLine: 'missing',
+      });
+      expect(readFileSync(target, 'utf8')).toBe(readFileSync(lines, 'utf8'));
+      expect(modeOf(target)).toBe(0o600);
+    }
+  });
+
+  it('replacing a wider file leaves a 0600 one', async () => {
+    const { input, lines } = payloadBatch();
+    const target = fresh('wide.csv');
+    writeFileSync(target, 'old\n');
+    chmodSync(target, 0o644);
+    await exportBatchOutput({
+      source: { path: input, format: 'csv' },
+      lines,
+      target,
+      format: 'csv',
+      noLine: 'missing',
+    });
+    expect(modeOf(target)).toBe(0o600);
+  });
+});
+
+describe('modes of the files a batch writes', () => {
+  const line = (row: number): ResultLine => ({ row, key: {}, outcome: 'empty' });
+
+  it('the output is 0600 in new 0700 folders, also after a reset and a rewrite', async () => {
+    const folder = fresh('out');
+    const path = join(folder, 'batch', 'results.jsonl');
+    await appendResultLines(path, [line(1), line(2)]);
+    expect(modeOf(path)).toBe(0o600);
+    expect(modeOf(join(folder, 'batch'))).toBe(0o700);
+    expect(modeOf(folder)).toBe(0o700);
+
+    await rewriteOutput(
+      path,
+      (l) => l.row === 2,
+      () => undefined,
+    );
+    expect(modeOf(path)).toBe(0o600);
+
+    const searched = join(fresh('search'), 'export.jsonl');
+    await resetOutput(searched);
+    expect(modeOf(searched)).toBe(0o600);
+    expect(modeOf(join(searched, '..'))).toBe(0o700);
+  });
+
+  it('an existing file keeps its mode when appended to, and a folder that exists keeps its own', async () => {
+    const folder = fresh('existing');
+    const path = join(folder, 'mine.jsonl');
+    await appendResultLines(join(folder, 'first.jsonl'), [line(1)]);
+    chmodSync(folder, 0o750);
+    writeFileSync(path, '');
+    chmodSync(path, 0o640);
+    await appendResultLines(path, [line(1)]);
+    expect(modeOf(path)).toBe(0o640);
+    expect(modeOf(folder)).toBe(0o750);
+  });
+
+  it('the created output, the summary, the journal and the duplicates index are 0600', async () => {
+    const activities = createResultActivities();
+    const output = join(fresh('activity'), 'sub', 'out.jsonl');
+    await activities.createBatchOutput({ path: output });
+    expect(modeOf(output)).toBe(0o600);
+    expect(modeOf(join(output, '..'))).toBe(0o700);
+
+    const summary = await activities.writeBatchSummary({
+      path: join(fresh('summary'), 'out.csv'),
+      summary: { state: 'done' },
+    });
+    expect(JSON.parse(readFileSync(summary, 'utf8'))).toEqual({ state: 'done' });
+    expect(modeOf(summary)).toBe(0o600);
+    expect(modeOf(join(summary, '..'))).toBe(0o700);
+
+    const journal = journalPathOf(join(fresh('journal'), 'out.jsonl'), 'b1');
+    expect(await claimRow(journal, 1, 'run/1/1')).toEqual({ mine: true });
+    expect(modeOf(journal)).toBe(0o600);
+
+    const index = join(fresh('dupes'), 'out.jsonl.duplicates.json');
+    await writeDuplicatesIndex(index, new Map([[2, 1]]));
+    expect(modeOf(index)).toBe(0o600);
+
+    const atomic = fresh('atomic.json');
+    await writeFileAtomic(atomic, '{}');
+    expect(modeOf(atomic)).toBe(0o600);
+  });
+});
+
+describe('csvRawCells in a batch request', () => {
+  const input = fresh('leads.csv');
+  writeFileSync(input, 'email\nann@example.com\n');
+
+  it('reaches the batch with a .csv output, and is off unless asked', async () => {
+    const raw = await prepareBatch({ input, output: fresh('raw.csv'), csvRawCells: true });
+    expect(raw.input.csvRawCells).toBe(true);
+    const safe = await prepareBatch({ input, output: fresh('safe.csv') });
+    expect(safe.input.csvRawCells).toBeUndefined();
+  });
+
+  it('is refused with a JSONL output, which holds the values as they are', async () => {
+    const err = await prepareBatch({ input, output: fresh('out.jsonl'), csvRawCells: true }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BatchSetupError);
+    expect(err).toMatchObject({ code: 'invalid_options' });
+    expect((err as Error).message).toContain('--csv-raw-cells is for a .csv --output');
+  });
+});
