@@ -7,8 +7,13 @@ import { dataConverterFromSettings, temporalClient } from '../temporal/data-conv
 import { idSecretFromSettings } from '../temporal/idempotency.js';
 import { CliError } from './output.js';
 
+/** Temporal cannot be reached: a code of its own, so `pcds mcp` tools report it as such. */
+export class TemporalUnreachableError extends CliError {
+  readonly code = 'temporal_unreachable';
+}
+
 export function temporalUnreachable(config: Config): CliError {
-  return new CliError(
+  return new TemporalUnreachableError(
     `cannot reach Temporal at ${config.PCDS_TEMPORAL_ADDRESS} (is \`pcds dev\` running? set PCDS_TEMPORAL_ADDRESS)`,
   );
 }

@@ -84,3 +84,37 @@ it('rule: a flood of usage reads through pcds mcp, pcds usage and batch start dr
     expect(emulator.stats(devKey).rateLimited).toBe(0);
   });
 });
+
+it('rule: without Temporal the usage reads say so (temporal_unreachable) instead of bypassing the throttle', async () => {
+  const env = {
+    ...throttledEnv(emulator, LIMITS, 'key-no-temporal', SCALE),
+    PCDS_TEMPORAL_ADDRESS: '127.0.0.1:1',
+  };
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [join(projectRoot(), 'bin', 'pcds.mjs'), 'mcp'],
+    cwd: projectRoot(),
+    env: childEnv(env) as Record<string, string>,
+    stderr: 'pipe',
+  });
+  const assistant = new Client({ name: 'test-assistant', version: '1.0.0' });
+  const before = emulator.stats(emulator.devKey.id).requests['GET /usage'] ?? 0;
+  try {
+    await assistant.connect(transport);
+    const reply = await assistant.callTool({ name: 'usage', arguments: {} });
+    expect(reply.isError).toBe(true);
+    const doc = JSON.parse((reply.content as { text: string }[])[0].text) as {
+      error: { code: string; message: string };
+    };
+    expect(doc.error.code).toBe('temporal_unreachable');
+    expect(doc.error.message).toContain('cannot reach Temporal at 127.0.0.1:1');
+  } finally {
+    await assistant.close();
+  }
+  const cli = await runCli(['usage'], env);
+  expect(cli.code).toBe(1);
+  expect(cli.stderr).toMatch(
+    /^error: cannot reach Temporal at 127\.0\.0\.1:1 .*\(temporal_unreachable\)$/m,
+  );
+  expect(emulator.stats(emulator.devKey.id).requests['GET /usage'] ?? 0).toBe(before);
+});
