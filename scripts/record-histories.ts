@@ -2,6 +2,7 @@
 // its own dev server, the emulator and a worker with the project's workflows, one scenario per
 // workflow type run to completion, each history saved as JSON under test/replay/histories.
 // Rerun it only to cut a deliberate new baseline (see the README, "Upgrading workers").
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -18,6 +19,7 @@ import { sampleRows } from '../src/emulator/index.js';
 import { unthrottled } from '../src/http/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
+import { idSecretFromSettings } from '../src/temporal/idempotency.js';
 import { createWorkflowPermitGate } from '../src/throttle/gate.js';
 import { throttleWorkflowId } from '../src/throttle/protocol.js';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
@@ -131,6 +133,9 @@ async function main(): Promise<void> {
   }
 }
 
+/** The id secret of the recording's idempotency keys (made for the run, never stored). */
+const ID_SECRET = randomBytes(32).toString('base64');
+
 /** An endpointCall by polling, one by webhook, and a personSearch over two pages. */
 async function recordCalls(connection: Connection, namespace: string, recorded: Recorded) {
   const pcds = await createPcdsClient({
@@ -138,6 +143,7 @@ async function recordCalls(connection: Connection, namespace: string, recorded: 
     namespace,
     taskQueue: TASK_QUEUE,
     dataConverter: {},
+    idSecret: ID_SECRET,
     defaults: { pollIntervalMs: 100, maxWaitMs: 60_000, webhookFallbackPollMs: 60_000 },
   });
   const [polled, delivered] = sampleRows({ rows: 2 });
@@ -172,7 +178,12 @@ async function recordCalls(connection: Connection, namespace: string, recorded: 
   );
   if (search.pages < 2) throw new Error(`the search read ${search.pages} page(s), not 2`);
   const searchHandle = pcds.temporal.workflow.getHandle(
-    callWorkflowId('person_search', 'replay-search').replace(/^call-/, 'search-'),
+    callWorkflowId(
+      'person_search',
+      'replay-search',
+      undefined,
+      idSecretFromSettings({ PCDS_ID_SECRET: ID_SECRET }),
+    ).replace(/^call-/, 'search-'),
   );
   recorded.set('person-search', await historyOf(searchHandle));
   await pcds.close();

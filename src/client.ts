@@ -1,7 +1,7 @@
 // The typed entry point for services: validate parameters with the contract, then start a durable
 // call, a paged person search, a search export or a batch, and await its outcome or keep a small
 // handle on it. Workflows are started by their function types, so inputs and results are typed.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
@@ -9,8 +9,9 @@ import {
   Connection,
   WorkflowExecutionAlreadyStartedError,
   type WorkflowHandle,
+  type WorkflowStartOptions,
 } from '@temporalio/client';
-import type { DataConverter, SearchAttributePair } from '@temporalio/common';
+import type { DataConverter, SearchAttributePair, Workflow } from '@temporalio/common';
 import {
   batchHandle,
   batchNotFound,
@@ -28,6 +29,14 @@ import { pauseBatchSignal, setBatchWindowSignal } from './batch/messages.js';
 import { BATCH_ID_PATTERN, MAX_WINDOW, type BatchSummary } from './batch/types.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
 import { dataConverterFromEnv } from './temporal/data-converter.js';
+import {
+  FINGERPRINT_MEMO,
+  idempotencyDigest,
+  idSecretFromEnv,
+  idSecretFromSettings,
+  requestFingerprint,
+  type IdSecret,
+} from './temporal/idempotency.js';
 import {
   findEndpoint,
   formatProblems,
@@ -80,12 +89,19 @@ export interface PcdsClientOptions {
    * refused without a key unless PCDS_ENCRYPTION=off). Workers must use the same keys.
    */
   dataConverter?: DataConverter;
+  /**
+   * The secret of workflow ids made from idempotency keys, 32+ characters. Default: from
+   * PCDS_ID_SECRET / PCDS_ID_SECRET_FILE. Every client that starts work under the same keys (the
+   * CLI and `pcds mcp` included) needs the same one; without it, idempotent starts are refused.
+   */
+  idSecret?: string;
 }
 
 export interface StartCallOptions {
   /**
-   * Makes the workflow id deterministic: a repeated start attaches to (or returns) the same call.
-   * Any string (an email, an order number): only its hash goes into the workflow id.
+   * Makes the workflow id deterministic: a repeated start with the same parameters attaches to
+   * (or returns) the same call; with other parameters it is refused (idempotency_conflict). Any
+   * string (an email, an order number): only its keyed HMAC goes into the workflow id.
    */
   idempotencyKey?: string;
   /** Shown in clear before the hash in the workflow id (e.g. `orders`): never personal data. */
@@ -119,7 +135,7 @@ export interface SearchPeopleOptions {
   maxResults: number;
   pageSize?: number;
   keyId?: string;
-  /** As for a call: hashed into the workflow id, after the optional readable prefix. */
+  /** As for a call: its keyed HMAC goes into the workflow id, after the optional readable prefix. */
   idempotencyKey?: string;
   idempotencyKeyPrefix?: string;
   pollIntervalMs?: number;
@@ -181,13 +197,15 @@ const MAX_KEY_LENGTH = 512;
 
 /**
  * The workflow id of a call. Callers pass emails and phone numbers as idempotency keys, so the
- * key itself never enters the id: only its SHA-256 (domain-separated, 128 bits), after a
- * readable prefix when the caller gives one it knows to be safe.
+ * key itself never enters the id: only its HMAC-SHA256 with the id secret (128 bits), after a
+ * readable prefix when the caller gives one it knows to be safe. A plain hash would let anyone
+ * who guesses a key find (and read) the call it started.
  */
 export function callWorkflowId(
   endpoint: string,
   idempotencyKey?: string,
   readablePrefix?: string,
+  secret: IdSecret | undefined = idSecretFromEnv(),
 ): string {
   if (readablePrefix !== undefined && !PREFIX_RE.test(readablePrefix))
     throw new PcdsUsageError(
@@ -197,10 +215,12 @@ export function callWorkflowId(
   if (idempotencyKey === undefined) return `call-${endpoint}-${randomUUID()}`;
   if (idempotencyKey.length === 0 || idempotencyKey.length > MAX_KEY_LENGTH)
     throw new PcdsUsageError('invalid_options', `idempotency key: 1-${MAX_KEY_LENGTH} characters`);
-  const digest = createHash('sha256')
-    .update(`pcds-idempotency-key\0${idempotencyKey}`)
-    .digest('hex')
-    .slice(0, 32);
+  if (!secret)
+    throw new PcdsUsageError(
+      'id_secret_missing',
+      'an idempotency key needs the id secret: set PCDS_ID_SECRET (32+ characters) or PCDS_ID_SECRET_FILE, the same in every client',
+    );
+  const digest = idempotencyDigest(secret, idempotencyKey);
   return `call-${endpoint}-${readablePrefix ? `${readablePrefix}-` : ''}k${digest}`;
 }
 
@@ -317,6 +337,43 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
   });
   const taskQueue = options.taskQueue ?? 'pcds';
   const defaults = options.defaults ?? {};
+  const idSecret =
+    options.idSecret !== undefined
+      ? idSecretFromSettings({ PCDS_ID_SECRET: options.idSecret })
+      : idSecretFromEnv();
+
+  /**
+   * Starts a workflow, or finds the one its idempotency key started before. With a fingerprint
+   * (the key was given), the request is compared with the one that key first carried, stored in
+   * the memo as a keyed HMAC: the same request gets the earlier workflow back, another one is
+   * refused with idempotency_conflict rather than answered with someone else's work.
+   */
+  async function startOrFind<W extends Workflow>(
+    workflowType: W,
+    start: WorkflowStartOptions<W>,
+    fingerprint: { endpoint: string; value: string } | undefined,
+  ): Promise<WorkflowHandle<W>> {
+    let workflow: WorkflowHandle<W>;
+    try {
+      workflow = await temporal.workflow.start(workflowType, {
+        ...start,
+        ...(fingerprint ? { memo: { ...start.memo, [FINGERPRINT_MEMO]: fingerprint.value } } : {}),
+      });
+    } catch (err) {
+      // The same key finished earlier: that workflow is the answer, not a second one.
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+      workflow = temporal.workflow.getHandle<W>(start.workflowId);
+    }
+    if (fingerprint) {
+      const { memo } = await workflow.describe();
+      if (memo?.[FINGERPRINT_MEMO] !== fingerprint.value)
+        throw new PcdsUsageError(
+          'idempotency_conflict',
+          `the idempotency key was used before for a ${fingerprint.endpoint} request with other parameters: nothing was started (use another key)`,
+        );
+    }
+    return workflow;
+  }
 
   const callHandleOf = (workflow: WorkflowHandle<typeof pcdsEndpointCall>): CallHandle => {
     const { workflowId } = workflow;
@@ -392,6 +449,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       endpoint.name,
       opts.idempotencyKey,
       opts.idempotencyKeyPrefix,
+      idSecret,
     );
     const { transport: _defaultTransport, ...tuning } = defaults;
     const input: EndpointCallInput = {
@@ -410,8 +468,9 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       { key: PcdsState, value: 'submitting' },
     ];
     if (opts.keyId) attrs.push({ key: PcdsKeyId, value: opts.keyId });
-    try {
-      const workflow = await temporal.workflow.start(pcdsEndpointCall, {
+    const workflow = await startOrFind(
+      pcdsEndpointCall,
+      {
         taskQueue,
         workflowId,
         args: [input],
@@ -420,14 +479,16 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         typedSearchAttributes: attrs,
         ...(opts.memo ? { memo: opts.memo } : {}),
         staticSummary: `${endpoint.name} call`,
-      });
-      return callHandleOf(workflow);
-    } catch (err) {
-      // The same key finished earlier: that call is the answer, not a second one.
-      if (err instanceof WorkflowExecutionAlreadyStartedError)
-        return callHandleOf(temporal.workflow.getHandle<typeof pcdsEndpointCall>(workflowId));
-      throw err;
-    }
+      },
+      // idSecret is set: callWorkflowId refused the key otherwise.
+      opts.idempotencyKey !== undefined
+        ? {
+            endpoint: endpoint.name,
+            value: requestFingerprint(idSecret!, endpoint.name, params),
+          }
+        : undefined,
+    );
+    return callHandleOf(workflow);
   };
 
   return {
@@ -447,6 +508,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         'person_search',
         opts.idempotencyKey,
         opts.idempotencyKeyPrefix,
+        idSecret,
       ).replace(/^call-/, 'search-');
       const input: PersonSearchInput = {
         params,
@@ -457,9 +519,9 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         maxWaitMs: opts.maxWaitMs ?? defaults.maxWaitMs,
         output: { kind: 'return' },
       };
-      let workflow: WorkflowHandle<typeof pcdsPersonSearch>;
-      try {
-        workflow = await temporal.workflow.start(pcdsPersonSearch, {
+      const workflow = await startOrFind(
+        pcdsPersonSearch,
+        {
           taskQueue,
           workflowId,
           args: [input],
@@ -470,11 +532,17 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
             { key: PcdsOutcome, value: 'running' },
           ],
           staticSummary: `person_search, up to ${opts.maxResults} rows`,
-        });
-      } catch (err) {
-        if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-        workflow = temporal.workflow.getHandle<typeof pcdsPersonSearch>(workflowId);
-      }
+        },
+        opts.idempotencyKey !== undefined
+          ? {
+              endpoint: 'person_search',
+              value: requestFingerprint(idSecret!, 'person_search', {
+                params,
+                maxResults: opts.maxResults,
+              }),
+            }
+          : undefined,
+      );
       return outcomeOf(workflowId, workflow.result());
     },
 

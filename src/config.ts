@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { DEFAULT_MAX_ROW_BYTES, MAX_ROW_BYTES_LIMIT } from './batch/types.js';
 import { encryptionEnvShape } from './codec/settings.js';
 import { ConfigError } from './config-error.js';
+import { idSecretEnvShape } from './temporal/idempotency.js';
 
 const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
 const intUpTo = (def: number, max: number) =>
@@ -96,6 +97,7 @@ const envSchema = z.object({
   /** How often (at most) the worker reads GET /usage of a key that sent requests, for the credit gauges. */
   PCDS_METRICS_USAGE_INTERVAL_MS: intFrom(300_000),
   ...encryptionEnvShape,
+  ...idSecretEnvShape,
   /** `pcds codec-server`: where it listens, its access token, the Web UI origin it serves. */
   PCDS_CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1'),
   PCDS_CODEC_SERVER_PORT: z.coerce.number().int().min(0).max(65535).default(8789),

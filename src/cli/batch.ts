@@ -39,7 +39,7 @@ import { loadConfig, type Config } from '../config.js';
 import { TRANSPORTS, type Transport } from '../contract/index.js';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { createServiceClients } from '../http/service-clients.js';
+import { createUsageReader, slowPermitNote } from './usage.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
 import { intArg } from './args.js';
@@ -336,9 +336,10 @@ async function usageNote(config: Config, prepared: PreparedBatch): Promise<strin
   const rows = prepared.inspection.total;
   const estimate = estimateCost(prepared.endpoint, rows);
   if (config.keys.length === 0) return describeEstimate(estimate, undefined);
-  const clients = createServiceClients(config);
+  // Through the shared throttle like every request: a batch start never crowds out running work.
+  const reader = createUsageReader(config, { onSlowPermit: slowPermitNote(config) });
   try {
-    const usage = await clients.get(prepared.input.keyIds?.[0]).usage();
+    const usage = await reader.read(undefined, prepared.input.keyIds?.[0]);
     const limits = (usage.limits ?? {}) as { available_credits?: unknown; is_unlimited?: unknown };
     const available =
       limits.is_unlimited === true
@@ -350,7 +351,7 @@ async function usageNote(config: Config, prepared: PreparedBatch): Promise<strin
   } catch (err) {
     return `${describeEstimate(estimate, undefined)}; could not read GET /usage: ${(err as Error).message}`;
   } finally {
-    await clients.close();
+    await reader.close();
   }
 }
 

@@ -9,8 +9,9 @@ import { connectPcdsClient } from './temporal-connection.js';
 
 const CALL_FLAGS = `Call options:
   --wait / --no-wait   wait for the outcome (default) or print the workflow id and return
-  --id <key>           idempotency key: a repeated call with the same key runs once
-                       (only its hash goes into the workflow id)
+  --id <key>           idempotency key: a repeated call with the same key and parameters
+                       runs once; other parameters are refused (idempotency_conflict).
+                       Only its keyed hash (PCDS_ID_SECRET) goes into the workflow id
   --id-prefix <label>  a readable label before that hash (never personal data)
   --key-id <id>        configured key to use (default: the first)
   --webhook            wait for a webhook delivery, polling only as a fallback

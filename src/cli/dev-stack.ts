@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
-import { ensureDevEncryptionKey } from '../codec/dev-key.js';
+import { ensureDevEncryptionKey, ensureDevIdSecret } from '../codec/dev-key.js';
 import { loadConfig, type Config } from '../config.js';
 import {
   startEmulator,
@@ -61,6 +61,12 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       baseEnv.PCDS_ENCRYPTION === 'off'
         ? {}
         : { PCDS_ENCRYPTION_KEY_FILE: ensureDevEncryptionKey(dataDir) };
+    // Workflow ids made from idempotency keys are keyed HMACs: a secret made once, like the key,
+    // shared by the shell's commands through the lines printed.
+    const idSecretEnv: Record<string, string> =
+      baseEnv.PCDS_ID_SECRET || baseEnv.PCDS_ID_SECRET_FILE
+        ? {}
+        : { PCDS_ID_SECRET_FILE: ensureDevIdSecret(dataDir) };
     const uiPort = options.uiPort ?? 8233;
     // The Web UI decodes through a codec server on loopback; the browser reaches it with the
     // token in the endpoint's path (the dev UI has no user token to send).
@@ -93,6 +99,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     stops.push(() => emulator.stop());
     const env: Record<string, string> = {
       ...encryptionEnv,
+      ...idSecretEnv,
       PCDS_BASE_URL: emulator.url,
       PCDS_API_KEY: emulator.devKey.key,
       PCDS_API_SECRET: emulator.devKey.secret,

@@ -7,7 +7,6 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
 import { loadConfig } from '../config.js';
-import { createServiceClients } from '../http/service-clients.js';
 import { extraAllowedHosts, resolveMcpTokens } from '../mcp-server/access.js';
 import { callerScopedClient } from '../mcp-server/caller-client.js';
 import { fileRootDir } from '../mcp-server/file-root.js';
@@ -16,6 +15,7 @@ import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
 import { intArg } from './args.js';
 import { action, UsageError } from './output.js';
 import { connectPcdsClient } from './temporal-connection.js';
+import { createUsageReader } from './usage.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
@@ -44,22 +44,26 @@ export function registerMcpCommand(program: Command): Command {
         if (flags.transport !== 'stdio' && flags.transport !== 'http')
           throw new UsageError('--transport must be stdio or http');
         const config = loadConfig();
-        const services = createServiceClients(config);
         let client: Promise<PcdsClient> | undefined;
+        const connectClient = () => {
+          client ??= connectPcdsClient(config).catch((err: unknown) => {
+            client = undefined;
+            throw err;
+          });
+          return client;
+        };
+        // GET /usage takes its permits from the shared throttle, over the tools' Temporal client.
+        const usage = createUsageReader(config, {
+          connection: async () => (await connectClient()).temporal.connection,
+        });
         const deps: PcdsMcpDeps = {
           version,
           files: fileRootDir(config),
-          client: () => {
-            client ??= connectPcdsClient(config).catch((err: unknown) => {
-              client = undefined;
-              throw err;
-            });
-            return client;
-          },
-          usage: (query, keyId) => services.get(keyId).usage(query),
+          client: connectClient,
+          usage: (query, keyId) => usage.read(query, keyId),
         };
         const close = async () => {
-          await services.close();
+          await usage.close();
           if (client) await (await client.catch(() => undefined))?.close();
         };
         if (flags.transport === 'stdio') {

@@ -4,10 +4,16 @@ import { Connection, type Client } from '@temporalio/client';
 import { createPcdsClient, type PcdsClient } from '../client.js';
 import type { Config } from '../config.js';
 import { dataConverterFromSettings, temporalClient } from '../temporal/data-converter.js';
+import { idSecretFromSettings } from '../temporal/idempotency.js';
 import { CliError } from './output.js';
 
+/** Temporal cannot be reached: a code of its own, so `pcds mcp` tools report it as such. */
+export class TemporalUnreachableError extends CliError {
+  readonly code = 'temporal_unreachable';
+}
+
 export function temporalUnreachable(config: Config): CliError {
-  return new CliError(
+  return new TemporalUnreachableError(
     `cannot reach Temporal at ${config.PCDS_TEMPORAL_ADDRESS} (is \`pcds dev\` running? set PCDS_TEMPORAL_ADDRESS)`,
   );
 }
@@ -30,9 +36,12 @@ export async function connectTemporal(
 /** The typed client on the configured server, task queue and call defaults. */
 export async function connectPcdsClient(config: Config): Promise<PcdsClient> {
   const dataConverter = dataConverterFromSettings(config);
+  // A bad id secret (short, unreadable file) is reported before any connection is tried.
+  const idSecret = idSecretFromSettings(config);
   try {
     return await createPcdsClient({
       dataConverter,
+      ...(idSecret ? { idSecret: idSecret.key.toString('utf8') } : {}),
       address: config.PCDS_TEMPORAL_ADDRESS,
       namespace: config.PCDS_TEMPORAL_NAMESPACE,
       taskQueue: config.PCDS_TASK_QUEUE,

@@ -1,15 +1,21 @@
-// The development key: generated once into the data folder (readable by its owner only), so
-// `pcds dev` and the demo run encrypted like production without anyone handling a key.
+// The development key and id secret: generated once into the data folder (readable by its owner
+// only), so `pcds dev` and the demo run encrypted, with keyed ids, without anyone handling a key.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { KEY_BYTES } from './aes-gcm-codec.js';
 
 export const DEV_KEY_FILE_NAME = 'encryption-key';
+export const DEV_ID_SECRET_FILE_NAME = 'id-secret';
 
 /** Path of `<dataDir>/encryption-key`, created (mode 0600) when absent; an existing key is kept. */
 export function ensureDevEncryptionKey(dataDir: string): string {
   return ensureKeyFile(join(dataDir, DEV_KEY_FILE_NAME));
+}
+
+/** Path of `<dataDir>/id-secret` (PCDS_ID_SECRET_FILE), made like the key. */
+export function ensureDevIdSecret(dataDir: string): string {
+  return ensureKeyFile(join(dataDir, DEV_ID_SECRET_FILE_NAME));
 }
 
 /**

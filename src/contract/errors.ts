@@ -201,6 +201,15 @@ export const ERRORS = [
   own('export_not_found', 'no search export with that id'),
   own('export_unavailable', "the batch's files cannot be found for an export (no worker answered)"),
   own('call_not_found', 'no call with that workflow id'),
+  own('temporal_unreachable', 'the Temporal server cannot be reached at PCDS_TEMPORAL_ADDRESS'),
+  own(
+    'idempotency_conflict',
+    'the idempotency key was used before with other parameters: the earlier work stands, nothing new started',
+  ),
+  own(
+    'id_secret_missing',
+    'an idempotency key needs the id secret (PCDS_ID_SECRET or PCDS_ID_SECRET_FILE) shared by every client',
+  ),
   own('no_keys', 'the worker has no API key configured'),
   own('no_keys_left', "every key of the batch's pool was removed"),
   own('paused_by_operator', 'an operator paused the batch (a pause reason, not a failure)'),

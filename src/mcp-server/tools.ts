@@ -13,9 +13,12 @@ import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
 export const PCDS_MCP_SERVER_NAME = 'pcds-orchestrator';
 
 export interface PcdsMcpDeps {
-  /** The typed client on Temporal, connected on first use (the usage tool needs no Temporal). */
+  /** The typed client on Temporal, connected on first use. */
   client(): Promise<PcdsClient>;
-  /** GET /usage of the service with a configured key (synchronous and free). */
+  /**
+   * GET /usage of the service with a configured key (synchronous and free), through the shared
+   * throttle like every request (`pcds mcp` reads it with the CLI's throttled usage reader).
+   */
   usage(query: { month?: number; year?: number }, keyId?: string): Promise<unknown>;
   version: string;
   /**

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { PermitGate } from '../http/permits.js';
 import type { ServiceClients } from '../http/service-clients.js';
+import { readUsage } from '../http/usage-read.js';
 import { takeKeysWithTraffic } from './instruments.js';
 
 export interface CreditSampler {
@@ -21,8 +22,7 @@ export function startCreditSampler(opts: {
   const abort = new AbortController();
   const read = async (keyId: string) => {
     try {
-      await opts.permits.acquire(keyId, 'usage', abort.signal);
-      await opts.clients.get(keyId).usage();
+      await readUsage(opts.clients, opts.permits, { keyId, signal: abort.signal });
     } catch (err) {
       if (!abort.signal.aborted) opts.onError?.(keyId, err);
     }

@@ -14,11 +14,14 @@ declare module 'vitest' {
     temporalNamespace: string;
     /** The run's payload encryption key (base64): tests run encrypted, as production does. */
     encryptionKey: string;
+    /** The run's id secret (PCDS_ID_SECRET): idempotency keys make keyed ids, as in production. */
+    idSecret: string;
   }
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   project.provide('encryptionKey', randomBytes(32).toString('base64'));
+  project.provide('idSecret', randomBytes(32).toString('base64'));
   // PCDS_TEST_TEMPORAL_ADDRESS points the suite at a server you already run (faster reruns).
   const external = process.env.PCDS_TEST_TEMPORAL_ADDRESS;
   if (external) {

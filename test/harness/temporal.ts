@@ -27,11 +27,11 @@ export function testNamespace(): string {
 }
 
 /**
- * The run's encryption setting, for configurations a test builds from scratch (they leave the
- * process environment out on purpose): tests run encrypted, as production does.
+ * The run's encryption setting and id secret, for configurations a test builds from scratch (they
+ * leave the process environment out on purpose): tests run encrypted, as production does.
  */
-export function testEncryptionEnv(): { PCDS_ENCRYPTION_KEY: string } {
-  return { PCDS_ENCRYPTION_KEY: inject('encryptionKey') };
+export function testEncryptionEnv(): { PCDS_ENCRYPTION_KEY: string; PCDS_ID_SECRET: string } {
+  return { PCDS_ENCRYPTION_KEY: inject('encryptionKey'), PCDS_ID_SECRET: inject('idSecret') };
 }
 
 /** The data converter of the run's clients and workers (the same one production builds). */

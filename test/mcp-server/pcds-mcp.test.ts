@@ -272,6 +272,8 @@ describe('pcds mcp', () => {
       PCDS_BASE_URL: env.emulator.url,
       PCDS_API_KEY: env.emulator.devKey.key,
       PCDS_API_SECRET: env.emulator.devKey.secret,
+      // The emulator has no limits, so no throttle (and no Temporal) stands before GET /usage.
+      PCDS_THROTTLE: 'off',
       ...testEncryptionEnv(),
     }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const inspect = async (...args: string[]) => {

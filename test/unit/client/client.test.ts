@@ -1,6 +1,7 @@
 // The client's pure parts: how workflow failures become PcdsCallErrors, how a batch's status is
 // read from its execution status, and what the client refuses before anything is sent (with
 // messages that never echo a parameter's value). No server: the connection is lazy and unused.
+import { createHash, createHmac } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +19,12 @@ import { batchStatusSource, prepareBatch } from '../../../src/batch/launch.js';
 import { callErrorOf } from '../../../src/client-errors.js';
 import { callWorkflowId, createPcdsClient, type PcdsClient } from '../../../src/client.js';
 import { PcdsCallError, PcdsError, type PcdsErrorCode } from '../../../src/index.js';
+import {
+  idSecretFromEnv,
+  idSecretFromSettings,
+  MIN_ID_SECRET_LENGTH,
+  requestFingerprint,
+} from '../../../src/temporal/idempotency.js';
 
 const failed = (cause: Error) =>
   new WorkflowFailedError('Workflow execution failed', cause, RetryState.NON_RETRYABLE_FAILURE);
@@ -165,20 +172,132 @@ describe('what the client refuses before sending anything', () => {
 });
 
 describe('call workflow ids', () => {
-  it('hold a hash of the idempotency key, never the key, after a prefix the caller chose', () => {
+  const secret = idSecretFromSettings({ PCDS_ID_SECRET: 'a'.repeat(MIN_ID_SECRET_LENGTH) })!;
+  const other = idSecretFromSettings({ PCDS_ID_SECRET: 'b'.repeat(MIN_ID_SECRET_LENGTH) })!;
+
+  it('hold a keyed hash of the idempotency key, never the key, after a prefix the caller chose', () => {
     const email = 'jane.roe@example.com';
-    const id = callWorkflowId('person_enrichment', email);
+    const id = callWorkflowId('person_enrichment', email, undefined, secret);
     expect(id).toMatch(/^call-person_enrichment-k[0-9a-f]{32}$/);
     expect(id).not.toContain('jane');
-    expect(callWorkflowId('person_enrichment', email)).toBe(id);
-    expect(callWorkflowId('person_enrichment', '+4930123456')).not.toBe(id);
-    expect(callWorkflowId('person_enrichment', email, 'crm-sync')).toBe(
+    expect(callWorkflowId('person_enrichment', email, undefined, secret)).toBe(id);
+    expect(callWorkflowId('person_enrichment', '+4930123456', undefined, secret)).not.toBe(id);
+    expect(callWorkflowId('person_enrichment', email, 'crm-sync', secret)).toBe(
       `call-person_enrichment-crm-sync-${id.slice('call-person_enrichment-'.length)}`,
     );
-    expect(() => callWorkflowId('person_enrichment', '')).toThrow('idempotency key');
-    expect(() => callWorkflowId('person_enrichment', 'k', email)).toThrow(
+    expect(() => callWorkflowId('person_enrichment', '', undefined, secret)).toThrow(
+      'idempotency key',
+    );
+    expect(() => callWorkflowId('person_enrichment', 'k', email, secret)).toThrow(
       'idempotency key prefix: 1-40 letters, digits, _ . - only',
     );
     expect(callWorkflowId('person_enrichment')).toMatch(/^call-person_enrichment-[0-9a-f-]{36}$/);
+  });
+
+  it('cannot be derived from the key alone: another secret, another id; not the plain SHA-256', () => {
+    const key = 'lead-42';
+    const id = callWorkflowId('person_enrichment', key, undefined, secret);
+    expect(callWorkflowId('person_enrichment', key, undefined, other)).not.toBe(id);
+    // What ids were before: an unsalted hash anyone could compute from a guessed key.
+    const unsalted = createHash('sha256')
+      .update(`pcds-idempotency-key\0${key}`)
+      .digest('hex')
+      .slice(0, 32);
+    expect(id).not.toContain(unsalted);
+    expect(id).toBe(
+      `call-person_enrichment-k${createHmac('sha256', 'a'.repeat(MIN_ID_SECRET_LENGTH))
+        .update(`pcds-idempotency-key\0${key}`)
+        .digest('hex')
+        .slice(0, 32)}`,
+    );
+  });
+
+  it('need the id secret: without one an idempotent start is refused, naming the setting', async () => {
+    let err: unknown;
+    try {
+      callWorkflowId('person_enrichment', 'lead-42', undefined, undefined);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(PcdsError);
+    expect((err as PcdsError).code).toBe('id_secret_missing');
+    expect((err as Error).message).toContain('PCDS_ID_SECRET');
+    expect((err as Error).message).not.toContain('lead-42');
+    // A client without a secret refuses before it connects (the connection is lazy here).
+    const bare = await createPcdsClient({
+      connection: Connection.lazy({ address: '127.0.0.1:1' }),
+      dataConverter: {},
+    });
+    const refused = await bare
+      .startCall('person_enrichment', { email: 'jane.roe@example.com' }, { idempotencyKey: 'k1' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect((refused as PcdsError).code).toBe('id_secret_missing');
+    await bare.close();
+  });
+
+  it('a short secret is a configuration error that does not echo it', async () => {
+    const short = 'short-secret-value';
+    const messageOf = async (run: () => unknown) => {
+      try {
+        await run();
+      } catch (e) {
+        return (e as Error).message;
+      }
+      return 'not refused';
+    };
+    for (const message of [
+      await messageOf(() =>
+        createPcdsClient({
+          connection: Connection.lazy({ address: '127.0.0.1:1' }),
+          dataConverter: {},
+          idSecret: short,
+        }),
+      ),
+      await messageOf(() => idSecretFromEnv({ PCDS_ID_SECRET: short })),
+    ]) {
+      expect(message).toContain(`at least ${MIN_ID_SECRET_LENGTH} characters`);
+      expect(message).not.toContain(short);
+    }
+  });
+});
+
+describe('request fingerprints', () => {
+  const secret = idSecretFromSettings({ PCDS_ID_SECRET: 'a'.repeat(MIN_ID_SECRET_LENGTH) })!;
+  const other = idSecretFromSettings({ PCDS_ID_SECRET: 'b'.repeat(MIN_ID_SECRET_LENGTH) })!;
+  const params = { email: 'jane.roe@example.com', reveal: { phones: true, emails: false } };
+
+  it('are one value for one request, whatever the order of its fields', () => {
+    const fp = requestFingerprint(secret, 'person_enrichment', params);
+    expect(fp).toMatch(/^[0-9a-f]{64}$/);
+    expect(
+      requestFingerprint(secret, 'person_enrichment', {
+        reveal: { emails: false, phones: true },
+        email: 'jane.roe@example.com',
+      }),
+    ).toBe(fp);
+  });
+
+  it('change with the endpoint, any parameter and the secret, and hold no value', () => {
+    const fp = requestFingerprint(secret, 'person_enrichment', params);
+    expect(requestFingerprint(secret, 'company_enrichment', params)).not.toBe(fp);
+    expect(
+      requestFingerprint(secret, 'person_enrichment', { ...params, email: 'john@example.com' }),
+    ).not.toBe(fp);
+    expect(
+      requestFingerprint(secret, 'person_enrichment', {
+        ...params,
+        reveal: { phones: false, emails: false },
+      }),
+    ).not.toBe(fp);
+    expect(requestFingerprint(other, 'person_enrichment', params)).not.toBe(fp);
+    // Not a plain hash of the request either.
+    expect(fp).not.toBe(
+      createHash('sha256')
+        .update(JSON.stringify({ endpoint: 'person_enrichment', request: params }))
+        .digest('hex'),
+    );
   });
 });
