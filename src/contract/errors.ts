@@ -193,6 +193,10 @@ export const ERRORS = [
   own('export_not_found', 'no search export with that id'),
   own('export_unavailable', "the batch's files cannot be found for an export (no worker answered)"),
   own('call_not_found', 'no call with that workflow id'),
+  own(
+    'no_worker',
+    'no worker polls the task queue: the command would only wait (start `pcds worker`)',
+  ),
   own('no_keys', 'the worker has no API key configured'),
   own('no_keys_left', "every key of the batch's pool was removed"),
   own('paused_by_operator', 'an operator paused the batch (a pause reason, not a failure)'),
