@@ -302,16 +302,21 @@ export async function watchBatch(
   };
   process.once('SIGINT', onSigint);
   let finished: { summary?: BatchSummary; error?: unknown } | undefined;
-  handle.result().then(
-    (summary) => {
-      finished = { summary };
-      wake();
-    },
-    (error: unknown) => {
-      finished = { error };
-      wake();
-    },
-  );
+  // The wait for the result is a long poll: leaving the view ends it, so the command returns at once.
+  const leaving = new AbortController();
+  handle.client
+    .withAbortSignal(leaving.signal, () => handle.result())
+    .then(
+      (summary) => {
+        finished = { summary };
+        wake();
+      },
+      (error: unknown) => {
+        if (leaving.signal.aborted) return;
+        finished = { error };
+        wake();
+      },
+    );
   // Without a worker nothing moves and no query is answered: the view says so, and keeps saying.
   let workersCheckedAt = 0;
   let noWorkerSaidAt = 0;
@@ -352,6 +357,7 @@ export async function watchBatch(
       });
     }
   } finally {
+    leaving.abort();
     process.removeListener('SIGINT', onSigint);
     if (finished?.summary) {
       const s = finished.summary;

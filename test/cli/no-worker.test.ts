@@ -49,8 +49,8 @@ const terminate = (workflowId: string) =>
     .catch(() => undefined);
 
 it(
-  '`batch start` with no worker starts the batch and its progress view says no worker polls, within seconds',
-  { timeout: 60_000 },
+  '`batch start` with no worker starts the batch and its progress view says no worker polls, within seconds and again while none does',
+  { timeout: 120_000 },
   async () => {
     const taskQueue = uniqueTaskQueue('noworker');
     const input = join(dir, 'start.csv');
@@ -74,13 +74,17 @@ it(
     let stderr = '';
     let stdout = '';
     child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    const waiting = `waiting: no worker is polling task queue ${taskQueue}`;
+    const times = (n: number) => stderr.split(waiting).length - 1 >= n;
+    let saidAgain: () => void = () => undefined;
     const said = new Promise<number>((resolve) => {
       child.stderr?.on('data', (d: Buffer) => {
         stderr += d.toString();
-        if (stderr.includes(`waiting: no worker is polling task queue ${taskQueue}`))
-          resolve(Date.now() - began);
+        if (times(1)) resolve(Date.now() - began);
+        if (times(2)) saidAgain();
       });
     });
+    const again = new Promise<void>((resolve) => (saidAgain = resolve));
     const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
     try {
       const elapsed = await Promise.race([
@@ -96,9 +100,22 @@ it(
       const described = await client.workflow.getHandle(`batch-${batchId}`).describe();
       expect(described.status.name).toBe('RUNNING');
       expect(described.taskQueue).toBe(taskQueue);
+      // While no worker polls, the view keeps saying so (every 30 s).
+      await Promise.race([
+        again,
+        new Promise<void>((_, reject) =>
+          setTimeout(
+            () => reject(new Error(`said once only; stderr: ${stderr}`)),
+            30_000 + SOON_MS,
+          ),
+        ),
+      ]);
     } finally {
+      // Ctrl-C leaves the view at once (the batch goes on).
+      const leftAt = Date.now();
       child.kill('SIGINT');
       await closed;
+      expect(Date.now() - leftAt).toBeLessThan(SOON_MS);
       await terminate(`batch-${batchId}`);
     }
     expect(stderr).not.toMatch(STACK_FRAME);
