@@ -1,6 +1,7 @@
 // Commands that need a worker, run as child processes where none polls: they say so within
 // seconds (a warning while starting what was asked, an error where they would only wait), and
 // `batch status` of a batch whose worker is gone answers from what the batch last published.
+// With a worker polling, none of it is said.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { WorkflowNotFoundError, type Client, type Connection } from '@temporalio/client';
@@ -216,6 +217,31 @@ it(
     } finally {
       if (!stopped) await cli.stop();
       await terminate(`batch-${batchId}`);
+    }
+  },
+);
+
+it(
+  'with a worker polling, `batch start` says nothing of workers and its progress view ends with the summary',
+  { timeout: 120_000 },
+  async () => {
+    const cli = await startCliEnv();
+    try {
+      const batchId = `watched-${runId}`;
+      const input = join(dir, 'watched.csv');
+      const emails = sampleRows({ rows: 4 }).map((r) => r.email);
+      writeFileSync(input, `email\n${emails.join('\n')}\n`);
+      const watched = await runCli(
+        ['batch', 'start', '--id', batchId, '-i', input, '-o', join(dir, 'watched.jsonl')].concat([
+          '--no-estimate',
+        ]),
+        cli.env,
+      );
+      expect(watched.code).toBe(0);
+      expect(watched.stderr).not.toContain('no worker');
+      expect(watched.stderr).toMatch(new RegExp(`batch ${batchId} done: 4 of 4 rows`));
+    } finally {
+      await cli.stop();
     }
   },
 );
