@@ -101,6 +101,27 @@ it(
       const described = await client.workflow.getHandle(`batch-${batchId}`).describe();
       expect(described.status.name).toBe('RUNNING');
       expect(described.taskQueue).toBe(taskQueue);
+      // Beside it: status answers from the description, pause warns, an export is refused.
+      const env = envOn(taskQueue);
+      const [status, pause, exported] = await Promise.all([
+        runCli(['batch', 'status', batchId], env),
+        runCli(['batch', 'pause', batchId], env),
+        runCli(['batch', 'export', batchId, '-o', join(dir, 'start-copy.csv')], env),
+      ]);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(
+        `(last published progress: no worker is polling task queue ${taskQueue}: start one with \`pcds worker\`)\n  batch of 2 person_enrichment rows\n`,
+      );
+      expect(pause.code).toBe(0);
+      expect(pause.stdout).toBe(`pause sent to batch ${batchId}\n`);
+      expect(pause.stderr).toContain(
+        `warning: no worker is polling task queue ${taskQueue}: start one with \`pcds worker\`; the batch pauses when one does`,
+      );
+      expect(exported.code).toBe(1);
+      expect(exported.stderr).toMatch(
+        new RegExp(`^error: no worker is polling task queue ${taskQueue}: .*progress query`),
+      );
+      for (const r of [status, pause, exported]) expect(r.stderr).not.toMatch(STACK_FRAME);
       // While no worker polls, the view keeps saying so (every 30 s).
       await Promise.race([
         again,
