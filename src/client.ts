@@ -29,6 +29,7 @@ import { pauseBatchSignal, setBatchWindowSignal } from './batch/messages.js';
 import { BATCH_ID_PATTERN, MAX_WINDOW, type BatchSummary } from './batch/types.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
 import { dataConverterFromEnv } from './temporal/data-converter.js';
+import { checkWorkers, type WorkerPresence } from './temporal/pollers.js';
 import {
   FINGERPRINT_MEMO,
   idempotencyDigest,
@@ -173,7 +174,10 @@ export interface SearchExportHandle {
 export interface BatchHandle {
   batchId: string;
   workflowId: string;
-  /** Progress while the batch runs (paused included), its summary once it ended. */
+  /**
+   * Progress while the batch runs (paused included), its summary once it ended. Answers within
+   * seconds: with no worker to answer, what the batch last published (`published`).
+   */
   status(): Promise<BatchStatus>;
   /** Stop starting rows; rows in flight finish and are written. The reason must hold no personal data. */
   pause(reason?: string): Promise<void>;
@@ -228,6 +232,10 @@ export const searchExportWorkflowId = (exportId: string) => `search-export-${exp
 
 export interface PcdsClient {
   temporal: Client;
+  /** The task queue this client starts work on. */
+  taskQueue: string;
+  /** Whether a worker polls that task queue (one bounded describe; 'unknown' if it failed). */
+  workers(): Promise<WorkerPresence>;
   startCall(
     endpoint: string,
     params: Record<string, unknown>,
@@ -493,6 +501,8 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
 
   return {
     temporal,
+    taskQueue,
+    workers: () => checkWorkers(temporal, taskQueue),
     startCall,
     async call(endpoint, params, opts) {
       const handle = await startCall(endpoint, params, opts);

@@ -7,6 +7,7 @@
 // written here, so the batch's history holds neither the row's result nor a second copy of it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
+import { heartbeat, heartbeatWhere } from './heartbeat.js';
 import { CancelledFailure } from '@temporalio/common';
 import {
   classifyPoll,
@@ -102,9 +103,9 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       const owner = `${info.workflowExecution?.runId ?? 'none'}/${info.activityId}/${info.attempt}`;
       const journal = journalPathOf(input.output, input.batchId);
       const transport = input.transport ?? 'http';
-      let where: Record<string, unknown> = { row: input.row, phase: 'submitting' };
-      ctx.heartbeat(where);
-      const beat = setInterval(() => ctx.heartbeat(where), HEARTBEAT_EVERY_MS);
+      // What the pending activity shows: row, phase and (once accepted) request id, no values.
+      heartbeatWhere({ row: input.row, phase: 'submitting' }, ctx);
+      const beat = setInterval(() => heartbeat(ctx), HEARTBEAT_EVERY_MS);
       try {
         let endpoint: EndpointDef;
         try {
@@ -123,8 +124,10 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           job = sent.job;
           if (sent.immediate) return await finish(endpoint, job, sent.immediate, 0);
         }
-        where = { row: input.row, phase: 'polling', keyId: job.keyId, requestId: job.requestId };
-        ctx.heartbeat(where);
+        heartbeatWhere(
+          { row: input.row, phase: 'polling', keyId: job.keyId, requestId: job.requestId },
+          ctx,
+        );
         return await pollUntilDone(endpoint, job, maxWaitMs);
       } catch (err) {
         if (signal.aborted) throw new CancelledFailure('the row was cancelled');
@@ -294,7 +297,16 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           }
           if (isKeyFault(outcome.failure.code)) {
             // The job is the key's and may be charged: wait for the key to work again.
-            where = { ...where, phase: 'waiting_for_key', code: outcome.failure.code };
+            heartbeatWhere(
+              {
+                row: input.row,
+                phase: 'waiting_for_key',
+                keyId: job.keyId,
+                requestId: job.requestId,
+                code: outcome.failure.code,
+              },
+              ctx,
+            );
             delay = Math.min(600, 30 * 2 ** faults++) * schedule.intervalMs;
             continue;
           }

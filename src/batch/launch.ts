@@ -24,7 +24,14 @@ import {
   type PcdsErrorCode,
   type Transport,
 } from '../contract/index.js';
-import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
+import {
+  PcdsBatchId,
+  PcdsEndpoint,
+  PcdsRowsDone,
+  PcdsRowsFailed,
+  PcdsState,
+} from '../temporal/search-attributes.js';
+import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/pollers.js';
 import type { batchWorkflow } from '../workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import { orNotFound, outcomeOf } from '../client-errors.js';
@@ -37,6 +44,7 @@ import {
   BATCH_ID_PATTERN,
   MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
+  batchSummaryLine,
   batchWorkflowId,
   type BatchInput,
   type BatchProgress,
@@ -276,7 +284,7 @@ export async function startBatchWorkflow(
         { key: PcdsState, value: 'running' },
       ],
       ...(memo ? { memo } : {}),
-      staticSummary: `batch of ${inspection.total} ${endpoint.name} rows`,
+      staticSummary: batchSummaryLine(inspection.total, endpoint.name),
       staticDetails: `input ${input.source.path}\noutput ${input.output}`,
     });
   } catch (err) {
@@ -300,13 +308,50 @@ export function batchHandle(client: Client, batchId: string): BatchHandle {
   return client.workflow.getHandle<typeof batchWorkflow>(batchWorkflowId(batchId));
 }
 
-export function queryProgress(handle: BatchHandle): Promise<BatchProgress> {
-  return handle.query(batchProgressQuery);
+/** A progress query waits for a worker: without one it would hang for minutes, so it is bounded. */
+export const PROGRESS_QUERY_TIMEOUT_MS = 5_000;
+
+export function queryProgress(
+  handle: BatchHandle,
+  timeoutMs = PROGRESS_QUERY_TIMEOUT_MS,
+): Promise<BatchProgress> {
+  return handle.client.withDeadline(Date.now() + timeoutMs, () => handle.query(batchProgressQuery));
 }
 
-/** Where a batch stands: its progress while it runs (paused included), its summary once it ended. */
+/**
+ * What a running batch last published on its execution, read from its description when no worker
+ * answers its progress query: its state and counters (search attributes, brought up to date at
+ * most every 10 s and at each change of state) and the summary it was started with.
+ */
+export interface PublishedProgress {
+  batchId: string;
+  /** The batch's own state (running, paused, draining, ...), as last published. */
+  state?: string;
+  done?: number;
+  failed?: number;
+  /** The summary of the batch's first run (later runs have none of their own). */
+  summary?: string;
+  taskQueue: string;
+  /** Why this is the last published progress, not the live one. */
+  reason: string;
+}
+
+/**
+ * Where a batch stands: its progress while it runs (paused included), or, when no worker answers,
+ * what it last published; its summary once it ended.
+ */
 export type BatchStatus =
-  { ended: false; progress: BatchProgress } | { ended: true; summary: BatchSummary };
+  | { ended: false; progress: BatchProgress; published?: undefined }
+  | { ended: false; progress?: undefined; published: PublishedProgress }
+  | { ended: true; summary: BatchSummary; progress?: undefined; published?: undefined };
+
+/** Who polls a batch's task queue (the one of its current run). */
+export async function batchWorkers(
+  handle: BatchHandle,
+): Promise<{ taskQueue: string; presence: WorkerPresence }> {
+  const { taskQueue } = await handle.describe();
+  return { taskQueue, presence: await checkWorkers(handle.client, taskQueue) };
+}
 
 /**
  * How a batch's status is read from its execution status: a running batch answers the progress
@@ -363,7 +408,12 @@ export async function resumeBatch(
   const status = described.status.name;
   if (status === 'RUNNING') {
     if (maxCredits !== undefined) {
-      const { maxCredits: current } = await queryProgress(handle);
+      const { maxCredits: current } = await queryProgress(handle).catch(() => {
+        throw new BatchSetupError(
+          'no_worker',
+          `batch ${batchId}'s budget cannot be read: no worker answered its progress query (start one with \`pcds worker\`)`,
+        );
+      });
       if (current !== undefined && maxCredits <= current)
         throw new BatchSetupError(
           'invalid_options',
@@ -417,29 +467,63 @@ export async function resumeBatch(
   return 'reopened';
 }
 
-/** Queries are refused between two runs of a batch and before its first task: ask a few times. */
-const PROGRESS_ATTEMPTS = 5;
+/** Queries are refused between two runs of a batch and before its first task: ask again shortly. */
 const PROGRESS_RETRY_MS = 200;
 
 /**
  * The status of a batch, as `pcds batch status` shows it: the progress while it runs, the summary
- * once it ended. A batch that failed or was terminated throws a PcdsCallError with its code; an
- * unknown id a BatchSetupError (batch_not_found).
+ * once it ended. Never waits long for a worker: with none polling, or no answer within
+ * `timeoutMs`, a running batch's status is what it last published. A batch that failed or was
+ * terminated throws a PcdsCallError with its code; an unknown id a BatchSetupError.
  */
-export async function batchStatus(handle: BatchWorkflowHandle): Promise<BatchStatus> {
+export async function batchStatus(
+  handle: BatchWorkflowHandle,
+  timeoutMs = PROGRESS_QUERY_TIMEOUT_MS,
+): Promise<BatchStatus> {
   const notFound = () => batchNotFound(batchIdOf(handle));
-  for (let attempt = 1; ; attempt++) {
-    const { status } = await orNotFound(() => handle.describe(), notFound);
-    const source = batchStatusSource(status.name);
+  const deadline = Date.now() + timeoutMs;
+  let checked: WorkerPresence | undefined;
+  for (;;) {
+    const described = await orNotFound(() => handle.describe(), notFound);
+    const source = batchStatusSource(described.status.name);
     // Completed: its summary. Failed, terminated or timed out: the result throws why.
     if (source !== 'progress') return { ended: true, summary: await batchResult(handle) };
+    // One describe of the task queue: with no worker the query would only wait.
+    checked ??= await checkWorkers(handle.client, described.taskQueue);
+    const left = deadline - Date.now();
+    if (checked.state === 'none' || left <= 0)
+      return { ended: false, published: await publishedProgress(handle, described, checked) };
     try {
-      return { ended: false, progress: await queryProgress(handle) };
-    } catch (err) {
-      if (attempt >= PROGRESS_ATTEMPTS) throw err;
+      return { ended: false, progress: await queryProgress(handle, left) };
+    } catch {
+      if (deadline - Date.now() <= PROGRESS_RETRY_MS) continue;
       await sleep(PROGRESS_RETRY_MS);
     }
   }
+}
+
+async function publishedProgress(
+  handle: BatchWorkflowHandle,
+  described: Awaited<ReturnType<BatchWorkflowHandle['describe']>>,
+  presence: WorkerPresence,
+): Promise<PublishedProgress> {
+  const attrs = described.typedSearchAttributes;
+  const state = attrs.get(PcdsState);
+  const done = attrs.get(PcdsRowsDone);
+  const failed = attrs.get(PcdsRowsFailed);
+  const summary = await described.staticSummary().catch(() => undefined);
+  return {
+    batchId: batchIdOf(handle),
+    ...(state !== undefined ? { state } : {}),
+    ...(done !== undefined ? { done } : {}),
+    ...(failed !== undefined ? { failed } : {}),
+    ...(summary ? { summary } : {}),
+    taskQueue: described.taskQueue,
+    reason:
+      presence.state === 'none'
+        ? noWorkerMessage(described.taskQueue)
+        : 'no worker answered the progress query in time',
+  };
 }
 
 /** The Web UI page of a workflow. */
@@ -475,6 +559,12 @@ export async function batchFiles(handle: BatchHandle): Promise<BatchFiles> {
   let from: BatchProgress | BatchSummary;
   let noLine: NoLineLabel;
   if (RUNNING.has(status)) {
+    const { taskQueue, presence } = await batchWorkers(handle);
+    if (presence.state === 'none')
+      throw new BatchSetupError(
+        'no_worker',
+        `${noWorkerMessage(taskQueue)}: a running batch's files are named by its progress query`,
+      );
     from = await queryWithRetry(handle);
     noLine = 'pending';
   } else if (status === 'COMPLETED') {
@@ -514,7 +604,7 @@ async function queryWithRetry(handle: BatchHandle): Promise<BatchProgress> {
     try {
       return await queryProgress(handle);
     } catch (err) {
-      if (attempt >= 10) throw err;
+      if (attempt >= 5) throw err;
       await new Promise((r) => setTimeout(r, 300));
     }
   }

@@ -399,4 +399,8 @@ export const duplicatesIndexPath = (output: string, batchId: string) =>
   `${output}.${batchId}.duplicates.json`;
 
 export const childWorkflowId = (batchId: string, row: number) => `batch-${batchId}-row-${row}`;
+/** A batch's one-line summary: its static summary at start, and each run's current details. */
+export const batchSummaryLine = (total: number, endpoint: string) =>
+  `batch of ${total} ${endpoint} rows`;
+
 export const batchWorkflowId = (batchId: string) => `batch-${batchId}`;

@@ -14,6 +14,7 @@ import {
   batchFiles,
   batchHandle,
   batchStatus,
+  batchWorkers,
   prepareBatch,
   resumeBatch,
   queryProgress,
@@ -23,6 +24,7 @@ import {
   type BatchHandle,
   type BatchRequest,
   type PreparedBatch,
+  type PublishedProgress,
 } from '../batch/launch.js';
 import { pauseBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
 import { InputError } from '../batch/row-reader.js';
@@ -41,7 +43,8 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createUsageReader, slowPermitNote } from './usage.js';
 import { action, CliError, printJson, UsageError } from './output.js';
-import { connectTemporal } from './temporal-connection.js';
+import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
+import { noWorkerMessage } from '../temporal/pollers.js';
 import { intArg } from './args.js';
 import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
@@ -213,6 +216,18 @@ export function exportText(r: ExportReport, running: boolean): string[] {
   return lines;
 }
 
+/** A running batch's status when no worker answered: what it last published, and why. */
+export function publishedText(p: PublishedProgress): string[] {
+  const counts =
+    p.done !== undefined
+      ? `${p.done} rows done, ${p.failed ?? 0} failed`
+      : 'no counts published yet';
+  return [
+    `batch ${p.batchId} ${p.state ?? 'running'}: ${counts} (last published progress: ${p.reason})`,
+    ...(p.summary ? [`  ${p.summary}`] : []),
+  ];
+}
+
 function poolNotes(p: BatchProgress): string[] {
   const notes: string[] = [];
   if (p.paused) notes.push(`paused: ${p.paused.code}: ${p.paused.message}`);
@@ -221,6 +236,10 @@ function poolNotes(p: BatchProgress): string[] {
     notes.push(`keys out of the pool: ${removed.map((k) => `${k.id} (${k.removed})`).join(', ')}`);
   return notes;
 }
+
+/** How often the progress view asks whether a worker polls, and repeats that none does. */
+const WORKERS_CHECK_MS = 10_000;
+const NO_WORKER_REPEAT_MS = 30_000;
 
 export interface WatchOptions {
   /** Called when Ctrl-C detaches; default prints how to watch again. */
@@ -283,22 +302,51 @@ export async function watchBatch(
   };
   process.once('SIGINT', onSigint);
   let finished: { summary?: BatchSummary; error?: unknown } | undefined;
-  handle.result().then(
-    (summary) => {
-      finished = { summary };
-      wake();
-    },
-    (error: unknown) => {
-      finished = { error };
-      wake();
-    },
-  );
+  // The wait for the result is a long poll: leaving the view ends it, so the command returns at once.
+  const leaving = new AbortController();
+  handle.client
+    .withAbortSignal(leaving.signal, () => handle.result())
+    .then(
+      (summary) => {
+        finished = { summary };
+        wake();
+      },
+      (error: unknown) => {
+        if (leaving.signal.aborted) return;
+        finished = { error };
+        wake();
+      },
+    );
+  // Without a worker nothing moves and no query is answered: the view says so, and keeps saying.
+  let workersCheckedAt = 0;
+  let noWorkerSaidAt = 0;
+  let noWorker = false;
+  const checkWorkers = async () => {
+    workersCheckedAt = Date.now();
+    const { taskQueue, presence } = await batchWorkers(handle).catch(() => ({
+      taskQueue: '',
+      presence: { state: 'unknown' as const },
+    }));
+    const none = presence.state === 'none';
+    if (none && Date.now() - noWorkerSaidAt >= NO_WORKER_REPEAT_MS) {
+      noWorkerSaidAt = Date.now();
+      out.write(`\nwaiting: ${noWorkerMessage(taskQueue)}\n`);
+    } else if (!none && noWorker) {
+      noWorkerSaidAt = 0;
+      out.write(`\na worker polls task queue ${taskQueue}: the batch goes on\n`);
+    }
+    noWorker = none;
+  };
   try {
     while (!finished && !detached) {
-      try {
-        show(await queryProgress(handle));
-      } catch {
-        // Between two runs of the batch, or before its first task: ask again shortly.
+      if (Date.now() - workersCheckedAt >= (noWorker ? 2_000 : WORKERS_CHECK_MS))
+        await checkWorkers();
+      if (!noWorker) {
+        try {
+          show(await queryProgress(handle));
+        } catch {
+          // Between two runs of the batch, or before its first task: ask again shortly.
+        }
       }
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 500);
@@ -309,6 +357,7 @@ export async function watchBatch(
       });
     }
   } finally {
+    leaving.abort();
     process.removeListener('SIGINT', onSigint);
     if (finished?.summary) {
       const s = finished.summary;
@@ -416,11 +465,18 @@ async function withBatch(
       throw err;
     }
   } catch (err) {
-    if (err instanceof BatchSetupError) throw new UsageError(err.message);
+    if (err instanceof BatchSetupError)
+      throw err.code === 'no_worker' ? new CliError(err.message) : new UsageError(err.message);
     throw err;
   } finally {
     await close();
   }
+}
+
+/** After a signal or a cancel, which the server keeps for the batch: a warning if no worker polls. */
+async function warnLater(handle: BatchHandle, then: string): Promise<void> {
+  const { taskQueue } = await handle.describe();
+  await warnWithoutWorker(handle.client, taskQueue, then);
 }
 
 export function registerBatchCommand(program: Command): Command {
@@ -537,7 +593,14 @@ export function registerBatchCommand(program: Command): Command {
               `Web UI: ${webUiLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, handle.workflowId)}\n` +
               `rows:   ${webUiRowsLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, batchId)}\n`,
           );
-          if (o.detach) return;
+          if (o.detach) {
+            await warnWithoutWorker(
+              client,
+              config.PCDS_TASK_QUEUE,
+              'the batch is started and runs when one does',
+            );
+            return;
+          }
           const summary = await watchBatch(handle);
           if (summary) process.stderr.write(`${summaryText(summary)}\n`);
         } finally {
@@ -558,6 +621,19 @@ export function registerBatchCommand(program: Command): Command {
       action(async (id: string, o: { json?: boolean; failed?: boolean }) =>
         withBatch(id, async (handle, config) => {
           const status = await batchStatus(handle);
+          if (!status.ended && status.published) {
+            // No worker answered: the failed rows are still in the output, but its path is not.
+            if (o.failed)
+              throw new CliError(
+                `${status.published.reason}: the batch's progress, which names its output, cannot be read`,
+              );
+            if (o.json) return printJson({ lastPublished: status.published });
+            for (const line of publishedText(status.published)) process.stdout.write(`${line}\n`);
+            process.stdout.write(
+              `  Web UI: ${webUiLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, handle.workflowId)}\n`,
+            );
+            return;
+          }
           if (o.failed) {
             const output = status.ended ? status.summary.output : status.progress.output;
             for await (const f of failedLines(output))
@@ -604,6 +680,7 @@ export function registerBatchCommand(program: Command): Command {
         withBatch(id, async (handle) => {
           await handle.signal(pauseBatchSignal, o.reason ? { reason: o.reason } : {});
           process.stdout.write(`pause sent to batch ${id}\n`);
+          await warnLater(handle, 'the batch pauses when one does');
         }),
       ),
     );
@@ -631,6 +708,15 @@ export function registerBatchCommand(program: Command): Command {
             );
             return;
           }
+          if (!status.ended && status.published) {
+            // No worker: the signal waits in the batch's history; breakers cannot be read.
+            await resumeBatch(client, id, budget);
+            process.stdout.write(`resume sent to batch ${id}\n`);
+            process.stderr.write(
+              `warning: ${status.published.reason}; the batch resumes when one does\n`,
+            );
+            return;
+          }
           const keyIds = status.progress.pool.map((k) => k.id);
           const breakers = (await readEachThrottleStatus(client, keyIds)).flatMap((r) =>
             r.status?.snapshot.breaker.open ? [r.keyId] : [],
@@ -652,6 +738,7 @@ export function registerBatchCommand(program: Command): Command {
         await withBatch(id, async (handle) => {
           await handle.signal(setBatchWindowSignal, n);
           process.stdout.write(`window of batch ${id} set to ${n}\n`);
+          await warnLater(handle, 'the batch takes the window when one does');
         });
       }),
     );
@@ -722,6 +809,7 @@ export function registerBatchCommand(program: Command): Command {
         withBatch(id, async (handle) => {
           await handle.cancel();
           process.stdout.write(`cancel sent to batch ${id}\n`);
+          await warnLater(handle, 'the batch writes what finished and stops when one does');
         }),
       ),
     );

@@ -5,7 +5,7 @@ import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../co
 import { loadConfig } from '../config.js';
 import { action, printJson, UsageError } from './output.js';
 import { parameterHelp, paramsFromArgs } from './params.js';
-import { connectPcdsClient } from './temporal-connection.js';
+import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';
 
 const CALL_FLAGS = `Call options:
   --wait / --no-wait   wait for the outcome (default) or print the workflow id and return
@@ -129,6 +129,19 @@ export function registerCallCommand(program: Command): Command {
         const config = loadConfig();
         const client = await connectPcdsClient(config);
         try {
+          // Waiting for an outcome with no worker would only hang: refused before anything starts.
+          if (flags.wait)
+            await requireWorker(
+              client.temporal,
+              config.PCDS_TASK_QUEUE,
+              'nothing was started; with --no-wait the call is started and runs once a worker polls',
+            );
+          else
+            await warnWithoutWorker(
+              client.temporal,
+              config.PCDS_TASK_QUEUE,
+              'the call is started and runs when one does',
+            );
           const handle = await client.startCall(endpoint.name, params, {
             ...(flags.id ? { idempotencyKey: flags.id } : {}),
             ...(flags.idPrefix ? { idempotencyKeyPrefix: flags.idPrefix } : {}),

@@ -39,6 +39,7 @@ export function reportError(err: unknown): number {
       [
         'PcdsUsageError',
         'PcdsCallError',
+        'NoWorkerError',
         'ServiceError',
         'TransportError',
         'UnknownKeyError',

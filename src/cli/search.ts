@@ -4,7 +4,7 @@ import { Command } from 'commander';
 import { webUiLink } from '../batch/launch.js';
 import { MAX_EXPORT_RESULTS, validatedParams } from '../client.js';
 import { loadConfig } from '../config.js';
-import { connectPcdsClient } from './temporal-connection.js';
+import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';
 import { action, UsageError } from './output.js';
 import { intArg } from './args.js';
 
@@ -59,6 +59,19 @@ export function registerSearchCommand(program: Command): Command {
         const config = loadConfig();
         const client = await connectPcdsClient(config);
         try {
+          // Waiting for the export with no worker would only hang: refused before anything starts.
+          if (!o.detach)
+            await requireWorker(
+              client.temporal,
+              config.PCDS_TASK_QUEUE,
+              'nothing was started; with --detach the export is started and runs once a worker polls',
+            );
+          else
+            await warnWithoutWorker(
+              client.temporal,
+              config.PCDS_TASK_QUEUE,
+              'the export is started and runs when one does',
+            );
           const handle = await client.startSearchExport(params, {
             maxResults: o.max,
             output: o.output,

@@ -1,10 +1,16 @@
-// How CLI commands reach Temporal: one connection per command, and one clear message (with the
-// fix) when the server cannot be reached, instead of the core's transport error.
+// How CLI commands reach Temporal: one connection per command, one clear message (with the fix)
+// when the server cannot be reached, and a word within seconds when no worker polls the queue.
 import { Connection, type Client } from '@temporalio/client';
 import { createPcdsClient, type PcdsClient } from '../client.js';
 import type { Config } from '../config.js';
 import { dataConverterFromSettings, temporalClient } from '../temporal/data-converter.js';
 import { idSecretFromSettings } from '../temporal/idempotency.js';
+import {
+  checkWorkers,
+  NoWorkerError,
+  noWorkerWarning,
+  type TaskQueueReader,
+} from '../temporal/pollers.js';
 import { CliError } from './output.js';
 
 /** Temporal cannot be reached: a code of its own, so `pcds mcp` tools report it as such. */
@@ -54,4 +60,28 @@ export async function connectPcdsClient(config: Config): Promise<PcdsClient> {
   } catch {
     throw temporalUnreachable(config);
   }
+}
+
+/**
+ * Warns on stderr when no worker polls the task queue (what was asked still happens: `then`
+ * says when it takes effect). Returns whether the warning was printed.
+ */
+export async function warnWithoutWorker(
+  client: TaskQueueReader,
+  taskQueue: string,
+  then: string,
+): Promise<boolean> {
+  const warning = noWorkerWarning(await checkWorkers(client, taskQueue), taskQueue);
+  if (warning) process.stderr.write(`warning: ${warning}; ${then}\n`);
+  return warning !== undefined;
+}
+
+/** Refuses a command that would only wait for a worker when none polls the task queue. */
+export async function requireWorker(
+  client: TaskQueueReader,
+  taskQueue: string,
+  hint: string,
+): Promise<void> {
+  if ((await checkWorkers(client, taskQueue)).state === 'none')
+    throw new NoWorkerError(taskQueue, hint);
 }

@@ -2,7 +2,7 @@
 // throttle's state per key, and closing a key's credit breaker once credits were added.
 import type { Client } from '@temporalio/client';
 import type { Command } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import {
   readEachThrottleStatus,
   resumeCredits,
@@ -10,12 +10,13 @@ import {
 } from '../throttle/operator.js';
 import { formatThrottleStatus } from '../throttle/status-text.js';
 import { action, CliError, printJson } from './output.js';
-import { connectTemporal } from './temporal-connection.js';
+import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
 
-async function withTemporal<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const { client, close } = await connectTemporal(loadConfig());
+async function withTemporal<T>(fn: (client: Client, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const { client, close } = await connectTemporal(config);
   try {
-    return await fn(client);
+    return await fn(client, config);
   } catch (err) {
     if (err instanceof UnknownThrottleError) throw new CliError(err.message);
     throw err;
@@ -37,7 +38,13 @@ export function registerThrottleCommand(program: Command): Command {
     .option('--json', 'print the state as JSON')
     .action(
       action(async (opts: { key?: string; json?: boolean }) => {
-        await withTemporal(async (client) => {
+        await withTemporal(async (client, config) => {
+          // Each key's state is a query the worker answers (bounded): say first why none will.
+          await warnWithoutWorker(
+            client,
+            config.PCDS_TASK_QUEUE,
+            "a key's state is read from its throttle, which only a worker answers",
+          );
           const readings = await readEachThrottleStatus(client, opts.key ? [opts.key] : undefined);
           if (opts.json) return printJson(readings);
           if (readings.length === 0) {

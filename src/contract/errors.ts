@@ -210,6 +210,10 @@ export const ERRORS = [
     'id_secret_missing',
     'an idempotency key needs the id secret (PCDS_ID_SECRET or PCDS_ID_SECRET_FILE) shared by every client',
   ),
+  own(
+    'no_worker',
+    'no worker polls the task queue: the command would only wait (start `pcds worker`)',
+  ),
   own('no_keys', 'the worker has no API key configured'),
   own('no_keys_left', "every key of the batch's pool was removed"),
   own('paused_by_operator', 'an operator paused the batch (a pause reason, not a failure)'),

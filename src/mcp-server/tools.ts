@@ -9,6 +9,13 @@ import { ASYNC_ENDPOINTS } from '../contract/index.js';
 import { PcdsError } from '../contract/pcds-error.js';
 import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
+import { noWorkerWarning } from '../temporal/pollers.js';
+
+/** A `warning` field when no worker polls the client's task queue: the work waits for one. */
+async function workerWarning(client: PcdsClient): Promise<{ warning?: string }> {
+  const warning = noWorkerWarning(await client.workers(), client.taskQueue);
+  return warning ? { warning: `${warning}; it runs when one does` } : {};
+}
 
 export const PCDS_MCP_SERVER_NAME = 'pcds-orchestrator';
 
@@ -114,10 +121,13 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     ({ endpoint, params, idempotency_key }) =>
       answer(async () => {
         refuseCallbackUrl(params);
-        const handle = await (
-          await deps.client()
-        ).startCall(endpoint, params, idempotency_key ? { idempotencyKey: idempotency_key } : {});
-        return { call_id: handle.workflowId, state: 'running' };
+        const client = await deps.client();
+        const handle = await client.startCall(
+          endpoint,
+          params,
+          idempotency_key ? { idempotencyKey: idempotency_key } : {},
+        );
+        return { call_id: handle.workflowId, state: 'running', ...(await workerWarning(client)) };
       }),
   );
 
@@ -133,12 +143,16 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     },
     ({ call_id }) =>
       answer(async () => {
-        const handle = (await deps.client()).getCall(call_id);
+        const client = await deps.client();
+        const handle = client.getCall(call_id);
         const status = await closed(
           handle.workflow,
           () => new NotFound('call_not_found', `no call with id ${call_id}`),
         );
         if (status === 'RUNNING') {
+          // Its phase is a query only a worker answers: without one, say so instead of waiting.
+          const warned = await workerWarning(client);
+          if (warned.warning) return { call_id, state: 'running', ...warned };
           const s = await handle.state();
           return { call_id, state: 'running', phase: s.phase, polls: s.polls };
         }
@@ -193,7 +207,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
             ...(a.overwrite ? { overwrite: true } : {}),
             ...(a.key_ids ? { keyIds: a.key_ids } : {}),
           });
-          return { batch_id: batch.batchId, state: 'running' };
+          return { batch_id: batch.batchId, state: 'running', ...(await workerWarning(client)) };
         } catch (err) {
           await undo();
           throw err;
@@ -214,9 +228,16 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     ({ batch_id }) =>
       answer(async () => {
         const s = await (await deps.client()).getBatch(batch_id).status();
-        return s.ended
-          ? { batch_id, state: s.summary.state, summary: s.summary }
-          : { batch_id, state: 'running', progress: s.progress };
+        if (s.ended) return { batch_id, state: s.summary.state, summary: s.summary };
+        // No worker answered: the last progress the batch published, and why.
+        if (s.published)
+          return {
+            batch_id,
+            state: 'running',
+            last_published: s.published,
+            warning: s.published.reason,
+          };
+        return { batch_id, state: 'running', progress: s.progress };
       }),
   );
 
@@ -240,8 +261,13 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       },
       (a: { batch_id: string; reason?: string }) =>
         answer(async () => {
-          await act(await deps.client(), a.batch_id, a.reason);
-          return { batch_id: a.batch_id, requested: name.replace('_batch', '') };
+          const client = await deps.client();
+          await act(client, a.batch_id, a.reason);
+          return {
+            batch_id: a.batch_id,
+            requested: name.replace('_batch', ''),
+            ...(await workerWarning(client)),
+          };
         }),
     );
   control(
@@ -290,7 +316,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
             ...(a.export_id ? { exportId: a.export_id } : {}),
             ...(a.overwrite ? { overwrite: true } : {}),
           });
-          return { export_id: handle.exportId, state: 'running' };
+          return { export_id: handle.exportId, state: 'running', ...(await workerWarning(client)) };
         } catch (err) {
           await undo();
           throw err;
@@ -308,12 +334,14 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     },
     ({ export_id }) =>
       answer(async () => {
-        const handle = (await deps.client()).getSearchExport(export_id);
+        const client = await deps.client();
+        const handle = client.getSearchExport(export_id);
         const status = await closed(
           handle.workflow,
           () => new NotFound('export_not_found', `no search export with id ${export_id}`),
         );
-        if (status === 'RUNNING') return { export_id, state: 'running' };
+        if (status === 'RUNNING')
+          return { export_id, state: 'running', ...(await workerWarning(client)) };
         try {
           return { export_id, state: 'done', summary: await handle.result() };
         } catch (err) {

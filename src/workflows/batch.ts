@@ -42,6 +42,7 @@ import {
   DEFAULT_CHUNK_SIZE,
   DEFAULT_HISTORY_THRESHOLD,
   DEFAULT_WINDOW,
+  batchSummaryLine,
   childWorkflowId,
   duplicatesIndexPath,
   type BatchInput,
@@ -275,6 +276,11 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
   });
 
+  // A static summary belongs to the first run only (continue-as-new cannot carry one): every run
+  // opens its current details, which the Web UI shows beside it, with the same summary.
+  const runHeading =
+    `${batchSummaryLine(s.total, endpoint.name)} (run ${s.runs})\n` +
+    `input ${input.source.path}\noutput ${input.output}`;
   let lastState: BatchStateName | undefined;
   let shownCounts = '';
   let countsShownAt = 0;
@@ -301,7 +307,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         { key: PcdsRowsFailed, value: c.failed },
       ] as SearchAttributeUpdatePair[]);
     }
-    setCurrentDetails(rules.details(state));
+    setCurrentDetails(`${runHeading}\n\n${rules.details(state)}`);
   };
 
   setHandler(batchProgressQuery, progress);
