@@ -23,13 +23,13 @@ interface DevFlags {
 /** The banner's line on the pace: the real service's, or how far from it this stack runs. */
 export function paceLine(config: Parameters<typeof paceNote>[0]): string {
   const note = paceNote(config);
-  if (!note) return "the real service's (limits and latencies as in production)";
-  const minute = 60 / config.PCDS_TIME_SCALE;
-  const faster =
-    config.PCDS_TIME_SCALE !== 1
-      ? `${config.PCDS_TIME_SCALE}x faster (a minute lasts ${minute >= 1 ? `${+minute.toFixed(1)} s` : `${Math.round(minute * 1000)} ms`}); `
-      : '';
-  return `${note.toUpperCase()}: ${faster}rates, waits and ETAs here say nothing about production`;
+  if (!note) return "the real service's (its limits and latencies)";
+  const minuteMs = 60_000 / config.PCDS_TIME_SCALE;
+  const minute =
+    config.PCDS_TIME_SCALE === 1
+      ? ''
+      : `a minute lasts ${minuteMs >= 1000 ? `${+(minuteMs / 1000).toFixed(1)} s` : `${Math.round(minuteMs)} ms`}; `;
+  return `${note}: ${minute}rates, waits and ETAs here say nothing about production`;
 }
 
 export function registerDevCommand(program: Command): Command {
