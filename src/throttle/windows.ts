@@ -142,7 +142,8 @@ export function configureTiming(state: ThrottleState, timing: ThrottleTiming): b
   const changed = TIMING_SETTINGS.some(
     (k) => timing[k] !== undefined && timing[k] !== state.settings[k],
   );
-  if (changed) state.settings = { ...state.settings, ...timingOf({ ...state.settings, ...timing }) };
+  if (changed)
+    state.settings = { ...state.settings, ...timingOf({ ...state.settings, ...timing }) };
   return changed;
 }
 
