@@ -194,6 +194,23 @@ describe('pcds dev --no-limits --no-worker', () => {
   }, 180_000);
 });
 
+describe('pcds demo', () => {
+  it('prints no Web UI link it is about to stop, and says --keep keeps them', async () => {
+    const dir = tempDir('demo');
+    dirs.push(dir);
+    const r = await runCli(['demo', '--output', join(dir, 'out.jsonl'), ...(await portFlags())], {
+      ...baseEnv(),
+      PCDS_DATA_DIR: dir,
+    });
+    expect(r.stderr).not.toMatch(/error/i);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/run it with --keep to look at the batch there/);
+    // The summary names no address of the Web UI that stops on the next line.
+    expect(r.stdout).not.toMatch(/https?:\/\//);
+    expect(r.stderr).toMatch(/stopping Temporal/);
+  }, 180_000);
+});
+
 describe('a taken port', () => {
   let held: Server | undefined;
   afterEach(async () => {
