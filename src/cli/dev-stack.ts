@@ -118,7 +118,10 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       // The emulator's scale multiplies its durations: 60x faster is 1/60.
       timeScale: 1 / timeScale,
       ...options.emulator,
-      limits: { ...options.emulator?.limits, enabled: limits },
+      limits: {
+        ...options.emulator?.limits,
+        enabled: limits && options.emulator?.limits?.enabled !== false,
+      },
     });
     stops.push(() => emulator.stop());
     const env: Record<string, string> = {

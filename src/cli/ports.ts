@@ -23,9 +23,7 @@ export type StackPort = keyof typeof STACK_PORTS;
 function portFree(port: number, host: string): Promise<boolean> {
   return new Promise((resolvePort) => {
     const server = createServer();
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      resolvePort(err.code !== 'EADDRINUSE' && err.code !== 'EACCES'),
-    );
+    server.once('error', (err: NodeJS.ErrnoException) => resolvePort(err.code !== 'EADDRINUSE'));
     server.listen({ port, host, exclusive: true }, () => server.close(() => resolvePort(true)));
   });
 }
