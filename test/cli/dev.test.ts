@@ -12,6 +12,7 @@ import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/temporal/dev-server.js';
+import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
 import { runCli, spawnCli, tempDir, type CliResult } from './cli-env.js';
 
 const BANNER_END = 'Ctrl-C stops everything';
@@ -242,5 +243,24 @@ describe('a taken port', () => {
     );
     expect(r.stdout).toBe('');
     expect(existsSync(join(dir, 'temporal.db'))).toBe(false);
+  });
+
+  it('is named with --port by pcds webhooks', async () => {
+    held = createServer();
+    await new Promise<void>((r) => held!.listen(0, '127.0.0.1', r));
+    const port = (held.address() as { port: number }).port;
+    const r = await runCli(['webhooks', '--port', String(port)], {
+      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+      PCDS_WEBHOOK_HOST: '127.0.0.1',
+      PCDS_WEBHOOK_PUBLIC_URL: 'http://127.0.0.1:1',
+      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+      PCDS_WEBHOOK_SECRET: 'a-test-secret-of-enough-length',
+      ...testEncryptionEnv(),
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `error: port ${port} (webhook receiver) is in use: pick another with --port or PCDS_WEBHOOK_PORT (port_in_use)\n`,
+    );
   });
 });
