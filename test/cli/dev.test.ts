@@ -2,7 +2,8 @@
 // ports): --time-scale says in its banner that it is not the real pace and its throttle runs the
 // scaled windows; --no-limits turns off the emulator's limits and the workers' throttle;
 // --no-worker starts none, and a separate `pcds worker` with the printed settings runs calls; a
-// taken port is named with the flag that moves it.
+// taken port is named with the flag that moves it (`pcds webhooks` too); the demo prints no Web UI
+// link without --keep.
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
