@@ -7,6 +7,9 @@ import { encryptionEnvShape } from './codec/settings.js';
 import { ConfigError } from './config-error.js';
 import { idSecretEnvShape } from './temporal/idempotency.js';
 
+/** The fastest pace `pcds dev --time-scale` offers: an hour in a second. */
+export const MAX_TIME_SCALE = 3600;
+
 const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
 const intUpTo = (def: number, max: number) =>
   z.coerce.number().int().positive().max(max, `at most ${max}`).default(def);
@@ -43,6 +46,12 @@ const envSchema = z.object({
   PCDS_THROTTLE: z.enum(['on', 'off']).default('on'),
   /** Multiplies the throttle's windows; match the emulator's timeScale (1 for the real service). */
   PCDS_THROTTLE_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
+  /**
+   * How many times faster than the real service the clock runs (`pcds dev --time-scale`): 60 makes
+   * a minute last a second. Only for the bundled emulator; it sets the defaults of every duration
+   * below that follows the service's pace (see PACED_SETTINGS).
+   */
+  PCDS_TIME_SCALE: z.coerce.number().min(1).max(MAX_TIME_SCALE).default(1),
   PCDS_HTTP_CONNECTIONS: intFrom(32),
   PCDS_HTTP_TIMEOUT_MS: intFrom(30_000),
   /** How calls over the MCP transport authenticate: the key pair's headers, or OAuth. */
@@ -122,6 +131,37 @@ export function keyLabel(key: string): string {
 
 export { ConfigError };
 
+/**
+ * The durations that follow the service's pace: with PCDS_TIME_SCALE, their defaults are divided
+ * by it (a value set explicitly is taken as given). HTTP timeouts are not among them: the network
+ * does not run faster.
+ */
+export const PACED_SETTINGS = [
+  'PCDS_POLL_INTERVAL_MS',
+  'PCDS_MAX_WAIT_MS',
+  'PCDS_WEBHOOK_FALLBACK_POLL_MS',
+  'PCDS_WEBHOOK_TOKEN_TTL_MS',
+  'PCDS_METRICS_USAGE_INTERVAL_MS',
+] as const;
+
+const isLoopbackUrl = (url: string) =>
+  ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(url).hostname) ||
+  /^127\./.test(new URL(url).hostname);
+
+/**
+ * What an estimate or a banner says about the pace it runs at: undefined at the real service's
+ * pace, else e.g. "not the real service's pace (emulator at 60x, rate limits off)".
+ */
+export function paceNote(
+  config: Pick<Config, 'PCDS_TIME_SCALE' | 'PCDS_THROTTLE'>,
+): string | undefined {
+  const parts = [
+    config.PCDS_TIME_SCALE !== 1 ? `emulator at ${config.PCDS_TIME_SCALE}x` : undefined,
+    config.PCDS_THROTTLE === 'off' ? 'rate limits off' : undefined,
+  ].filter((p): p is string => p !== undefined);
+  return parts.length ? `not the real service's pace (${parts.join(', ')})` : undefined;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -129,6 +169,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.PCDS_TIME_SCALE !== 1) {
+    // A faster clock against the real service would break its limits and fail its jobs early.
+    if (!isLoopbackUrl(e.PCDS_BASE_URL))
+      throw new ConfigError(
+        'PCDS_TIME_SCALE is only for the bundled emulator: PCDS_BASE_URL must be a loopback address (unset PCDS_TIME_SCALE for the real service)',
+      );
+    for (const name of PACED_SETTINGS)
+      if (!env[name]) e[name] = Math.max(1, Math.round(e[name] / e.PCDS_TIME_SCALE));
+    if (!env.PCDS_THROTTLE_TIME_SCALE) e.PCDS_THROTTLE_TIME_SCALE = 1 / e.PCDS_TIME_SCALE;
+  }
   const keys: ApiKeyConfig[] = [];
   if (e.PCDS_API_KEYS) {
     let raw: unknown;

@@ -567,6 +567,9 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.dedupe ? {} : { dedupe: false }),
           ...(o.maxCredits !== undefined ? { maxCredits: o.maxCredits } : {}),
           ...(o.csvRawCells ? { csvRawCells: true } : {}),
+          // Its rows poll and give up like `pcds call` (both follow PCDS_TIME_SCALE).
+          pollIntervalMs: config.PCDS_POLL_INTERVAL_MS,
+          maxWaitMs: config.PCDS_MAX_WAIT_MS,
         };
         let prepared: PreparedBatch;
         try {

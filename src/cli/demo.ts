@@ -1,6 +1,6 @@
 // `pcds demo`: the whole product in one command. Starts the local stack (Temporal with its Web
 // UI, the emulator, a worker), runs a batch over examples/leads.csv with a live progress bar,
-// prints the summary and the Web UI link, then stops everything (or keeps it up with --keep).
+// prints the summary, then stops everything (or keeps it up, with the Web UI links, with --keep).
 import { join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -27,6 +27,7 @@ interface DemoFlags {
   uiPort: number;
   emulatorPort: number;
   codecPort: number;
+  webhookPort?: number;
 }
 
 export function registerDemoCommand(program: Command): Command {
@@ -48,6 +49,11 @@ export function registerDemoCommand(program: Command): Command {
       portArg,
       8789,
     )
+    .option(
+      '--webhook-port <port>',
+      'webhook receiver port (default PCDS_WEBHOOK_PORT, 8788)',
+      portArg,
+    )
     .action(
       action(async (o: DemoFlags) => {
         // Checked before anything starts: a missing file fails in a second, not after the stack.
@@ -68,26 +74,30 @@ export function registerDemoCommand(program: Command): Command {
           uiPort: o.uiPort,
           emulatorPort: o.emulatorPort,
           codecPort: o.codecPort,
+          ...(o.webhookPort !== undefined ? { webhookPort: o.webhookPort } : {}),
         });
         const connection = await Connection.connect({ address: stack.temporal.address });
         try {
           const client = temporalClient(connection, stack.config);
           const uiUrl = stack.uiUrl ?? stack.config.PCDS_TEMPORAL_UI_URL;
           const ns = stack.temporal.namespace;
-          const handle = await startBatchWorkflow(client, stack.worker.taskQueue, prepared);
+          const handle = await startBatchWorkflow(client, stack.config.PCDS_TASK_QUEUE, prepared);
           const { batchId } = prepared.input;
           process.stderr.write(
             `batch ${batchId}: ${prepared.inspection.total} rows of ${prepared.input.source.path}\n` +
-              `Web UI: ${webUiLink(uiUrl, ns, handle.workflowId)}\n`,
+              `Web UI (up while the demo runs): ${webUiLink(uiUrl, ns, handle.workflowId)}\n`,
           );
           const summary = await watchBatch(handle, {
             onDetach: () => process.stderr.write('\nstopping the demo...\n'),
           });
           if (summary) {
             process.stdout.write(`${summaryText(summary)}\n`);
+            // The Web UI stops with the stack: its links are only worth printing when it stays up.
             process.stdout.write(
-              `\nThe batch in the Web UI: ${webUiLink(uiUrl, ns, handle.workflowId)}\n` +
-                `Its rows:               ${webUiRowsLink(uiUrl, ns, batchId)}\n`,
+              o.keep
+                ? `\nThe batch in the Web UI: ${webUiLink(uiUrl, ns, handle.workflowId)}\n` +
+                    `Its rows:               ${webUiRowsLink(uiUrl, ns, batchId)}\n`
+                : `\nThe Web UI stops with the demo: run it with --keep to look at the batch there.\n`,
             );
           }
           if (o.keep && summary) {

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ensureDevEncryptionKey, ensureDevIdSecret } from '../codec/dev-key.js';
-import { loadConfig, type Config } from '../config.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
 import {
   startEmulator,
   type EmulatorOptionsInput,
@@ -15,6 +15,15 @@ import { startDevServer, type DevServer } from '../temporal/index.js';
 import { startReceiverFromConfig } from '../webhooks/from-config.js';
 import { startCodecServerFromConfig } from './codec-server.js';
 import { createWorker, type PcdsWorker } from '../worker.js';
+import { checkPortsFree } from './ports.js';
+
+/** Leaving the real service's pace: only ever against the stack's own emulator. */
+export interface DevPace {
+  /** How many times faster than the real service (1: its pace). Default 1. */
+  timeScale?: number;
+  /** false: no rate limits in the emulator and no throttle in the workers. Default true. */
+  limits?: boolean;
+}
 
 export interface DevStackOptions {
   /** Default: PCDS_DATA_DIR (.data). */
@@ -27,6 +36,9 @@ export interface DevStackOptions {
   /** Port of the webhook receiver; default PCDS_WEBHOOK_PORT (8788). */
   webhookPort?: number;
   emulator?: EmulatorOptionsInput;
+  pace?: DevPace;
+  /** false: no worker in the stack (run `pcds worker` processes beside it with `workerEnv`). */
+  worker?: boolean;
   /** Base environment; default process.env. The stack's own addresses and dev key override it. */
   env?: NodeJS.ProcessEnv;
 }
@@ -36,9 +48,12 @@ export interface DevStack {
   emulator: RunningEmulator;
   /** The worker's configuration (emulator URL, dev key, Temporal address). */
   config: Config;
-  worker: PcdsWorker;
+  /** Absent with `worker: false`. */
+  worker: PcdsWorker | undefined;
   /** Lines a shell needs to use the stack: PCDS_BASE_URL, PCDS_API_KEY, ... */
   env: Record<string, string>;
+  /** What a separate `pcds worker` needs on top of `env`: the task queue and the webhook settings. */
+  workerEnv: Record<string, string>;
   uiUrl: string | undefined;
   /** The codec server the Web UI is pointed at (none with PCDS_ENCRYPTION=off). */
   codecServer: { url: string; token: string } | undefined;
@@ -48,6 +63,10 @@ export interface DevStack {
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const baseEnv = options.env ?? process.env;
   const dataDir = resolve(options.dataDir ?? baseEnv.PCDS_DATA_DIR ?? '.data');
+  const timeScale = options.pace?.timeScale ?? 1;
+  const limits = options.pace?.limits ?? true;
+  // Set whatever the shell says: a banner's exports from an earlier run must not change the pace.
+  const paceEnv = { PCDS_TIME_SCALE: String(timeScale), PCDS_THROTTLE: limits ? 'on' : 'off' };
   const stops: (() => Promise<void>)[] = [];
   const stopAll = async () => {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
@@ -68,9 +87,17 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
         ? {}
         : { PCDS_ID_SECRET_FILE: ensureDevIdSecret(dataDir) };
     const uiPort = options.uiPort ?? 8233;
+    // The shell's own pace settings would be checked against its base URL, which the stack replaces.
+    const codecConfig = loadConfig({ ...baseEnv, ...encryptionEnv, PCDS_TIME_SCALE: undefined });
+    await checkPortsFree({
+      temporal: options.temporalPort ?? 7233,
+      ui: uiPort,
+      emulator: options.emulatorPort ?? 8787,
+      ...(codecConfig.PCDS_ENCRYPTION === 'off' ? {} : { codec: options.codecPort ?? 8789 }),
+      webhook: options.webhookPort ?? codecConfig.PCDS_WEBHOOK_PORT,
+    });
     // The Web UI decodes through a codec server on loopback; the browser reaches it with the
     // token in the endpoint's path (the dev UI has no user token to send).
-    const codecConfig = loadConfig({ ...baseEnv, ...encryptionEnv });
     const codecToken = randomBytes(24).toString('base64url');
     const codec =
       codecConfig.PCDS_ENCRYPTION === 'off'
@@ -94,7 +121,13 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       port: options.emulatorPort ?? 8787,
       // Webhook mode works locally: the emulator delivers to the receiver on loopback.
       allowLoopbackCallbacks: true,
+      // The emulator's scale multiplies its durations: 60x faster is 1/60.
+      timeScale: 1 / timeScale,
       ...options.emulator,
+      limits: {
+        ...options.emulator?.limits,
+        enabled: limits && options.emulator?.limits?.enabled !== false,
+      },
     });
     stops.push(() => emulator.stop());
     const env: Record<string, string> = {
@@ -106,6 +139,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       PCDS_TEMPORAL_ADDRESS: temporal.address,
       PCDS_TEMPORAL_NAMESPACE: temporal.namespace,
       ...(temporal.uiUrl ? { PCDS_TEMPORAL_UI_URL: temporal.uiUrl } : {}),
+      ...paceEnv,
     };
     // The receiver listens on loopback; its secret lives only in this process.
     const webhookEnv = {
@@ -121,6 +155,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const stackEnv = {
       ...baseEnv,
       PCDS_API_KEYS: undefined,
+      // At another pace the throttle's windows follow PCDS_TIME_SCALE, not a shell's leftover.
+      ...(timeScale !== 1 ? { PCDS_THROTTLE_TIME_SCALE: undefined } : {}),
       PCDS_DATA_DIR: dataDir,
       ...env,
       ...webhookEnv,
@@ -135,18 +171,39 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     stops.push(() => receiver.stop());
     // A key pool from the shell would point at the real service: the stack uses the dev key.
     const config = loadConfig({ ...stackEnv, PCDS_WEBHOOK_PUBLIC_URL: receiver.url });
-    const worker = await createWorker({ config });
-    const running = worker.run();
-    stops.push(async () => {
-      worker.shutdown();
-      await running;
-    });
+    // Another pace or no limits only make sense against this emulator, never a real service.
+    if (
+      (timeScale !== 1 || !limits) &&
+      new URL(config.PCDS_BASE_URL).origin !== new URL(emulator.url).origin
+    )
+      throw new ConfigError(
+        '--time-scale and --no-limits are only for the bundled emulator: the worker would call another service',
+      );
+    const workerEnv: Record<string, string> = {
+      PCDS_TASK_QUEUE: config.PCDS_TASK_QUEUE,
+      PCDS_WEBHOOK_PUBLIC_URL: receiver.url,
+      PCDS_WEBHOOK_SECRET: webhookEnv.PCDS_WEBHOOK_SECRET,
+      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+      // The stack's receiver takes the deliveries: workers beside it run none of their own.
+      PCDS_WEBHOOK_RECEIVER: 'standalone',
+    };
+    let worker: PcdsWorker | undefined;
+    if (options.worker !== false) {
+      const started = await createWorker({ config });
+      const running = started.run();
+      stops.push(async () => {
+        started.shutdown();
+        await running;
+      });
+      worker = started;
+    }
     return {
       temporal,
       emulator,
       config,
       worker,
       env,
+      workerEnv,
       uiUrl: temporal.uiUrl,
       codecServer: codec ? { url: codec.url, token: codecToken } : undefined,
       stop: stopAll,

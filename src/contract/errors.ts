@@ -181,6 +181,10 @@ export const ERRORS = [
     true,
   ),
   own('unknown_throttle', 'no throttle runs for that key id'),
+  own(
+    'port_in_use',
+    'a port the local stack would listen on is taken (the message names the flag)',
+  ),
   own('invalid_params', "the parameters break the endpoint's input rules"),
   own('invalid_options', 'an option is missing or out of range'),
   own('invalid_batch_id', 'a batch or export id is 1 to 64 letters, digits, _ or -'),

@@ -36,6 +36,7 @@ import {
 } from './protocol.js';
 import {
   defaultSettings,
+  timingOf,
   type PermitAnswer,
   type ThrottleSettings,
   type WindowLimits,
@@ -228,6 +229,7 @@ class KeyChannel {
     const batch: PermitBatch = {
       requests: taken.map((p) => p.request),
       limits: this.settings.limits,
+      timing: timingOf(this.settings),
     };
     const sentAt = Date.now();
     this.update(permitsUpdate, [batch])

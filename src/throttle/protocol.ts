@@ -9,6 +9,7 @@ import type {
   ThrottleSettings,
   ThrottleSnapshot,
   ThrottleState,
+  ThrottleTiming,
   WindowLimits,
 } from './windows.js';
 
@@ -49,6 +50,11 @@ export interface PermitBatch {
   requests: PermitRequest[];
   /** The sender's configured limits: the throttle follows the latest (a learned limit stays lower). */
   limits?: WindowLimits;
+  /**
+   * The sender's window lengths and what derives from them (its time scale): the throttle follows
+   * the latest, so a key's throttle started at one pace does not keep it when the workers change.
+   */
+  timing?: ThrottleTiming;
 }
 
 export const MAX_PERMIT_BATCH = 500;

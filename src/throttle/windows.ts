@@ -115,6 +115,38 @@ export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSe
   };
 }
 
+/** The settings that follow the time scale (window lengths and the spans derived from them). */
+export const TIMING_SETTINGS = [
+  'minuteMs',
+  'hourMs',
+  'marginMs',
+  'horizonMs',
+  'followUpTtlMs',
+  'submitShareLeadMs',
+  'defaultRetryAfterMs',
+] as const;
+export type ThrottleTiming = Pick<ThrottleSettings, (typeof TIMING_SETTINGS)[number]>;
+
+export function timingOf(settings: ThrottleSettings): ThrottleTiming {
+  const t: Partial<Record<(typeof TIMING_SETTINGS)[number], number>> = {};
+  for (const k of TIMING_SETTINGS) if (settings[k] !== undefined) t[k] = settings[k];
+  return t as ThrottleTiming;
+}
+
+/**
+ * Adopts a caller's timing (workers restarted at another time scale). Reservations already in
+ * the log stay and age out under the new windows. Answers whether anything changed.
+ */
+export function configureTiming(state: ThrottleState, timing: ThrottleTiming): boolean {
+  if (!(timing.minuteMs > 0 && timing.hourMs >= timing.minuteMs)) return false;
+  const changed = TIMING_SETTINGS.some(
+    (k) => timing[k] !== undefined && timing[k] !== state.settings[k],
+  );
+  if (changed)
+    state.settings = { ...state.settings, ...timingOf({ ...state.settings, ...timing }) };
+  return changed;
+}
+
 export function createThrottleState(settings: ThrottleSettings, now: number): ThrottleState {
   validateLimits(settings.limits);
   return {

@@ -28,6 +28,7 @@ import {
 import { formatThrottleStatus } from '../throttle/status-text.js';
 import {
   configureLimits,
+  configureTiming,
   confirm,
   createThrottleState,
   creditsExhausted,
@@ -84,6 +85,8 @@ export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
     permitsUpdate,
     (batch: PermitBatch) => {
       if (batch.limits) configureLimits(state, batch.limits);
+      // Only senders of this release carry `timing`, so replaying older histories takes the same path.
+      if (batch.timing) configureTiming(state, batch.timing);
       const now = Date.now();
       const answers = batch.requests.map((r) =>
         r.confirmAt !== undefined
@@ -175,6 +178,9 @@ function validatePermitBatch(batch: PermitBatch): void {
   if (batch.requests.length > MAX_PERMIT_BATCH) {
     throw new TypeError(`a permit batch holds at most ${MAX_PERMIT_BATCH} requests`);
   }
+  for (const value of Object.values(batch.timing ?? {}))
+    if (!(typeof value === 'number' && Number.isFinite(value) && value >= 0))
+      throw new TypeError('timing holds non-negative milliseconds');
   for (const r of batch.requests) {
     if (!KINDS.has(r?.kind)) throw new TypeError(`unknown permit kind ${JSON.stringify(r?.kind)}`);
     if (

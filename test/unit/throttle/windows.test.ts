@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import {
   confirm,
   configureLimits,
+  configureTiming,
   createThrottleState,
+  defaultSettings,
+  timingOf,
   creditsExhausted,
   rateLimited,
   reserve,
@@ -385,6 +388,24 @@ describe('configuration and reporting', () => {
     expect(() => configureLimits(state, { perMinute: 0, perHour: 300 })).toThrow(
       /positive integers/,
     );
+  });
+
+  it('follows the timing of new callers: a throttle started at one time scale adopts another', () => {
+    const limits = { perMinute: 2, perHour: 100 };
+    // Started by workers at the real pace: a third request waits for the minute to pass.
+    const state = createThrottleState(defaultSettings(limits, 1), T0);
+    reserve(state, T0, 'poll');
+    reserve(state, T0, 'poll');
+    expect(reserve(state, T0, 'poll')).toMatchObject({ kind: 'retry', reason: 'minute_window' });
+    // Workers at 60x take over: a "minute" is a second, so the third goes a second later.
+    const fast = defaultSettings(limits, 1 / 60);
+    expect(configureTiming(state, timingOf(fast))).toBe(true);
+    expect(state.settings).toMatchObject({ minuteMs: 1_000, hourMs: 60_000, limits });
+    expect(granted(reserve(state, T0 + 1_500, 'poll'))).toBeLessThan(T0 + 2_000);
+    expect(configureTiming(state, timingOf(fast))).toBe(false);
+    // Nonsense windows are ignored.
+    expect(configureTiming(state, { ...timingOf(fast), minuteMs: 0 })).toBe(false);
+    expect(state.settings.minuteMs).toBe(1_000);
   });
 
   it('reports used, limits, waiting and closure in one line', () => {
