@@ -16,6 +16,7 @@ import {
   isKeyFault,
   mcpArgumentProblems,
   mcpUnsupportedReason,
+  searchPageOf,
   validateInput,
   type EndpointDef,
   type Failure,
@@ -121,7 +122,12 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           const sent = await submit(endpoint, maxWaitMs);
           if ('failure' in sent) return sent;
           job = sent.job;
-          if (sent.immediate) return await finish(endpoint, job, sent.immediate, 0);
+          // A person search's page POST that completes at once carries no rows: read by GET.
+          if (
+            sent.immediate &&
+            !(endpoint.polling === 'person_search' && sent.immediate.kind === 'found')
+          )
+            return await finish(endpoint, job, sent.immediate, 0);
         }
         where = { row: input.row, phase: 'polling', keyId: job.keyId, requestId: job.requestId };
         ctx.heartbeat(where);
@@ -262,6 +268,8 @@ export function createBatchRowActivities(deps: ActivityDeps) {
               endpoint,
               job.requestId,
               transport,
+              undefined,
+              endpoint.polling === 'person_search' ? searchPageOf(input.params) : undefined,
             ));
           } catch (err) {
             if (!(err instanceof TransportError)) throw err;
