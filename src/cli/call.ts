@@ -4,7 +4,7 @@ import { checkCallParams, checkTransport, validatedParams } from '../client.js';
 import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../contract/index.js';
 import { loadConfig } from '../config.js';
 import { action, printJson, UsageError } from './output.js';
-import { parameterHelp, paramsFromArgs } from './params.js';
+import { parameterHelp, paramsFromArgs, requiredHelp } from './params.js';
 import { connectPcdsClient } from './temporal-connection.js';
 
 const CALL_FLAGS = `Call options:
@@ -35,10 +35,11 @@ ${CALL_FLAGS}
 
 export function endpointHelp(name: string): string {
   const e = findEndpoint(name)!;
+  const required = requiredHelp(e);
   return `Usage: pcds call ${e.name} [--<param> <value> ...] [options]
 
 ${e.summary} (POST ${e.path}, result at ${e.resultPath}${e.mcpTool ? `; MCP tool ${e.mcpTool}, for --transport mcp` : `; no MCP tool`}).
-
+${required.length ? `${required.join('\n')}\n` : ''}
 Parameters:
 ${parameterHelp(e).join('\n')}
 
