@@ -44,6 +44,7 @@ import { createServiceClients } from '../http/service-clients.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal } from './temporal-connection.js';
 import { intArg } from './args.js';
+import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 
@@ -423,6 +424,7 @@ export function registerBatchCommand(program: Command): Command {
   const cmd = program
     .command('batch')
     .description('bulk jobs: run an endpoint over every row of a CSV or JSONL file');
+  registerBatchListCommand(cmd);
 
   cmd
     .command('start')
