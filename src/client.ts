@@ -44,6 +44,7 @@ import {
   mcpArgumentProblems,
   mcpUnsupportedReason,
   pcdsErrorCode,
+  searchCallProblem,
   TRANSPORTS,
   validateInput,
   type EndpointDef,
@@ -292,6 +293,16 @@ export function validatedParams(
   return { endpoint, params: v.value };
 }
 
+/** Parameters a call cannot take although the endpoint does (a person search's cursor). */
+export function checkCallParams(endpoint: EndpointDef, params: Record<string, unknown>): void {
+  const problem = endpoint.polling === 'person_search' ? searchCallProblem(params) : undefined;
+  if (problem)
+    throw new PcdsUsageError(
+      'invalid_params',
+      `invalid parameters for ${endpoint.name}: ${problem}`,
+    );
+}
+
 /**
  * A call over MCP needs an endpoint with a tool, no webhook, and parameters the tool accepts (a
  * tool takes fewer than its endpoint): refused here, naming the endpoint, before anything starts.
@@ -451,6 +462,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
 
   const startCall: PcdsClient['startCall'] = async (endpointName, rawParams, opts = {}) => {
     const { endpoint, params } = validatedParams(endpointName, rawParams);
+    checkCallParams(endpoint, params);
     const transport = opts.transport ?? defaults.transport ?? 'http';
     checkTransport(endpoint, params, transport, opts.webhook === true);
     const workflowId = callWorkflowId(

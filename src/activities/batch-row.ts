@@ -17,6 +17,7 @@ import {
   isKeyFault,
   mcpArgumentProblems,
   mcpUnsupportedReason,
+  searchPageOf,
   validateInput,
   type EndpointDef,
   type Failure,
@@ -122,7 +123,12 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           const sent = await submit(endpoint, maxWaitMs);
           if ('failure' in sent) return sent;
           job = sent.job;
-          if (sent.immediate) return await finish(endpoint, job, sent.immediate, 0);
+          // A person search's page POST that completes at once carries no rows: read by GET.
+          if (
+            sent.immediate &&
+            !(endpoint.polling === 'person_search' && sent.immediate.kind === 'found')
+          )
+            return await finish(endpoint, job, sent.immediate, 0);
         }
         heartbeatWhere(
           { row: input.row, phase: 'polling', keyId: job.keyId, requestId: job.requestId },
@@ -265,6 +271,8 @@ export function createBatchRowActivities(deps: ActivityDeps) {
               endpoint,
               job.requestId,
               transport,
+              undefined,
+              endpoint.polling === 'person_search' ? searchPageOf(input.params) : undefined,
             ));
           } catch (err) {
             if (!(err instanceof TransportError)) throw err;

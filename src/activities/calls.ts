@@ -10,7 +10,10 @@ import {
   mcpUnsupportedReason,
   validateInput,
   type EndpointDef,
+  searchPageInfo,
   type PollOutcome,
+  type SearchPageInfo,
+  type SearchPageRequest,
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
@@ -45,7 +48,13 @@ export interface PollTiming {
 /** What a poll found: still running, or done with a payload or with nothing (no match). */
 export type PollResult =
   | ({ kind: 'running'; status: string } & PollTiming)
-  | ({ kind: 'found'; status: string; result: unknown } & PollTiming)
+  | ({
+      kind: 'found';
+      status: string;
+      result: unknown;
+      /** A person search's page: which page the rows are, and how to continue. */
+      page?: SearchPageInfo;
+    } & PollTiming)
   | ({ kind: 'empty'; status: string } & PollTiming);
 
 export interface SubmitCallResult {
@@ -65,10 +74,20 @@ export interface PollCallInput {
   requestId: string;
   /** check_status of the MCP endpoint instead of the HTTP GET (default http). */
   transport?: Transport;
+  /**
+   * A person search's page (the offset and limit of its POST): read by GET with them, never by
+   * request_id alone, which reads offset 0.
+   */
+  page?: SearchPageRequest;
 }
 
 /** Turns a poll classification into a result, or throws the matching failure. */
-export function pollResultOf(outcome: PollOutcome, requestId: string, sentAt?: number): PollResult {
+export function pollResultOf(
+  outcome: PollOutcome,
+  requestId: string,
+  sentAt?: number,
+  page?: SearchPageRequest,
+): PollResult {
   const timing: PollTiming = {
     ...(sentAt !== undefined ? { sentAt } : {}),
     ...('serviceJobMs' in outcome && outcome.serviceJobMs !== undefined
@@ -79,7 +98,13 @@ export function pollResultOf(outcome: PollOutcome, requestId: string, sentAt?: n
     case 'running':
       return { kind: 'running', status: outcome.status, ...timing };
     case 'found':
-      return { kind: 'found', status: outcome.status, result: outcome.result, ...timing };
+      return {
+        kind: 'found',
+        status: outcome.status,
+        result: outcome.result,
+        ...(page ? { page: searchPageInfo(outcome.data, page) } : {}),
+        ...timing,
+      };
     case 'empty':
       return { kind: 'empty', status: outcome.status, ...timing };
     case 'failed':
@@ -219,13 +244,14 @@ export function createCallActivities(deps: ActivityDeps) {
           input.requestId,
           input.transport,
           permitWaitReporter(),
+          input.page,
         ));
       } catch (err) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;
       }
       return withinResultBound(
-        pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt),
+        pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt, input.page),
         deps.config.PCDS_MAX_RESULT_BYTES,
         input.requestId,
       );

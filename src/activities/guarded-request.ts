@@ -1,6 +1,12 @@
 // One request to the service under the key's permit, with the side effects every HTTP activity
 // owes the shared throttle: a 429 closes the key for its Retry-After, a 402 opens its credit breaker.
-import type { EndpointDef, Reply, SubmitOutcome, Transport } from '../contract/index.js';
+import type {
+  EndpointDef,
+  Reply,
+  SearchPageRequest,
+  SubmitOutcome,
+  Transport,
+} from '../contract/index.js';
 import { PermitRefusedError, type PermitWait, type RequestKind } from '../http/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { ActivityDeps } from './deps.js';
@@ -44,6 +50,8 @@ export async function pollRequest(
   requestId: string,
   transport: Transport = 'http',
   onWait?: (wait: PermitWait) => void,
+  /** A person search's page: read with its offset and limit (over HTTP; MCP's check_status has none). */
+  page?: SearchPageRequest,
 ): Promise<{ reply: Reply; sentAt: number }> {
   let sentAt = Date.now();
   const reply = await guardedRequest(
@@ -52,7 +60,9 @@ export async function pollRequest(
     'poll',
     (c) => {
       sentAt = Date.now();
-      return c.poll(endpoint, requestId);
+      return page && transport === 'http'
+        ? c.readSearchPage(requestId, page.offset, page.limit)
+        : c.poll(endpoint, requestId);
     },
     undefined,
     undefined,

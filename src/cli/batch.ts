@@ -9,6 +9,7 @@ import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
 import { exportBatchOutput, type ExportFormat } from '../batch/export.js';
+import { failedRowOfLine, failedRowText, type FailedRowReason } from '../batch/failed-rows.js';
 import {
   BatchSetupError,
   batchFiles,
@@ -46,6 +47,7 @@ import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
 import { noWorkerMessage } from '../temporal/pollers.js';
 import { intArg } from './args.js';
+import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 
@@ -133,20 +135,22 @@ export function failedRowsText(rows: FailedRow[] | undefined, failed: number): s
   );
 }
 
-/** Every failed line of a batch's output, by row number and code (in file order). */
-async function* failedLines(output: string): AsyncGenerator<FailedRow> {
+/** Every failed line of a batch's output: row number, code and reason (in file order). */
+async function* failedLines(output: string): AsyncGenerator<FailedRowReason> {
   let input;
   try {
     input = createReadStream(output);
     for await (const text of createInterface({ input, crlfDelay: Infinity })) {
       if (!text) continue;
+      let line: unknown;
       try {
-        const l = JSON.parse(text) as { row?: unknown; outcome?: unknown; code?: unknown };
-        if (l.outcome === 'failed' && typeof l.row === 'number')
-          yield { row: l.row, code: typeof l.code === 'string' ? l.code : 'unknown' };
+        line = JSON.parse(text);
       } catch {
         // A partial last line of a running batch: skipped.
+        continue;
       }
+      const failed = failedRowOfLine(line);
+      if (failed) yield failed;
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT')
@@ -483,6 +487,7 @@ export function registerBatchCommand(program: Command): Command {
   const cmd = program
     .command('batch')
     .description('bulk jobs: run an endpoint over every row of a CSV or JSONL file');
+  registerBatchListCommand(cmd);
 
   cmd
     .command('start')
@@ -618,7 +623,7 @@ export function registerBatchCommand(program: Command): Command {
     .option('--json', 'print the progress as JSON')
     .option(
       '--failed',
-      "list every failed row (row number and code, never its values) from the batch's output: the CLI must see the workers' files",
+      "list every failed row (row number, code and reason, never its values) from the batch's output: the CLI must see the workers' files",
     )
     .action(
       action(async (id: string, o: { json?: boolean; failed?: boolean }) =>
@@ -640,7 +645,7 @@ export function registerBatchCommand(program: Command): Command {
           if (o.failed) {
             const output = status.ended ? status.summary.output : status.progress.output;
             for await (const f of failedLines(output))
-              process.stdout.write(o.json ? `${JSON.stringify(f)}\n` : `row ${f.row} ${f.code}\n`);
+              process.stdout.write(o.json ? `${JSON.stringify(f)}\n` : `${failedRowText(f)}\n`);
             return;
           }
           if (status.ended) {

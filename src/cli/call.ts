@@ -1,10 +1,10 @@
 // `pcds call <endpoint> --<param> <value> ...`: one durable call, printed as JSON.
 import type { Command } from 'commander';
-import { checkTransport, validatedParams } from '../client.js';
+import { checkCallParams, checkTransport, validatedParams } from '../client.js';
 import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../contract/index.js';
 import { loadConfig } from '../config.js';
 import { action, printJson, UsageError } from './output.js';
-import { parameterHelp, paramsFromArgs } from './params.js';
+import { parameterHelp, paramsFromArgs, requiredHelp } from './params.js';
 import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';
 
 const CALL_FLAGS = `Call options:
@@ -36,10 +36,11 @@ ${CALL_FLAGS}
 
 export function endpointHelp(name: string): string {
   const e = findEndpoint(name)!;
+  const required = requiredHelp(e);
   return `Usage: pcds call ${e.name} [--<param> <value> ...] [options]
 
 ${e.summary} (POST ${e.path}, result at ${e.resultPath}${e.mcpTool ? `; MCP tool ${e.mcpTool}, for --transport mcp` : `; no MCP tool`}).
-
+${required.length ? `${required.join('\n')}\n` : ''}
 Parameters:
 ${parameterHelp(e).join('\n')}
 
@@ -125,6 +126,7 @@ export function registerCallCommand(program: Command): Command {
         const params = paramsFromArgs(endpoint, rest);
         // Bad parameters are reported before anything connects (exit 2, like any usage error).
         const valid = validatedParams(endpoint.name, params);
+        checkCallParams(endpoint, valid.params);
         checkTransport(endpoint, valid.params, flags.transport, flags.webhook);
         const config = loadConfig();
         const client = await connectPcdsClient(config);
@@ -155,7 +157,14 @@ export function registerCallCommand(program: Command): Command {
             return;
           }
           process.stderr.write(`${handle.workflowId} (${ui})\n`);
-          printJson(await handle.result());
+          const outcome = await handle.result();
+          printJson(outcome);
+          const next = outcome.outcome === 'found' ? outcome.page : undefined;
+          // A person search's next page: a page POST on the same search (billable when fulfilled).
+          if (next?.has_more && next.next_offset !== undefined)
+            process.stderr.write(
+              `next page: pcds call ${endpoint.name} --request-id ${outcome.requestId} --offset ${next.next_offset} --limit ${next.limit}\n`,
+            );
         } finally {
           await client.close();
         }

@@ -15,6 +15,13 @@ import { registerUsageCommand } from './usage.js';
 import { registerWebhooksCommand } from './webhooks.js';
 import { registerWorkerCommand } from './worker.js';
 
+// A reader that stops early (`pcds batch status <id> | head -1`) closes the pipe: the rest of the
+// output has nowhere to go, so the command ends quietly, as Unix tools do, instead of crashing.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 const program = new Command('pcds')
   .description('Durable orchestration on Temporal for the Person and Company Data Service')
   .showHelpAfterError()

@@ -2,6 +2,7 @@
 // booleans, arrays (comma lists or repeated flags) and JSON objects. Also per-endpoint help text.
 import { z } from 'zod';
 import type { EndpointDef } from '../contract/index.js';
+import { jsonSchemaOf } from '../emulator/json-schema.js';
 import { UsageError } from './output.js';
 
 type Kind = 'string' | 'number' | 'boolean' | 'array' | 'object' | 'any';
@@ -157,11 +158,71 @@ function isLoose(endpoint: EndpointDef): boolean {
   return s._zod?.def?.catchall !== undefined && !(s._zod.def.catchall instanceof z.ZodNever);
 }
 
-/** One line per parameter: `--name <type>  notes`. */
+type JsonSchema = Record<string, unknown>;
+
+/** What a parameter's JSON Schema says beyond its type: range, items, format and default. */
+function notesOf(p: JsonSchema | undefined): string[] {
+  if (!p) return [];
+  const notes: string[] = [];
+  const { minimum: min, maximum: max } = p as { minimum?: number; maximum?: number };
+  const bounded = (n: number | undefined) => n !== undefined && Math.abs(n) < 2 ** 31;
+  if (p.type === 'integer' || p.type === 'number') {
+    const kind = p.type === 'integer' ? 'integer' : 'number';
+    if (bounded(min) && bounded(max)) notes.push(`${kind} ${min}-${max}`);
+    else if (bounded(min)) notes.push(`${kind} >= ${min}`);
+    else if (bounded(max)) notes.push(`${kind} <= ${max}`);
+    else if (kind === 'integer') notes.push('integer');
+  }
+  if (p.format === 'date') notes.push('YYYY-MM-DD');
+  const items = p.items as JsonSchema | undefined;
+  if (Array.isArray(items?.enum)) notes.push(`of ${(items.enum as string[]).join(', ')}`);
+  if (Array.isArray(p.anyOf)) {
+    // newsfeed: `all`, or a list of platforms.
+    const list = (p.anyOf as JsonSchema[]).find((a) => a.type === 'array');
+    const constant = (p.anyOf as JsonSchema[]).find((a) => a.const !== undefined);
+    const platforms = (list?.items as JsonSchema | undefined)?.enum as string[] | undefined;
+    if (constant && platforms)
+      notes.push(`${String(constant.const)}, or a list of ${platforms.join(', ')}`);
+  }
+  if (p.default !== undefined) notes.push(`default ${JSON.stringify(p.default).replace(/"/g, '')}`);
+  return notes;
+}
+
+/** Which parameters must be given: always, and "at least one of" (fields joined by +). */
+function requiredOf(schema: JsonSchema): { always: string[]; oneOf: string[][] } {
+  const always = (schema.required as string[] | undefined) ?? [];
+  const choices: JsonSchema[] = [];
+  if (Array.isArray(schema.anyOf)) choices.push(schema);
+  for (const c of (schema.allOf as JsonSchema[] | undefined) ?? [])
+    if (Array.isArray(c.anyOf)) choices.push(c);
+  const oneOf = choices.map((c) =>
+    (c.anyOf as JsonSchema[]).map((w) => ((w.required as string[]) ?? []).join('+')),
+  );
+  return { always, oneOf };
+}
+
+const flagOf = (field: string) => `--${field.replace(/_/g, '-')}`;
+
+/** `Give at least one of: --a, --b + --c` for each such rule of the endpoint's schema. */
+export function requiredHelp(endpoint: EndpointDef): string[] {
+  if (!shapeOf(endpoint)) return [];
+  return requiredOf(jsonSchemaOf(endpoint.input)).oneOf.map(
+    (ways) =>
+      `Give at least one of: ${ways.map((w) => w.split('+').map(flagOf).join(' + ')).join(', ')}.`,
+  );
+}
+
+/**
+ * The endpoint's parameters from its schema (the catalogue's zod input, read as JSON Schema): one
+ * line each, `--name <type>  notes` (range, default, required).
+ */
 export function parameterHelp(endpoint: EndpointDef): string[] {
   const shape = shapeOf(endpoint);
   if (!shape) return ["  (free-form: pass --json '{...}')"];
-  const lines = Object.entries(shape).map(([field, t]) => {
+  const schema = jsonSchemaOf(endpoint.input);
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const { always } = requiredOf(schema);
+  const rows = Object.entries(shape).map(([field, t]) => {
     const kind = kindOf(t);
     const u = unwrap(t);
     let type: string =
@@ -169,9 +230,12 @@ export function parameterHelp(endpoint: EndpointDef): string[] {
     if (u instanceof z.ZodEnum) type = (u.options as string[]).join('|');
     else if (u instanceof z.ZodEmail) type = 'email';
     else if (u instanceof z.ZodURL || field === 'callback_url') type = 'uri';
-    return `  --${field.replace(/_/g, '-')}${type ? ` <${type}>` : ''}`;
+    const notes = [...(always.includes(field) ? ['required'] : []), ...notesOf(properties[field])];
+    return { flag: `${flagOf(field)}${type ? ` <${type}>` : ''}`, notes: notes.join('; ') };
   });
-  if (!('callback_url' in shape)) lines.push('  --callback-url <uri>');
+  if (!('callback_url' in shape)) rows.push({ flag: '--callback-url <uri>', notes: '' });
+  const width = Math.max(...rows.map((r) => r.flag.length));
+  const lines = rows.map((r) => `  ${r.flag.padEnd(width)}  ${r.notes}`.trimEnd());
   if (isLoose(endpoint)) lines.push('  (further fields are passed as given)');
   return lines;
 }

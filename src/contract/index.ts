@@ -13,3 +13,4 @@ export * from './callback-url.js';
 export * from './usage.js';
 export * from './mcp.js';
 export * from './mcp-replies.js';
+export * from './search-page.js';

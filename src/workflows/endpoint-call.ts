@@ -8,12 +8,20 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setCurrentDetails,
   setHandler,
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import { classifyPoll, findEndpoint, isKeyFault, mcpUnsupportedReason } from '../contract/index.js';
+import {
+  classifyPoll,
+  findEndpoint,
+  isKeyFault,
+  mcpUnsupportedReason,
+  searchCallProblem,
+  searchPageOf,
+} from '../contract/index.js';
 import type { PollResult } from '../activities/calls.js';
 import {
   PcdsBatchId,
@@ -116,6 +124,12 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     const why = mcpUnsupportedReason(endpoint, { webhook: input.webhook === true });
     if (why) throw callFailure('mcp_unsupported', `mcp_unsupported: ${why}`);
   }
+  // A person search's rows are read by GET with its page's offset and limit (by request_id alone,
+  // the service reads offset 0). A cursor names no page the call could read back: refused.
+  const isSearch = endpoint.polling === 'person_search';
+  if (isSearch && searchCallProblem(input.params) && patched('call-search-refuses-cursor'))
+    throw callFailure('invalid_params', `invalid_params: ${searchCallProblem(input.params)}`);
+  const searchPage = isSearch ? searchPageOf(input.params) : undefined;
   // Only a call over MCP names its transport to the activities (HTTP is their default).
   const transport = input.transport === 'mcp' ? { transport: 'mcp' as const } : {};
   // The maximum wait measures the service's job, from its acceptance: time spent waiting for
@@ -202,7 +216,14 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
       ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
     };
     if (result.kind === 'found')
-      return { outcome: 'found', requestId, status: result.status, result: result.result, timing };
+      return {
+        outcome: 'found',
+        requestId,
+        status: result.status,
+        result: result.result,
+        ...(result.page ? { page: result.page } : {}),
+        timing,
+      };
     return { outcome: 'empty', requestId, status: result.status, timing };
   };
   const fail = (err: unknown, timeoutCode: string): never => {
@@ -227,7 +248,12 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   state.lastStatus = submitted.status;
   // Goes with the next change of phase.
   if (!input.keyId) pendingAttrs.push({ key: PcdsKeyId, value: submitted.keyId });
-  if (submitted.immediate && submitted.immediate.kind !== 'running')
+  // A page POST that completes at once carries no rows: a person search reads them by GET.
+  if (
+    submitted.immediate &&
+    submitted.immediate.kind !== 'running' &&
+    !(isSearch && patched('call-search-reads-immediate-page'))
+  )
     return finish(submitted.immediate, submitted.requestId);
 
   const poll = async (): Promise<PollResult> => {
@@ -242,6 +268,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
           keyId: submitted.keyId,
           requestId: submitted.requestId,
           ...transport,
+          ...(searchPage ? { page: searchPage } : {}),
         });
         state.lastStatus = r.status;
         if (keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');

@@ -15,6 +15,7 @@ import {
   setState,
   type CallStateAttr,
 } from './call-steps.js';
+import { MAX_SEARCH_OFFSET, resolveSearchPaging } from '../contract/validate.js';
 import { showPermitWaits } from './permit-waits.js';
 import {
   nextPage,
@@ -52,6 +53,14 @@ export interface PersonSearchResult {
   rows: unknown[];
   returned: number;
   pages: number;
+  /** Offset of the first row: the parameters' offset (or legacy page), 0 by default. */
+  offset: number;
+  /** Whether the search has rows after these (the last page's has_more, or rows left unread). */
+  hasMore: boolean;
+  /** Where to continue (offset + returned), when hasMore and it is a valid offset. */
+  nextOffset?: number;
+  /** The service's cursor to that same next row, when the last page read handed one out. */
+  nextCursor?: string;
   /** completed, exhausted or stale: the last page's terminal status. */
   lastStatus: string;
   stoppedBy: SearchStop;
@@ -104,7 +113,12 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
 
   const params = withoutPaging(input.params);
   let limit = Math.min(pageSize, maxResults);
-  let offset = 0;
+  // The search starts where the caller's offset (or legacy page) says.
+  const startOffset =
+    input.params.offset !== undefined || input.params.page !== undefined
+      ? resolveSearchPaging(input.params).offset
+      : 0;
+  let offset = startOffset;
 
   const submitted = await submitSearch(
     params,
@@ -125,6 +139,11 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
   let pages = 0;
   let stoppedBy: SearchStop;
   let lastStatus: string;
+  /** Whether the last page read said has_more, and rows of it were left out. */
+  let lastHasMore = false;
+  let leftOut = false;
+  /** The cursor a page handed out, and the offset it leads to. */
+  let cursorAt: { offset: number; cursor: string } | undefined;
   for (;;) {
     const ref = { keyId, requestId, offset, limit };
     if (pages > 0) {
@@ -156,7 +175,11 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
       break;
     }
     bytes += pageBytes;
-    rows.push(...page.rows.slice(0, maxResults - rows.length));
+    const taken = page.rows.slice(0, maxResults - rows.length);
+    rows.push(...taken);
+    lastHasMore = page.hasMore;
+    leftOut = taken.length < page.rows.length;
+    cursorAt = page.nextCursor ? { offset: offset + limit, cursor: page.nextCursor } : undefined;
     setCurrentDetails(
       `person_search: ${rows.length} rows in ${pages} pages (request ${requestId})`,
     );
@@ -179,5 +202,18 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
   state.phase = 'done';
   show('done');
   setOutcome(rows.length > 0 ? 'found' : 'empty');
-  return { requestId, rows, returned: rows.length, pages, lastStatus, stoppedBy };
+  const hasMore = stoppedBy === 'size_limit' || leftOut || (stoppedBy !== 'no_more' && lastHasMore);
+  const next = startOffset + rows.length;
+  return {
+    requestId,
+    rows,
+    returned: rows.length,
+    pages,
+    lastStatus,
+    stoppedBy,
+    offset: startOffset,
+    hasMore,
+    ...(hasMore && next <= MAX_SEARCH_OFFSET ? { nextOffset: next } : {}),
+    ...(hasMore && cursorAt?.offset === next ? { nextCursor: cursorAt.cursor } : {}),
+  };
 }

@@ -1,7 +1,7 @@
 // Inputs and outcomes of the workflows, shared by workflows, activities, client and CLI.
 // They carry no secret: a key is named by its non-secret id and resolved inside activities.
 
-import type { Transport } from '../contract/index.js';
+import type { SearchPageInfo, Transport } from '../contract/index.js';
 
 export type Outcome = 'found' | 'empty' | 'failed';
 
@@ -42,7 +42,16 @@ export interface CallTiming {
 }
 
 export type CallOutcome =
-  | { outcome: 'found'; requestId: string; status: string; result: unknown; timing?: CallTiming }
+  | {
+      outcome: 'found';
+      requestId: string;
+      status: string;
+      /** The endpoint's result (person_search: the page's rows, as at data.results). */
+      result: unknown;
+      /** person_search: the page the rows are (offset, limit) and how to continue (has_more, ...). */
+      page?: SearchPageInfo;
+      timing?: CallTiming;
+    }
   | { outcome: 'empty'; requestId: string; status: string; timing?: CallTiming }
   | { outcome: 'failed'; requestId?: string; code: string; message: string; httpStatus?: number };
 

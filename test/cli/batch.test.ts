@@ -170,7 +170,9 @@ it(
     );
     expect(text.stdout).toContain(`pcds batch resume ${id} --max-credits <more>`);
     const failed = await pcds('batch', 'status', id, '--failed');
-    expect(failed.stdout).toBe('row 3 invalid_row\n');
+    // Each failed row with its code and reason, never the value that failed.
+    expect(failed.stdout).toBe('row 3 invalid_row: email must be an email address\n');
+    expect(failed.stdout).not.toContain('not-an-email');
 
     const lower = await pcds('batch', 'resume', id, '--max-credits', '2');
     expect(lower.code).toBe(2);

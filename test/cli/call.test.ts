@@ -79,7 +79,28 @@ describe('help', () => {
     const enrichment = results[0].stdout;
     expect(enrichment).toMatch(/^ {2}--email <email>$/m);
     expect(enrichment).toMatch(/^ {2}--social-media-url <uri>$/m);
-    expect(enrichment).toMatch(/^ {2}--lookup-mode <fast\|balanced\|deep>$/m);
+    expect(enrichment).toMatch(/^ {2}--lookup-mode <fast\|balanced\|deep> +default deep$/m);
+  });
+
+  it('pcds call <endpoint> --help gives each parameter its range, default and whether it is required, from the catalogue', async () => {
+    const [search, ask, newsfeed] = await Promise.all(
+      ['person_search', 'person_ask', 'person_newsfeed'].map((name) =>
+        pcds('call', name, '--help'),
+      ),
+    );
+    const params = (r: { stdout: string }) => section(r.stdout, 'Parameters:');
+    const line = (r: { stdout: string }, flag: string) =>
+      params(r).find((l) => l.trim().split(' ')[0] === flag);
+    expect(line(search, '--limit')).toMatch(/^ {2}--limit <number> +integer 1-100; default 10$/);
+    expect(line(search, '--offset')).toMatch(/^ {2}--offset <number> +integer 0-999$/);
+    expect(line(search, '--page')).toMatch(/integer >= 1$/);
+    expect(line(search, '--type')).toMatch(/<light\|medium\|premium> +default premium$/);
+    expect(search.stdout).toContain(
+      '\nGive at least one of: --query, --keywords, --custom-filters, --docid-whitelist, --cursor, --request-id.\n',
+    );
+    expect(line(ask, '--question')).toMatch(/ required$/);
+    expect(line(newsfeed, '--limit')).toMatch(/integer 1-1000; default 10$/);
+    expect(line(newsfeed, '--posts-after')).toMatch(/YYYY-MM-DD$/);
   });
 });
 

@@ -1,6 +1,6 @@
 // The failed rows a batch shows: the lowest row numbers, each once, whatever the finishing order.
 import { describe, expect, it } from 'vitest';
-import { noteFailedRow } from '../../../src/batch/failed-rows.js';
+import { failedRowOfLine, failedRowText, noteFailedRow } from '../../../src/batch/failed-rows.js';
 import type { FailedRow } from '../../../src/batch/types.js';
 
 describe('noteFailedRow', () => {
@@ -21,5 +21,39 @@ describe('noteFailedRow', () => {
     noteFailedRow(list, { row: 3, code: 'other' });
     expect(list.map((f) => f.row)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     expect(list[2].code).toBe('x');
+  });
+});
+
+describe('failedRowOfLine / failedRowText', () => {
+  it('gives a failed line its code and reason, the code once, and nothing for other lines', () => {
+    const invalid = failedRowOfLine({
+      row: 3,
+      key: { email: 'not-an-email' },
+      outcome: 'failed',
+      code: 'invalid_row',
+      message: 'email must be an email address',
+    });
+    expect(invalid).toEqual({
+      row: 3,
+      code: 'invalid_row',
+      reason: 'email must be an email address',
+    });
+    expect(failedRowText(invalid!)).toBe('row 3 invalid_row: email must be an email address');
+    // The key's values never reach the listing.
+    expect(JSON.stringify(invalid)).not.toContain('not-an-email');
+    const prefixed = failedRowOfLine({
+      row: 8,
+      outcome: 'failed',
+      code: 'poll_timeout',
+      message: 'poll_timeout: the job was still running 600 s after the service accepted it',
+    });
+    expect(failedRowText(prefixed!)).toBe(
+      'row 8 poll_timeout: the job was still running 600 s after the service accepted it',
+    );
+    expect(failedRowText(failedRowOfLine({ row: 9, outcome: 'failed', code: 'x' })!)).toBe(
+      'row 9 x',
+    );
+    expect(failedRowOfLine({ row: 1, outcome: 'found' })).toBeUndefined();
+    expect(failedRowOfLine('not a line')).toBeUndefined();
   });
 });
