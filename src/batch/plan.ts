@@ -201,9 +201,7 @@ export function planBatch(p: PlanInput): BatchPlan {
     requestsPerRow,
     requests,
     keys: p.keys.length,
-    ...(durationMs !== undefined
-      ? { durationMs, hours: hoursOf(durationMs, p.timeScale) }
-      : {}),
+    ...(durationMs !== undefined ? { durationMs, hours: hoursOf(durationMs, p.timeScale) } : {}),
     credits: sent * p.creditsPerRow,
     shorter,
   };
