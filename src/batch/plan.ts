@@ -176,7 +176,7 @@ export interface BatchPlan {
 }
 
 const hoursOf = (ms: number | undefined, timeScale: number) =>
-  ms === undefined ? undefined : Math.round((ms / timeScale / 3_600_000) * 100) / 100;
+  ms === undefined ? undefined : ms / timeScale / 3_600_000;
 
 export function planBatch(p: PlanInput): BatchPlan {
   const sent = Math.max(0, p.rows - p.duplicates - p.invalid);

@@ -382,7 +382,7 @@ export async function batchPlanOf(
 
 const fmtHours = (h: number | undefined, timeScale: number) => {
   if (h === undefined) return 'never (a key has no room at all)';
-  const service = fmtSeconds(Math.ceil(h * 3600));
+  const service = fmtSeconds(Math.round(h * 3600));
   return timeScale === 1
     ? `about ${service}`
     : `about ${service} of the service's time (${fmtSeconds(Math.ceil(h * 3600 * timeScale))} at PCDS_THROTTLE_TIME_SCALE ${timeScale})`;
@@ -393,6 +393,8 @@ export function planText(
   { plan, keys, assumed }: { plan: BatchPlan; keys: KeyWindows[]; assumed: boolean },
   timeScale: number,
   webhooks: boolean,
+  /** The credit check against the account (GET /usage), in place of the plain estimate. */
+  creditsNote?: string,
 ): string[] {
   const notSent = [
     ...(plan.duplicates ? [`${plan.duplicates} duplicates`] : []),
@@ -403,14 +405,14 @@ export function planText(
   return [
     `plan: ${plan.rows} rows${notSent.length ? ` (${notSent.join(', ')}: not sent)` : ''}, ${plan.sent} sent x ~${plan.requestsPerRow} request${plan.requestsPerRow === 1 ? '' : 's'} (${perRow}) = ${plan.requests} requests`,
     `  ${plan.keys} key${plan.keys === 1 ? '' : 's'} (${limits} each${assumed ? '; no keys configured here: the default limits assumed' : ''}): ${fmtHours(plan.hours, timeScale)} at the limits`,
-    `  credits: up to ${plan.credits} (every row sent found; empty results are free)`,
+    `  ${creditsNote ?? `credits: up to ${plan.credits} (every row sent found; empty results are free)`}`,
     ...(plan.shorter.length
       ? [
           `  shorter: ${plan.shorter
             .map((s) =>
               s.with === 'one more key'
-                ? `one more key in the pool (PCDS_API_KEYS), about ${fmtSeconds(Math.ceil(s.hours * 3600))}`
-                : `--webhooks (1 request a row), about ${fmtSeconds(Math.ceil(s.hours * 3600))}`,
+                ? `one more key in the pool (PCDS_API_KEYS), about ${fmtSeconds(Math.round(s.hours * 3600))}`
+                : `--webhooks (1 request a row), about ${fmtSeconds(Math.round(s.hours * 3600))}`,
             )
             .join('; ')}`,
         ]
@@ -605,8 +607,12 @@ export function registerBatchCommand(program: Command): Command {
         }
         // A dry run's plan is its output; before a real start it goes beside the progress.
         const out = o.dryRun ? process.stdout : process.stderr;
-        const lines = planText(planned, config.PCDS_THROTTLE_TIME_SCALE, o.webhooks === true);
-        if (o.estimate) lines.push(`  ${await usageNote(config, prepared, planned.plan.sent)}`);
+        const lines = planText(
+          planned,
+          config.PCDS_THROTTLE_TIME_SCALE,
+          o.webhooks === true,
+          o.estimate ? await usageNote(config, prepared, planned.plan.sent) : undefined,
+        );
         out.write(`${lines.join('\n')}\n`);
         if (o.dryRun) {
           out.write('dry run: nothing started, no file written\n');
