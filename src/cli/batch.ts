@@ -45,9 +45,8 @@ import { connectTemporal } from './temporal-connection.js';
 import { intArg } from './args.js';
 import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
-import { keyWindows, planBatch, type BatchPlan, type KeyWindows } from '../batch/plan.js';
-import { countPlanRows } from '../batch/plan-input.js';
-import { TYPICAL_CREDITS } from '../batch/cost.js';
+import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
+import { planPreparedBatch } from '../batch/plan-input.js';
 
 const listArg = (v: string) =>
   v
@@ -368,13 +367,9 @@ export async function batchPlanOf(
   config: Config,
   prepared: PreparedBatch,
 ): Promise<{ plan: BatchPlan; keys: KeyWindows[]; assumed: boolean }> {
-  const counts = await countPlanRows(prepared.input, prepared.inspection);
   const { keys, assumed } = planKeys(config, prepared.input.keyIds);
-  const plan = planBatch({
-    ...counts,
-    webhooks: prepared.input.webhooks === true,
+  const plan = await planPreparedBatch(prepared, {
     keys,
-    creditsPerRow: TYPICAL_CREDITS[prepared.endpoint.price],
     timeScale: config.PCDS_THROTTLE_TIME_SCALE,
   });
   return { plan, keys, assumed };
