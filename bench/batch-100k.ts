@@ -51,7 +51,7 @@ try {
   }
   process.stdout.write(
     `rows ${ROWS}, window ${WINDOW}: ${(summary.done / seconds).toFixed(1)} rows/s over ${seconds.toFixed(0)} s, ` +
-      `${summary.runs} runs, ${(summary.historyEvents / summary.done).toFixed(2)} batch history events per row\n` +
+      `${summary.runs} runs, ${(summary.batchHistoryEvents / summary.done).toFixed(2)} batch history events per row\n` +
       `output: ${lines} lines, ${rows.size} distinct rows -> ${lines === ROWS && rows.size === ROWS ? 'OK' : 'MISMATCH'}\n`,
   );
   if (lines !== ROWS || rows.size !== ROWS) process.exitCode = 1;

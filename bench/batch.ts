@@ -120,7 +120,7 @@ async function durableBatch(env: BenchEnv, emails: string[], compact: boolean, d
   }
   return {
     rowsPerSecond: summary.done / seconds,
-    parentEventsPerRow: summary.historyEvents / summary.done,
+    parentEventsPerRow: summary.batchHistoryEvents / summary.done,
     childEventsPerRow: sample.length ? childEvents / sample.length : 0,
     workerRssMb: process.memoryUsage().rss / 2 ** 20,
     runs: summary.runs,

@@ -26,6 +26,8 @@ import {
   type BatchWorkflowHandle,
 } from './batch/launch.js';
 import { pauseBatchSignal, setBatchWindowSignal } from './batch/messages.js';
+import type { BatchPlan } from './batch/plan.js';
+import { planPreparedBatch, type PlanLimits } from './batch/plan-input.js';
 import { BATCH_ID_PATTERN, MAX_WINDOW, type BatchSummary } from './batch/types.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
 import { dataConverterFromEnv } from './temporal/data-converter.js';
@@ -262,6 +264,12 @@ export interface PcdsClient {
   getSearchExport(exportId: string): SearchExportHandle;
   /** Checks the request (endpoint, files, columns, output, id), then starts the batch. */
   startBatch(request: BatchRequest & { memo?: WorkflowMemo }): Promise<BatchHandle>;
+  /**
+   * What the batch would take on these keys (rows and requests sent, hours at their limits,
+   * credits), after the same checks as startBatch and one pass over the input; starts nothing
+   * and touches no file.
+   */
+  planBatch(request: BatchRequest, limits: PlanLimits): Promise<BatchPlan>;
   /** A handle on a batch started earlier (by batch id). */
   getBatch(batchId: string): BatchHandle;
   close(): Promise<void>;
@@ -640,6 +648,10 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       return batchHandleOf(batchHandle(temporal, batchId), batchId);
     },
     getBatch: (batchId) => batchHandleOf(batchHandle(temporal, batchId), batchId),
+
+    async planBatch(request, limits) {
+      return planPreparedBatch(await prepareBatch(request, { dryRun: true }), limits);
+    },
 
     async close() {
       if (ownsConnection) await connection.close();

@@ -16,6 +16,8 @@ export {
 } from './client.js';
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
 export { BatchSetupError, type BatchRequest, type BatchStatus } from './batch/launch.js';
+export type { BatchPlan } from './batch/plan.js';
+export type { PlanLimits } from './batch/plan-input.js';
 export { PcdsError } from './contract/pcds-error.js';
 export { ERROR_CODES, isPcdsErrorCode, type PcdsErrorCode } from './contract/errors.js';
 export { TRANSPORTS, type Transport } from './contract/mcp-replies.js';

@@ -70,9 +70,13 @@ export function createBatchActivities(deps: ActivityDeps) {
 
     /** The worker's keys that may serve a batch, weighted by their per-minute limit. */
     async batchKeyPool(input: { keyIds?: string[] }): Promise<PoolKeyConfig[]> {
-      const keys = deps.config.keys.map((k) => ({
+      const c = deps.config;
+      const keys = c.keys.map((k): PoolKeyConfig => ({
         id: k.id,
-        perMinute: k.perMinute ?? deps.config.PCDS_RATE_PER_MINUTE,
+        perMinute: k.perMinute ?? c.PCDS_RATE_PER_MINUTE,
+        perHour: k.perHour ?? c.PCDS_RATE_PER_HOUR,
+        timeScale: c.PCDS_THROTTLE_TIME_SCALE,
+        ...(c.PCDS_THROTTLE === 'off' ? { throttled: false } : {}),
       }));
       if (!input.keyIds || input.keyIds.length === 0) return keys;
       const unknown = input.keyIds.filter((id) => !keys.some((k) => k.id === id));

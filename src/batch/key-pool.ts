@@ -1,22 +1,44 @@
 // The batch's key pool: rows go to the configured keys in proportion to their limits (smooth
 // weighted round-robin, deterministic so workflow replays pick the same keys), and a key the
 // service refuses (401/403) leaves the pool with its reason. Pure: workflow code imports it.
+import { keyWindows, type KeyWindows } from './plan.js';
 import type { KeyPoolState, PoolKey } from './types.js';
 
 export interface PoolKeyConfig {
   id: string;
   perMinute: number;
+  /** For the ETA: the key's hour limit and the worker's throttle time scale. */
+  perHour?: number;
+  timeScale?: number;
+  /** false: the worker's throttle is off (PCDS_THROTTLE=off): no limit to time the batch by. */
+  throttled?: boolean;
 }
 
 export function newKeyPool(keys: readonly PoolKeyConfig[]): KeyPoolState {
   return {
-    keys: keys.map((k) => ({ id: k.id, weight: Math.max(1, k.perMinute) })),
+    keys: keys.map((k) => ({
+      id: k.id,
+      weight: Math.max(1, k.perMinute),
+      ...(k.perHour !== undefined ? { perHour: k.perHour } : {}),
+      ...(k.timeScale !== undefined ? { timeScale: k.timeScale } : {}),
+      ...(k.throttled === false ? { throttled: false } : {}),
+    })),
     current: keys.map(() => 0),
     started: Object.fromEntries(keys.map((k) => [k.id, 0])),
   };
 }
 
 export const activeKeys = (pool: KeyPoolState): PoolKey[] => pool.keys.filter((k) => !k.removed);
+
+/**
+ * A pool key's windows for the ETA. A pool from a worker that did not send its hour limit or time
+ * scale (an older one) is taken as bound by its minute limit alone, in real time.
+ */
+export const windowsOfPoolKey = (k: PoolKey): KeyWindows =>
+  keyWindows(
+    { id: k.id, perMinute: k.weight, perHour: k.perHour ?? k.weight * 60 },
+    k.timeScale ?? 1,
+  );
 
 /** The key for the next row, or undefined when no key is left. Mutates the pool's counters. */
 export function pickKey(pool: KeyPoolState): string | undefined {

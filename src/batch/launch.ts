@@ -112,8 +112,14 @@ export const streamPathOf = (csvOutput: string) => `${csvOutput}.jsonl`;
 export const newBatchId = () =>
   `b${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(4).toString('hex')}`;
 
-/** Every check that needs no server: a bad request fails here, before anything is started. */
-export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
+/**
+ * Every check that needs no server: a bad request fails here, before anything is started. With
+ * `dryRun`, only the checks: an output to overwrite is left as it is.
+ */
+export async function prepareBatch(
+  req: BatchRequest,
+  opts: { dryRun?: boolean } = {},
+): Promise<PreparedBatch> {
   const endpointName = req.endpoint ?? 'person_enrichment';
   const endpoint = findEndpoint(endpointName);
   if (!endpoint) {
@@ -225,10 +231,11 @@ export async function prepareBatch(req: BatchRequest): Promise<PreparedBatch> {
     const inspection = await inspectInput(source, endpoint.name, req.maxRowBytes);
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
-    if (req.overwrite && ((await stat(outputPath).catch(() => undefined))?.size ?? 0) > 0)
+    const overwrite = req.overwrite && !opts.dryRun;
+    if (overwrite && ((await stat(outputPath).catch(() => undefined))?.size ?? 0) > 0)
       await truncate(outputPath, 0);
     // A compact batch of the same id over the same output starts with no row sent.
-    if (req.compact && req.overwrite) await rm(journalPathOf(outputPath, batchId), { force: true });
+    if (req.compact && overwrite) await rm(journalPathOf(outputPath, batchId), { force: true });
     const input: BatchInput = {
       batchId,
       endpoint: endpoint.name,

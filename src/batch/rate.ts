@@ -29,6 +29,11 @@ export function rowsPerSecond(buckets: RateBuckets, nowMs: number, sinceMs: numb
   return count / span;
 }
 
+/**
+ * Rows left over the last minute's rows per second: blind to the hour window (a burst reads as
+ * minutes where the hour window makes hours). The ETA of a batch without a throttle, and the
+ * baseline bench/eta.ts compares batch/plan.ts with.
+ */
 export function etaSeconds(remaining: number, rate: number): number | undefined {
   if (remaining <= 0) return 0;
   if (rate <= 0) return undefined;

@@ -12,9 +12,17 @@ import {
   recordJobMs,
   requestsPerRow,
 } from './job-duration.js';
-import { activeKeys, describeRemoved, pickKey, refreshKeyPool, removeKey } from './key-pool.js';
+import {
+  activeKeys,
+  describeRemoved,
+  pickKey,
+  refreshKeyPool,
+  removeKey,
+  windowsOfPoolKey,
+} from './key-pool.js';
 import type { PoolKeyConfig } from './key-pool.js';
-import { etaSeconds, recordCompletions, rowsPerSecond } from './rate.js';
+import { assumedRequestsPerRow, etaSeconds, recordSent } from './plan.js';
+import { etaSeconds as rateEtaSeconds, recordCompletions, rowsPerSecond } from './rate.js';
 import {
   CREDIT_BUDGET,
   INVALID_ROW,
@@ -64,6 +72,8 @@ export class BatchRules {
     /** What crosses continue-as-new: the rules change it in place. */
     readonly s: CarriedState,
     readonly credits: CreditRules = { perRow: 0 },
+    /** Rows wait for webhooks: one request a row until the batch measures its own. */
+    readonly webhooks = false,
   ) {
     s.jobMs ??= [];
     s.requests ??= { rows: 0, polls: 0 };
@@ -150,6 +160,25 @@ export class BatchRules {
   }
 
   /**
+   * Counts a finished row's requests in its key's windows, as of its end (its last poll): the
+   * submit and polls when measured; else the assumed figure for a row with a job, one request
+   * for a row refused without one. A row in flight counts nowhere yet: the ETA has it to send.
+   */
+  private noteSent(keyId: string, nowMs: number, end: RowEnd): void {
+    const key = this.s.pool.keys.find((k) => k.id === keyId);
+    if (!key) return;
+    const o = 'outcome' in end ? end.outcome : undefined;
+    const count =
+      o && o.outcome !== 'failed' && o.timing
+        ? 1 + o.timing.polls
+        : (o?.requestId ?? ('failure' in end ? end.failure.requestId : undefined))
+          ? assumedRequestsPerRow(this.webhooks)
+          : 1;
+    const sent = (this.s.sent ??= {});
+    recordSent((sent[keyId] ??= []), nowMs, count, windowsOfPoolKey(key));
+  }
+
+  /**
    * Takes what a row's call came to. False when the row is not in flight (already settled, or
    * not started by this batch's current state), and then nothing changes: each row ends once.
    * A systemic failure with no job (401/403, 402) sends the row back to be started again and
@@ -162,6 +191,7 @@ export class BatchRules {
     this.inFlight.delete(rowNumber);
     const { row, keyId } = flying;
     const key = row.key;
+    this.noteSent(keyId, nowMs, end);
     if ('outcome' in end) {
       const o = end.outcome;
       if (o.outcome !== 'failed' && o.timing) {
@@ -484,9 +514,24 @@ export class BatchRules {
   > {
     const s = this.s;
     const rate = rowsPerSecond(s.rate, nowMs, Date.parse(s.startedAt));
-    const eta = etaSeconds(s.total - s.counters.done, rate);
     const estimate = estimateJobMs(s.jobMs!);
     const perRow = requestsPerRow(s.requests!);
+    const duplicatesLeft = Math.max(0, (s.duplicatesTotal ?? 0) - (s.counters.duplicates ?? 0));
+    const paused = s.paused !== undefined || state === 'paused';
+    const keys = activeKeys(s.pool);
+    const eta = keys.some((k) => k.throttled === false)
+      ? paused
+        ? undefined
+        : rateEtaSeconds(s.total - s.counters.done, rate)
+      : etaSeconds({
+          nowMs,
+          paused,
+          rowsLeft: s.budgetSpent ? 0 : s.total - s.counters.done - duplicatesLeft,
+          requestsPerRow: perRow ?? assumedRequestsPerRow(this.webhooks),
+          keys: keys.map(windowsOfPoolKey),
+          sent: s.sent ?? {},
+          ...(estimate !== undefined ? { tailMs: estimate } : {}),
+        });
     return {
       state,
       total: s.total,

@@ -4,6 +4,7 @@
 import type { PcdsErrorCode } from '../contract/errors.js';
 import type { Transport } from '../contract/mcp-replies.js';
 import type { RequestCounts } from './job-duration.js';
+import type { SentLog } from './plan.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 
@@ -128,6 +129,11 @@ export interface PoolKey {
   id: string;
   /** Requests per minute: the key's share of the rows is proportional to it. */
   weight: number;
+  /** Requests per hour, and the time scale of the worker's throttle windows (for the ETA). */
+  perHour?: number;
+  timeScale?: number;
+  /** false: the worker's throttle is off; the ETA follows the rows per second. */
+  throttled?: boolean;
   /** Set when the key left the pool (401/403). */
   removed?: { code: string; at: string };
 }
@@ -243,6 +249,10 @@ export interface CarriedState {
   jobMs?: number[];
   /** Submits and polls of the rows that finished found or empty. */
   requests?: RequestCounts;
+  /** Requests each key sent for the batch over the last hour, for the ETA (batch/plan.ts). */
+  sent?: Record<string, SentLog>;
+  /** Rows of the input that repeat an earlier row (from the duplicates index), for the ETA. */
+  duplicatesTotal?: number;
   /** Blank lines of the input (absent in a state carried from a run that did not count them). */
   blankLines?: number;
   /** The failed rows with the lowest numbers (see batch/failed-rows.ts). */
@@ -291,6 +301,10 @@ export interface BatchProgress {
   pool: { id: string; weight: number; started: number; removed?: string }[];
   /** Rows per second over the last minute. */
   rowsPerSecond: number;
+  /**
+   * Seconds until the batch ends at its keys' limits (both windows, the requests per row learned
+   * so far, the keys in the pool): absent while paused or when no key can send.
+   */
   etaSeconds?: number;
   /** Learned job duration (ms): new rows poll first at about 0.9 of it. Absent while learning. */
   jobMsEstimate?: number;
@@ -331,7 +345,12 @@ export interface BatchSummary {
   seconds: number;
   rowsPerSecond: number;
   runs: number;
-  historyEvents: number;
+  /**
+   * Events of the batch workflow's own histories (every run): the rows' workflows are not counted,
+   * so a batch of row workflows and a compact batch (rows as activities) compare only together
+   * with their rows.
+   */
+  batchHistoryEvents: number;
   /** Blank lines of the input, skipped (not rows). */
   blankLines: number;
   source: InputFiles;

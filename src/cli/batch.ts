@@ -50,6 +50,8 @@ import { intArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
+import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
+import { planPreparedBatch } from '../batch/plan-input.js';
 
 const listArg = (v: string) =>
   v
@@ -64,6 +66,10 @@ const fmtSeconds = (s: number | undefined) => {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 };
 
+/** A paused batch has no ETA: it says so. */
+export const etaText = (p: Pick<BatchProgress, 'etaSeconds' | 'paused' | 'state'>) =>
+  p.paused || p.state === 'paused' ? 'paused' : fmtSeconds(p.etaSeconds);
+
 const failedByCode = (p: { failedByCode: Record<string, number> }) =>
   Object.entries(p.failedByCode)
     .map(([code, n]) => `${code} ${n}`)
@@ -75,7 +81,7 @@ export function progressLine(p: BatchProgress): string {
   const spend = spendText(p);
   return (
     `${p.state}: ${p.done}/${p.total} rows | found ${p.found}, empty ${p.empty}, failed ${p.failed}` +
-    `${failed ? ` (${failed})` : ''}${spend ? ` | ${spend}` : ''} | ${p.inFlight} in flight (window ${p.window}) | ${p.rowsPerSecond} rows/s | ETA ${fmtSeconds(p.etaSeconds)}`
+    `${failed ? ` (${failed})` : ''}${spend ? ` | ${spend}` : ''} | ${p.inFlight} in flight (window ${p.window}) | ${p.rowsPerSecond} rows/s | ETA ${etaText(p)}`
   );
 }
 
@@ -277,7 +283,7 @@ export async function watchBatch(
       empty: p.empty,
       failed: p.failed,
       rate: p.rowsPerSecond.toFixed(1),
-      etaText: fmtSeconds(p.etaSeconds),
+      etaText: etaText(p),
       note: p.paused
         ? `| PAUSED (${p.paused.code})`
         : p.state === 'draining'
@@ -385,8 +391,84 @@ export async function watchBatch(
   return finished?.summary;
 }
 
-async function usageNote(config: Config, prepared: PreparedBatch): Promise<string> {
-  const rows = prepared.inspection.total;
+/** The keys a batch will run on, as this machine's configuration knows them. */
+function planKeys(
+  config: Config,
+  keyIds: string[] | undefined,
+): { keys: KeyWindows[]; assumed: boolean } {
+  const scale = config.PCDS_THROTTLE_TIME_SCALE;
+  const limits = (k: { id: string; perMinute?: number; perHour?: number }) =>
+    keyWindows(
+      {
+        id: k.id,
+        perMinute: k.perMinute ?? config.PCDS_RATE_PER_MINUTE,
+        perHour: k.perHour ?? config.PCDS_RATE_PER_HOUR,
+      },
+      scale,
+    );
+  const known = config.keys.filter((k) => !keyIds?.length || keyIds.includes(k.id));
+  if (known.length > 0) return { keys: known.map(limits), assumed: false };
+  // The workers hold the keys: one key (or each named one) at the configured default limits.
+  return {
+    keys: (keyIds?.length ? keyIds : ['default']).map((id) => limits({ id })),
+    assumed: true,
+  };
+}
+
+/** What a batch will take: its rows and requests, the hours its keys' limits imply, its credits. */
+export async function batchPlanOf(
+  config: Config,
+  prepared: PreparedBatch,
+): Promise<{ plan: BatchPlan; keys: KeyWindows[]; assumed: boolean }> {
+  const { keys, assumed } = planKeys(config, prepared.input.keyIds);
+  const plan = await planPreparedBatch(prepared, {
+    keys,
+    timeScale: config.PCDS_THROTTLE_TIME_SCALE,
+  });
+  return { plan, keys, assumed };
+}
+
+const fmtHours = (h: number | undefined, timeScale: number) => {
+  if (h === undefined) return 'never (a key has no room at all)';
+  const service = fmtSeconds(Math.round(h * 3600));
+  return timeScale === 1
+    ? `about ${service}`
+    : `about ${service} of the service's time (${fmtSeconds(Math.ceil(h * 3600 * timeScale))} at PCDS_THROTTLE_TIME_SCALE ${timeScale})`;
+};
+
+/** The plan, for people: a few lines, then what would shorten it. */
+export function planText(
+  { plan, keys, assumed }: { plan: BatchPlan; keys: KeyWindows[]; assumed: boolean },
+  timeScale: number,
+  webhooks: boolean,
+  /** The credit check against the account (GET /usage), in place of the plain estimate. */
+  creditsNote?: string,
+): string[] {
+  const notSent = [
+    ...(plan.duplicates ? [`${plan.duplicates} duplicates`] : []),
+    ...(plan.invalid ? [`${plan.invalid} invalid`] : []),
+  ];
+  const limits = [...new Set(keys.map((k) => `${k.perMinute}/min, ${k.perHour}/h`))].join('; ');
+  const perRow = webhooks ? 'submit, result by webhook' : 'submit + first poll, timed to the job';
+  return [
+    `plan: ${plan.rows} rows${notSent.length ? ` (${notSent.join(', ')}: not sent)` : ''}, ${plan.sent} sent x ~${plan.requestsPerRow} request${plan.requestsPerRow === 1 ? '' : 's'} (${perRow}) = ${plan.requests} requests`,
+    `  ${plan.keys} key${plan.keys === 1 ? '' : 's'} (${limits} each${assumed ? '; no keys configured here: the default limits assumed' : ''}): ${fmtHours(plan.hours, timeScale)} at the limits`,
+    `  ${creditsNote ?? `credits: up to ${plan.credits} (every row sent found; empty results are free)`}`,
+    ...(plan.shorter.length
+      ? [
+          `  shorter: ${plan.shorter
+            .map((s) =>
+              s.with === 'one more key'
+                ? `one more key in the pool (PCDS_API_KEYS), about ${fmtSeconds(Math.round(s.hours * 3600))}`
+                : `--webhooks (1 request a row), about ${fmtSeconds(Math.round(s.hours * 3600))}`,
+            )
+            .join('; ')}`,
+        ]
+      : []),
+  ];
+}
+
+async function usageNote(config: Config, prepared: PreparedBatch, rows: number): Promise<string> {
   const estimate = estimateCost(prepared.endpoint, rows);
   if (config.keys.length === 0) return describeEstimate(estimate, undefined);
   // Through the shared throttle like every request: a batch start never crowds out running work.
@@ -448,6 +530,7 @@ interface StartFlags {
   overwrite?: boolean;
   detach?: boolean;
   estimate: boolean;
+  dryRun?: boolean;
   dedupe: boolean;
   maxCredits?: number;
   csvRawCells?: boolean;
@@ -549,6 +632,10 @@ export function registerBatchCommand(program: Command): Command {
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the batch id and return at once')
     .option('--no-estimate', 'skip the GET /usage credit check')
+    .option(
+      '--dry-run',
+      "print the plan (rows, requests, hours at the keys' limits, credits) and start nothing",
+    )
     .action(
       action(async (o: StartFlags) => {
         const config = loadConfig();
@@ -577,13 +664,28 @@ export function registerBatchCommand(program: Command): Command {
           maxWaitMs: config.PCDS_MAX_WAIT_MS,
         };
         let prepared: PreparedBatch;
+        let planned: Awaited<ReturnType<typeof batchPlanOf>>;
         try {
-          prepared = await prepareBatch(req);
+          prepared = await prepareBatch(req, { dryRun: o.dryRun === true });
+          planned = await batchPlanOf(config, prepared);
         } catch (err) {
           if (err instanceof BatchSetupError) throw new UsageError(err.message);
+          if (err instanceof InputError) throw new UsageError(err.message);
           throw err;
         }
-        if (o.estimate) process.stderr.write(`${await usageNote(config, prepared)}\n`);
+        // A dry run's plan is its output; before a real start it goes beside the progress.
+        const out = o.dryRun ? process.stdout : process.stderr;
+        const lines = planText(
+          planned,
+          config.PCDS_THROTTLE_TIME_SCALE,
+          o.webhooks === true,
+          o.estimate ? await usageNote(config, prepared, planned.plan.sent) : undefined,
+        );
+        out.write(`${lines.join('\n')}\n`);
+        if (o.dryRun) {
+          out.write('dry run: nothing started, no file written\n');
+          return;
+        }
         const { client, close } = await connectTemporal(config);
         try {
           let handle: BatchHandle;

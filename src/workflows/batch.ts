@@ -212,7 +212,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     };
     // Versioned: batches started before duplicates were found sent every row.
     if (input.dedupe !== false && inspection.total > 1 && patched('batch-deduplicates-rows')) {
-      await firstPass.indexDuplicateRows({
+      const found = await firstPass.indexDuplicateRows({
         source: input.source,
         endpoint: endpoint.name,
         ...(inspection.header ? { header: inspection.header } : {}),
@@ -221,6 +221,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
       });
       s.dedupe = true;
+      // For the ETA: these rows send nothing.
+      s.duplicatesTotal = found.duplicates;
     }
   }
   s.runs += 1;
@@ -229,10 +231,14 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   // batch's workflow id, so the window stays full; their calls outlive the run (ABANDON).
   const carryRows = patched('batch-rows-carried-across-runs');
   const maxCredits = s.maxCredits ?? input.maxCredits;
-  const rules = new BatchRules(s, {
-    perRow: TYPICAL_CREDITS[endpoint.price],
-    ...(maxCredits !== undefined ? { max: maxCredits } : {}),
-  });
+  const rules = new BatchRules(
+    s,
+    {
+      perRow: TYPICAL_CREDITS[endpoint.price],
+      ...(maxCredits !== undefined ? { max: maxCredits } : {}),
+    },
+    input.webhooks === true,
+  );
   const inputFiles: InputFiles = {
     path: input.source.path,
     format: input.source.format,
@@ -697,7 +703,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       seconds: Math.round(seconds * 10) / 10,
       rowsPerSecond: Math.round((s.counters.done / seconds) * 100) / 100,
       runs: s.runs,
-      historyEvents: s.historyEvents + workflowInfo().historyLength,
+      batchHistoryEvents: s.historyEvents + workflowInfo().historyLength,
       blankLines: s.blankLines ?? 0,
       source: inputFiles,
       ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),

@@ -51,7 +51,7 @@ describe('compact batch', () => {
       expect(typeof fullName).toBe('string');
       expect(history).not.toContain(fullName!);
       // A few events per row: the activity's three and shares of reads and workflow tasks.
-      expect(summary.historyEvents / 30).toBeLessThan(8);
+      expect(summary.batchHistoryEvents / 30).toBeLessThan(8);
       expect(existsSync(journalPathOf(output, batchId))).toBe(true);
     });
   }, 120_000);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
-import { sharedCliEnv, STACK_FRAME, tempDir } from './cli-env.js';
+import { runCli, sharedCliEnv, STACK_FRAME, tempDir } from './cli-env.js';
 
 const shared = sharedCliEnv();
 const { pcds, outputs } = shared;
@@ -50,6 +50,48 @@ it('refuses a missing input file, unknown columns (by position, never quoting a 
     ).rejects.toBeInstanceOf(WorkflowNotFoundError);
   }
   for (const n of ['a', 'b', 'c', 'd']) expect(existsSync(out(n))).toBe(false);
+  expect(shared.cli.emulator.stats().jobsSubmitted).toBe(0);
+});
+
+it('--dry-run prints the plan with the hours the limits imply and starts nothing, writing no file', async () => {
+  // 2,500 distinct rows, 499 that repeat one of them, 1 malformed: 2,500 sent, 5,000 requests.
+  const lines = ['email'];
+  for (let i = 0; i < 2500; i++) lines.push(`person${i}@example.com`);
+  for (let i = 0; i < 499; i++) lines.push(`Person${i}@Example.com`);
+  lines.push('not-an-email');
+  const input = join(dir, 'plan.csv');
+  writeFileSync(input, lines.join('\n') + '\n');
+  const kept = join(dir, 'plan-kept.jsonl');
+  writeFileSync(kept, '{"row":1}\n');
+  const fresh = join(dir, 'plan-fresh.csv');
+  const id = `dry-run-${runId}`;
+  const env = { ...shared.cli.env, PCDS_RATE_PER_MINUTE: '100', PCDS_RATE_PER_HOUR: '1000' };
+  const [overwrite, csv] = await Promise.all([
+    runCli(
+      ['batch', 'start', '--id', id, '-i', input, '-o', kept, '--overwrite', '--dry-run'],
+      env,
+    ),
+    runCli(['batch', 'start', '--id', id, '-i', input, '-o', fresh, '--dry-run'], env, outputs),
+  ]);
+  for (const r of [overwrite, csv]) {
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(
+      /^plan: 3000 rows \(499 duplicates, 1 invalid: not sent\), 2500 sent x ~2 requests .* = 5000 requests$/m,
+    );
+    // 1,000 requests in the first ten minutes of each hour: four hours, then ten minutes.
+    expect(r.stdout).toMatch(/^ {2}1 key \(100\/min, 1000\/h each\): about 4h10m at the limits$/m);
+    // The credit check: the rows sent at the endpoint's typical price, and the account's credits.
+    expect(r.stdout).toMatch(/^ {2}estimated cost: up to 2500 credits .*; available credits: \d+/m);
+    expect(r.stdout).toMatch(
+      /^ {2}shorter: one more key .*about 2h05m; --webhooks .*about 2h05m$/m,
+    );
+    expect(r.stdout).toMatch(/^dry run: nothing started/m);
+  }
+  await expect(
+    shared.cli.client.workflow.getHandle(`batch-${id}`).describe(),
+  ).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  expect(readFileSync(kept, 'utf8')).toBe('{"row":1}\n');
+  for (const f of [fresh, `${fresh}.jsonl`]) expect(existsSync(f)).toBe(false);
   expect(shared.cli.emulator.stats().jobsSubmitted).toBe(0);
 });
 

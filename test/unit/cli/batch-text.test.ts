@@ -1,7 +1,8 @@
 // What `pcds batch status` and `pcds batch resume` tell an operator: the requests and job
 // duration line, and what a resume does to the keys' credit breakers.
 import { describe, expect, it } from 'vitest';
-import { requestsText, resumeNotes } from '../../../src/cli/batch.js';
+import { keyWindows, planBatch } from '../../../src/batch/plan.js';
+import { etaText, planText, requestsText, resumeNotes } from '../../../src/cli/batch.js';
 
 describe('requestsText', () => {
   it('shows requests per row and the job duration estimate once measured', () => {
@@ -37,5 +38,40 @@ describe('resumeNotes', () => {
 
   it('says a batch that was not paused does not change', () => {
     expect(resumeNotes({}, ['k1'])).toEqual(['the batch was not paused: nothing changes']);
+  });
+});
+
+describe('etaText', () => {
+  it('shows hours and minutes, "paused" for a paused batch, "--" when there is none', () => {
+    expect(etaText({ state: 'running', etaSeconds: 5 * 3600 + 10 * 60 })).toBe('5h10m');
+    expect(
+      etaText({
+        state: 'paused',
+        etaSeconds: 60,
+        paused: { code: 'paused_by_operator', message: '' },
+      }),
+    ).toBe('paused');
+    expect(etaText({ state: 'running' })).toBe('--');
+  });
+});
+
+describe('planText', () => {
+  it('names the rows sent, the requests, the hours at the limits and what would shorten it', () => {
+    const key = keyWindows({ id: 'k1', perMinute: 100, perHour: 1000 }, 1);
+    const plan = planBatch({
+      rows: 3000,
+      duplicates: 0,
+      invalid: 0,
+      webhooks: false,
+      keys: [key],
+      creditsPerRow: 1,
+      timeScale: 1,
+    });
+    expect(planText({ plan, keys: [key], assumed: false }, 1, false)).toEqual([
+      'plan: 3000 rows, 3000 sent x ~2 requests (submit + first poll, timed to the job) = 6000 requests',
+      '  1 key (100/min, 1000/h each): about 5h10m at the limits',
+      '  credits: up to 3000 (every row sent found; empty results are free)',
+      '  shorter: one more key in the pool (PCDS_API_KEYS), about 2h10m; --webhooks (1 request a row), about 2h10m',
+    ]);
   });
 });

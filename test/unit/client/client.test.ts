@@ -2,7 +2,7 @@
 // read from its execution status, and what the client refuses before anything is sent (with
 // messages that never echo a parameter's value). No server: the connection is lazy and unused.
 import { createHash, createHmac } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection, WorkflowFailedError } from '@temporalio/client';
@@ -159,6 +159,20 @@ describe('what the client refuses before sending anything', () => {
     expect(
       (await refusal(prepareBatch({ input, output: join(dir, 'o2.jsonl'), batchId: EMAIL }))).code,
     ).toBe('invalid_batch_id');
+  });
+
+  it('planBatch plans with no server and leaves an output it would overwrite as it is', async () => {
+    const output = join(dir, 'planned.jsonl');
+    writeFileSync(output, '{}\n');
+    const plan = await client.planBatch(
+      { input, output, overwrite: true },
+      { keys: [{ id: 'k1', perMinute: 100, perHour: 1000 }] },
+    );
+    expect(plan).toMatchObject({ rows: 1, sent: 1, requests: 2, keys: 1 });
+    expect(readFileSync(output, 'utf8')).toBe('{}\n');
+    expect((await refusal(client.planBatch({ input, output }, { keys: [] }))).code).toBe(
+      'output_exists',
+    );
   });
 
   it('an output that exists is kept unless overwrite is asked', async () => {

@@ -1,0 +1,62 @@
+// What a batch's plan needs from its input before it starts: how many rows send nothing (they
+// repeat an earlier row, or fail validation). One streamed pass, chunk by chunk; only the
+// fingerprints of distinct rows stay in memory, as in the worker's duplicates pass.
+import { TYPICAL_CREDITS } from './cost.js';
+import { DuplicateFinder } from './duplicates.js';
+import type { PreparedBatch } from './launch.js';
+import { keyWindows, planBatch, type BatchPlan } from './plan.js';
+import { readRows } from './row-reader.js';
+import { isInvalidRow, type BatchInput, type InputInspection } from './types.js';
+
+export interface InputCounts {
+  rows: number;
+  invalid: number;
+  duplicates: number;
+}
+
+export async function countPlanRows(
+  input: Pick<BatchInput, 'source' | 'endpoint' | 'maxRowBytes' | 'dedupe'>,
+  inspection: InputInspection,
+): Promise<InputCounts> {
+  const finder = input.dedupe === false ? undefined : new DuplicateFinder();
+  let invalid = 0;
+  let from = { row: 1, byteOffset: inspection.dataOffset, done: inspection.total === 0 };
+  while (!from.done) {
+    const got = await readRows({
+      source: input.source,
+      endpoint: input.endpoint,
+      ...(inspection.header ? { header: inspection.header } : {}),
+      from,
+      count: 5000,
+      maxBytes: 64 * 1024 * 1024,
+      ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+    });
+    for (const row of got.rows) {
+      if (isInvalidRow(row)) invalid += 1;
+      else finder?.add(row);
+    }
+    from = got.next;
+  }
+  return { rows: inspection.total, invalid, duplicates: finder?.followers.size ?? 0 };
+}
+
+/** The keys a plan assumes: their limits, and the time scale of the windows (1: the service's). */
+export interface PlanLimits {
+  keys: { id: string; perMinute: number; perHour: number }[];
+  timeScale?: number;
+}
+
+/** The plan of a prepared batch (batch/plan.ts), after one pass over its input. */
+export async function planPreparedBatch(
+  prepared: PreparedBatch,
+  limits: PlanLimits,
+): Promise<BatchPlan> {
+  const timeScale = limits.timeScale ?? 1;
+  return planBatch({
+    ...(await countPlanRows(prepared.input, prepared.inspection)),
+    webhooks: prepared.input.webhooks === true,
+    keys: limits.keys.map((k) => keyWindows(k, timeScale)),
+    creditsPerRow: TYPICAL_CREDITS[prepared.endpoint.price],
+    timeScale,
+  });
+}
