@@ -38,7 +38,7 @@ import {
   type ExportReport,
   type FailedRow,
 } from '../batch/types.js';
-import { loadConfig, type Config } from '../config.js';
+import { loadConfig, paceNote, type Config } from '../config.js';
 import { TRANSPORTS, type Transport } from '../contract/index.js';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -66,9 +66,17 @@ const fmtSeconds = (s: number | undefined) => {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 };
 
-/** A paused batch has no ETA: it says so. */
-export const etaText = (p: Pick<BatchProgress, 'etaSeconds' | 'paused' | 'state'>) =>
-  p.paused || p.state === 'paused' ? 'paused' : fmtSeconds(p.etaSeconds);
+/**
+ * A paused batch has no ETA: it says so. Under `pcds dev --time-scale`/`--no-limits` the ETA says
+ * it is not the real service's pace (`pace`, from paceNote).
+ */
+export const etaText = (
+  p: Pick<BatchProgress, 'etaSeconds' | 'paused' | 'state'>,
+  pace?: string,
+) =>
+  p.paused || p.state === 'paused'
+    ? 'paused'
+    : `${fmtSeconds(p.etaSeconds)}${pace && p.etaSeconds !== undefined ? ` (${pace})` : ''}`;
 
 const failedByCode = (p: { failedByCode: Record<string, number> }) =>
   Object.entries(p.failedByCode)
@@ -76,12 +84,12 @@ const failedByCode = (p: { failedByCode: Record<string, number> }) =>
     .join(', ');
 
 /** One line of progress, for status output and logs. */
-export function progressLine(p: BatchProgress): string {
+export function progressLine(p: BatchProgress, pace?: string): string {
   const failed = failedByCode(p);
   const spend = spendText(p);
   return (
     `${p.state}: ${p.done}/${p.total} rows | found ${p.found}, empty ${p.empty}, failed ${p.failed}` +
-    `${failed ? ` (${failed})` : ''}${spend ? ` | ${spend}` : ''} | ${p.inFlight} in flight (window ${p.window}) | ${p.rowsPerSecond} rows/s | ETA ${etaText(p)}`
+    `${failed ? ` (${failed})` : ''}${spend ? ` | ${spend}` : ''} | ${p.inFlight} in flight (window ${p.window}) | ${p.rowsPerSecond} rows/s | ETA ${etaText(p, pace)}`
   );
 }
 
@@ -255,6 +263,8 @@ export interface WatchOptions {
   /** Called when Ctrl-C detaches; default prints how to watch again. */
   onDetach?: () => void;
   out?: NodeJS.WriteStream;
+  /** Says the ETA is not the real service's pace (paceNote of the configuration). */
+  pace?: string;
 }
 
 /**
@@ -283,7 +293,7 @@ export async function watchBatch(
       empty: p.empty,
       failed: p.failed,
       rate: p.rowsPerSecond.toFixed(1),
-      etaText: etaText(p),
+      etaText: etaText(p, opts.pace),
       note: p.paused
         ? `| PAUSED (${p.paused.code})`
         : p.state === 'draining'
@@ -711,7 +721,7 @@ export function registerBatchCommand(program: Command): Command {
             );
             return;
           }
-          const summary = await watchBatch(handle);
+          const summary = await watchBatch(handle, { pace: paceNote(config) });
           if (summary) process.stderr.write(`${summaryText(summary)}\n`);
         } finally {
           await close();
@@ -757,7 +767,7 @@ export function registerBatchCommand(program: Command): Command {
           }
           const p = status.progress;
           if (o.json) return printJson(p);
-          process.stdout.write(`batch ${id} ${progressLine(p)}\n`);
+          process.stdout.write(`batch ${id} ${progressLine(p, paceNote(config))}\n`);
           process.stdout.write(`  ${requestsText(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);
           const failedRows = failedRowsText(p.failedRows, p.failed);
@@ -774,8 +784,8 @@ export function registerBatchCommand(program: Command): Command {
     .description('Live progress bar of a batch until it ends (Ctrl-C detaches)')
     .action(
       action(async (id: string) =>
-        withBatch(id, async (handle) => {
-          const summary = await watchBatch(handle);
+        withBatch(id, async (handle, config) => {
+          const summary = await watchBatch(handle, { pace: paceNote(config) });
           if (summary) process.stderr.write(`${summaryText(summary)}\n`);
         }),
       ),

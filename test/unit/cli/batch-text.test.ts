@@ -2,6 +2,7 @@
 // duration line, and what a resume does to the keys' credit breakers.
 import { describe, expect, it } from 'vitest';
 import { keyWindows, planBatch } from '../../../src/batch/plan.js';
+import { paceNote } from '../../../src/config.js';
 import { etaText, planText, requestsText, resumeNotes } from '../../../src/cli/batch.js';
 
 describe('requestsText', () => {
@@ -52,6 +53,15 @@ describe('etaText', () => {
       }),
     ).toBe('paused');
     expect(etaText({ state: 'running' })).toBe('--');
+  });
+
+  it('says when it is not the real service pace (pcds dev --time-scale or --no-limits)', () => {
+    const pace = paceNote({ PCDS_TIME_SCALE: 60, PCDS_THROTTLE: 'on' });
+    expect(etaText({ state: 'running', etaSeconds: 90 }, pace)).toBe(
+      "1m30s (not the real service's pace (emulator at 60x))",
+    );
+    const real = paceNote({ PCDS_TIME_SCALE: 1, PCDS_THROTTLE: 'on' });
+    expect(etaText({ state: 'running', etaSeconds: 90 }, real)).toBe('1m30s');
   });
 });
 
