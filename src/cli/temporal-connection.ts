@@ -1,5 +1,6 @@
 // How CLI commands reach Temporal: one connection per command, one clear message (with the fix)
 // when the server cannot be reached, and a word within seconds when no worker polls the queue.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection, type Client } from '@temporalio/client';
 import { createPcdsClient, type PcdsClient } from '../client.js';
 import type { Config } from '../config.js';
@@ -76,12 +77,23 @@ export async function warnWithoutWorker(
   return warning !== undefined;
 }
 
+/**
+ * A worker just started takes a few seconds to poll (it bundles its workflows first): a command
+ * run right after `pcds worker` waits this long for it before refusing.
+ */
+const WORKER_GRACE_MS = 8_000;
+
 /** Refuses a command that would only wait for a worker when none polls the task queue. */
 export async function requireWorker(
   client: TaskQueueReader,
   taskQueue: string,
   hint: string,
+  graceMs = WORKER_GRACE_MS,
 ): Promise<void> {
-  if ((await checkWorkers(client, taskQueue)).state === 'none')
-    throw new NoWorkerError(taskQueue, hint);
+  const until = Date.now() + graceMs;
+  for (;;) {
+    if ((await checkWorkers(client, taskQueue)).state !== 'none') return;
+    if (Date.now() >= until) throw new NoWorkerError(taskQueue, hint);
+    await sleep(1_000);
+  }
 }
