@@ -6,10 +6,22 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { summaryPathOf } from '../activities/results.js';
 import { isCsvOutput, streamPathOf } from '../batch/launch.js';
 import { PcdsUsageError } from '../client-errors.js';
+import { isSoleDefaultToken, type McpCaller, type McpToken } from './access.js';
 
 /** The root's path from the configuration (relative to the working folder when relative). */
 export const fileRootDir = (env: { PCDS_MCP_FILES?: string; PCDS_DATA_DIR?: string }): string =>
   resolve(env.PCDS_MCP_FILES || join(env.PCDS_DATA_DIR || '.data', 'files'));
+
+/**
+ * The folder a caller's paths resolve in: the root itself over stdio and for the operator's lone
+ * `default` token, else the caller's own folder `<root>/<token id>` (made 0700 on first use), so
+ * one caller can neither read, probe nor overwrite another's files.
+ */
+export const callerFilesDir = (
+  rootDir: string,
+  tokens: readonly McpToken[],
+  caller: McpCaller,
+): string => (isSoleDefaultToken(tokens) ? rootDir : join(rootDir, caller.tokenId));
 
 /** The refusal of a path: the same words for a file that exists and one that does not. */
 const notInRoot = (role: string) =>
