@@ -3,7 +3,7 @@
 // summary, finds it again by id, reads its status and finds its files for an export. Used by
 // the CLI, the demo, the client and the tests.
 import { randomBytes } from 'node:crypto';
-import { access, rm, stat, truncate } from 'node:fs/promises';
+import { access, open, rm, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,6 +31,7 @@ import {
   PcdsRowsFailed,
   PcdsState,
 } from '../temporal/search-attributes.js';
+import { makeOpenFilePrivate } from '../files/private-mode.js';
 import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/pollers.js';
 import type { batchWorkflow } from '../workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
@@ -232,8 +233,16 @@ export async function prepareBatch(
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
     const overwrite = req.overwrite && !opts.dryRun;
-    if (overwrite && ((await stat(outputPath).catch(() => undefined))?.size ?? 0) > 0)
-      await truncate(outputPath, 0);
+    if (overwrite && (await stat(outputPath).catch(() => undefined))) {
+      // Replaced and made private: an old output others could read keeps no wider mode.
+      const fh = await open(outputPath, 'r+');
+      try {
+        await fh.truncate(0);
+        await makeOpenFilePrivate(fh);
+      } finally {
+        await fh.close();
+      }
+    }
     // A compact batch of the same id over the same output starts with no row sent.
     if (req.compact && overwrite) await rm(journalPathOf(outputPath, batchId), { force: true });
     const input: BatchInput = {
