@@ -180,6 +180,28 @@ describe('CSV chunks', () => {
     expect(keyErr.message).not.toContain(cells[0]);
   });
 
+  it('fails a later JSONL row with unknown keys by their count, never their text', async () => {
+    const source: InputSource = {
+      path: file(
+        'later-keys.jsonl',
+        '{"email":"a@b.co"}\n' +
+          '{"email":"b@b.co","jane.doe@secret.com":1,"x":{"k":2}}\n' +
+          '{"email":"c@b.co","query":"cto","j.roe@secret.com":1}\n',
+      ),
+      format: 'jsonl',
+    };
+    const rows = await readAll(source, 10);
+    expect(rows.map(problemOf)).toEqual([
+      'ok',
+      ['invalid_row', '2 keys are not parameters of this endpoint'],
+      [
+        'invalid_row',
+        'query is not a parameter of this endpoint; 1 other key is not a parameter of this endpoint',
+      ],
+    ]);
+    expect(JSON.stringify(rows.map(problemOf))).not.toMatch(/secret|jane|roe/);
+  });
+
   it('fails a later JSONL row that sets callback_url (only --webhooks sets the callback), and reads on', async () => {
     const source: InputSource = {
       path: file(
