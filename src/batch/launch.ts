@@ -97,6 +97,11 @@ export interface BatchRequest {
   dedupe?: boolean;
   /** Credit budget (see BatchInput.maxCredits). */
   maxCredits?: number;
+  /**
+   * Messages name the files by role ("the input file"), not by path: for `pcds mcp`, whose
+   * paths are the server's. The CLI names the paths its user gave.
+   */
+  filesByRole?: boolean;
 }
 
 export interface PreparedBatch {
@@ -194,21 +199,32 @@ export async function prepareBatch(
     );
   if (inputPath === requested)
     throw new BatchSetupError('invalid_options', '--output must not be the input file');
+  const byRole = req.filesByRole === true;
   if (inputPath === outputPath) {
     throw new BatchSetupError(
       'invalid_options',
-      `the results of --output ${req.output} stream to ${outputPath}, the input file: rename one of them`,
+      byRole
+        ? 'the results of the CSV output stream to a file beside it that is the input file: rename one of them'
+        : `the results of --output ${req.output} stream to ${outputPath}, the input file: rename one of them`,
     );
   }
   try {
     const st = await stat(inputPath);
-    if (!st.isFile()) throw new BatchSetupError('input_not_readable', `${req.input} is not a file`);
+    if (!st.isFile())
+      throw new BatchSetupError(
+        'input_not_readable',
+        `${byRole ? 'the input' : req.input} is not a file`,
+      );
     await access(inputPath, constants.R_OK);
   } catch (err) {
     if (err instanceof BatchSetupError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    // A system error's message holds the path too: by role, its code alone.
+    const why =
+      code === 'ENOENT' ? 'no such file' : byRole ? (code ?? 'error') : (err as Error).message;
     throw new BatchSetupError(
       'input_not_readable',
-      `cannot read the input file ${req.input}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      `cannot read the input file${byRole ? '' : ` ${req.input}`}: ${why}`,
     );
   }
   const outputs = [...(csvOutput ? [csvOutput] : []), outputPath];
@@ -218,18 +234,25 @@ export async function prepareBatch(
     if (existing && existing.size > 0 && !req.overwrite) {
       throw new BatchSetupError(
         'output_exists',
-        `the output file ${path} exists and is not empty: choose another --output or pass --overwrite`,
+        byRole
+          ? 'an output file exists and is not empty: choose another output or pass overwrite'
+          : `the output file ${path} exists and is not empty: choose another --output or pass --overwrite`,
       );
     }
   }
   try {
     const source = {
       path: inputPath,
-      format: formatOf(inputPath, req.format),
+      format: formatOf(inputPath, req.format, byRole ? 'the input file' : inputPath),
       ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
     };
-    const inspection = await inspectInput(source, endpoint.name, req.maxRowBytes);
+    const inspection = await inspectInput(
+      source,
+      endpoint.name,
+      req.maxRowBytes,
+      byRole ? 'the input file' : source.path,
+    );
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
     const overwrite = req.overwrite && !opts.dryRun;

@@ -58,11 +58,15 @@ export async function* jsonlItems(
   }
 }
 
-/** Counts the rows and blank lines, reads the CSV header and checks it against the endpoint. */
+/**
+ * Counts the rows and blank lines, reads the CSV header and checks it against the endpoint.
+ * `name` is how messages name the file (its path by default).
+ */
 export async function inspectInput(
   source: InputSource,
   endpointName: string,
   maxRowBytes?: number,
+  name = source.path,
 ): Promise<InputInspection> {
   const endpoint = getEndpoint(endpointName);
   const limit = rowLimitOf(maxRowBytes);
@@ -77,18 +81,17 @@ export async function inspectInput(
         continue;
       }
       if (item.kind === 'bad')
-        throw new InputError(`${source.path}: the header row cannot be read: ${item.problem}`);
+        throw new InputError(`${name}: the header row cannot be read: ${item.problem}`);
       if (item.fields.some((c) => c.includes('\r')))
         throw new InputError(
-          `${source.path}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
+          `${name}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
         );
       header = item.fields.map((c) => c.trim());
       dataOffset = item.end;
       planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
       break;
     }
-    if (!header)
-      throw new InputError(`${source.path}: the file is empty (a CSV needs a header row)`);
+    if (!header) throw new InputError(`${name}: the file is empty (a CSV needs a header row)`);
     // Counted as readRows reads them: with the header, which decides where a quoted field ends.
     for await (const item of csvItems(source.path, dataOffset, { maxRowBytes: limit, header })) {
       if (item.kind === 'blank') blankLines += 1;
@@ -228,13 +231,13 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
   return { rows, next: { ...next, done: true } };
 }
 
-/** Input format from the file name, unless given. */
-export function formatOf(path: string, given?: string): 'csv' | 'jsonl' {
+/** Input format from the file name, unless given; `name` is how a message names the file. */
+export function formatOf(path: string, given?: string, name = path): 'csv' | 'jsonl' {
   if (given === 'csv' || given === 'jsonl') return given;
   if (given) throw new InputError(`--format must be csv or jsonl, not "${given}"`);
   if (/\.csv$/i.test(path)) return 'csv';
   if (/\.(jsonl|ndjson)$/i.test(path)) return 'jsonl';
   throw new InputError(
-    `cannot tell the format of ${path} from its name: pass --format csv or --format jsonl`,
+    `cannot tell the format of ${name} from its name: pass --format csv or --format jsonl`,
   );
 }
