@@ -35,7 +35,7 @@ import { makeOpenFilePrivate } from '../files/private-mode.js';
 import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/pollers.js';
 import type { batchWorkflow } from '../workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
-import { orNotFound, outcomeOf } from '../client-errors.js';
+import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
 import { ColumnError, parseColumnMap } from './columns.js';
 import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
@@ -112,6 +112,17 @@ export interface PreparedBatch {
 
 /** An output named *.csv is a CSV, written in row order when the batch ends. */
 export const isCsvOutput = (path: string) => /\.csv$/i.test(path);
+/**
+ * A search export writes JSONL: an output named otherwise (a .csv) would hold JSONL under a name
+ * that promises something else, so it is refused.
+ */
+export function checkExportOutput(path: string): void {
+  if (!/\.jsonl$/i.test(path))
+    throw new PcdsUsageError(
+      'output_not_jsonl',
+      'a search export writes JSONL: give an output whose name ends in .jsonl',
+    );
+}
 /** Where the results of a CSV batch stream while it runs: a JSONL beside the CSV. */
 export const streamPathOf = (csvOutput: string) => `${csvOutput}.jsonl`;
 

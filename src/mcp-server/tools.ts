@@ -308,7 +308,9 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         output: z
           .string()
           .min(1)
-          .describe('JSONL path the worker writes, in the file root; a new file'),
+          .describe(
+            'JSONL path (ending in .jsonl) the worker writes, in the file root; a new file',
+          ),
         page_size: z.number().int().min(1).max(100).optional(),
         export_id: idArg.optional(),
         overwrite: z.boolean().optional(),
@@ -318,7 +320,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       answer(async () => {
         refuseCallbackUrl(a.params);
         const client = await deps.client();
-        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true);
+        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true, 'export');
         try {
           const handle = await client.startSearchExport(a.params, {
             maxResults: a.max_results,

@@ -178,6 +178,17 @@ describe('what the client refuses before sending anything', () => {
     );
   });
 
+  it('a search export’s output must end in .jsonl (it writes JSONL)', async () => {
+    for (const name of ['export.csv', 'export.json', 'export'])
+      expect(
+        (
+          await refusal(
+            client.startSearchExport({ query: 'x' }, { maxResults: 5, output: join(dir, name) }),
+          )
+        ).code,
+      ).toBe('output_not_jsonl');
+  });
+
   it('an output that exists is kept unless overwrite is asked', async () => {
     const output = join(dir, 'exists.jsonl');
     writeFileSync(output, '{}\n');

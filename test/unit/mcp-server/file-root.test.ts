@@ -150,6 +150,26 @@ describe('the file root of pcds mcp', () => {
   });
 });
 
+describe('a search export’s output', () => {
+  it('must end in .jsonl, refused before anything is claimed; it claims the output and its summary only', async () => {
+    const err = await refusal(claimOutput(files, 'exports/x.csv', false, 'export'));
+    expect(err.code).toBe('output_not_jsonl');
+    for (const f of ['x.csv', 'x.csv.jsonl', 'x.csv.summary.json'])
+      expect(existsSync(join(rootDir, 'exports', f))).toBe(false);
+    expect(writtenFilesOf('/r/x.jsonl', 'export')).toEqual({
+      claimed: ['/r/x.jsonl', '/r/x.jsonl.summary.json'],
+      checked: ['/r/x.jsonl.summary.json.tmp'],
+    });
+    const { output, undo } = await claimOutput(files, 'exports/x.JSONL', false, 'export');
+    expect(output).toBe(join(rootDir, 'exports', 'x.JSONL'));
+    await undo();
+    // A path out of the root is refused as such first, whatever its name.
+    expect((await refusal(claimOutput(files, '../outside/v.json', true, 'export'))).code).toBe(
+      'path_not_allowed',
+    );
+  });
+});
+
 describe('callerFilesDir', () => {
   const token = 'x'.repeat(32);
   const two = [
