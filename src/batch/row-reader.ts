@@ -2,7 +2,13 @@
 // record to an endpoint's parameters and validates it. A malformed row becomes a problem that
 // names the fields and the rule, never the values; reading goes on. Blank lines are counted, not
 // rows; a row over the size limit is measured, never read into memory or carried.
-import { formatProblems, getEndpoint, validateInput, type EndpointDef } from '../contract/index.js';
+import {
+  formatProblems,
+  getEndpoint,
+  hasCallbackKey,
+  validateInput,
+  type EndpointDef,
+} from '../contract/index.js';
 import { paramsOf, planColumns, rowKey, type ColumnPlan } from './columns.js';
 import { csvItems, tooLargeProblem, type CsvItem } from './csv-records.js';
 import { describeTextProblem, isBlankLine, physicalLines, textProblem } from './input-lines.js';
@@ -135,6 +141,15 @@ function validatedRow(
   offset: number,
   params: Record<string, unknown>,
 ): InputRow {
+  // Only a JSONL file's first keys and a CSV header are checked at start: no later row, nor a
+  // JSON value in a cell, picks where its result is delivered (--webhooks sets the callback).
+  if (hasCallbackKey(params))
+    return {
+      row,
+      offset,
+      problem: 'callback_url is set by --webhooks, not by a row',
+      key: rowKey(endpoint, params),
+    };
   const v = validateInput(endpoint, params);
   if (v.ok) return { row, offset, params: v.value, key: rowKey(endpoint, v.value) };
   return { row, offset, problem: formatProblems(v.problems), key: rowKey(endpoint, params) };
@@ -184,17 +199,7 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
     toRow = ({ text, begin }, row) => {
       const obj = parseObject(text ?? '');
       if (!obj) return { row, offset: begin, problem: 'line is not a JSON object', key: {} };
-      const params = paramsOf(endpoint, plan, obj, false);
-      // Only the first object's keys are checked at start: a later row cannot pick where its
-      // result is delivered either (a CSV column cannot; --webhooks sets the callback).
-      if ('callback_url' in params)
-        return {
-          row,
-          offset: begin,
-          problem: 'callback_url is set by --webhooks, not by a row',
-          key: rowKey(endpoint, params),
-        };
-      return validatedRow(endpoint, row, begin, params);
+      return validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false));
     };
   }
 

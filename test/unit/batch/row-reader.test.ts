@@ -222,6 +222,35 @@ describe('CSV chunks', () => {
     expect(JSON.stringify(rows)).not.toContain('listener.example.com');
   });
 
+  it('fails a later row with a callback URL under another spelling or nested in a free-form value', async () => {
+    const source: InputSource = {
+      path: file(
+        'callback-deep.jsonl',
+        '{"company":"acme"}\n' +
+          '{"company":"acme","callbackUrl":"https://listener.example.com/a"}\n' +
+          '{"company":"acme","options":{"hooks":[{"Callback-URL":"https://listener.example.com/b"}]}}\n' +
+          '{"company":"acme","options":{"callback":"no url"}}\n',
+      ),
+      format: 'jsonl',
+    };
+    const rows = await readRows({
+      source,
+      endpoint: 'company_intent',
+      from: { row: 1, byteOffset: 0, done: false },
+      count: 10,
+    });
+    expect(rows.rows.map(problemOf)).toEqual([
+      'ok',
+      ['invalid_row', 'callback_url is set by --webhooks, not by a row'],
+      ['invalid_row', 'callback_url is set by --webhooks, not by a row'],
+      'ok',
+    ]);
+    expect(JSON.stringify(rows.rows.map(problemOf))).not.toContain('listener.example.com');
+    expect(() => planColumns(getEndpoint('company_intent'), ['company', 'CallbackURL'])).toThrow(
+      /^column 2 is callback_url: the callback is set by --webhooks, not by a column$/,
+    );
+  });
+
   it('reports a header that is not CSV', async () => {
     const source: InputSource = {
       path: file('e.csv', 'email,"name\na@b.co,Ann\n'),
