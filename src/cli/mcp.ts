@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
 import { loadConfig } from '../config.js';
 import { extraAllowedHosts, resolveMcpTokens } from '../mcp-server/access.js';
-import { callerScopedClient } from '../mcp-server/caller-client.js';
+import { callerScopedClient, callerScopeOf } from '../mcp-server/caller-client.js';
 import { callerFilesDir, fileRootDir } from '../mcp-server/file-root.js';
 import { startPcdsMcpHttp } from '../mcp-server/http.js';
 import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
@@ -77,14 +77,13 @@ export function registerMcpCommand(program: Command): Command {
           return;
         }
         const { tokens, file, generated } = await resolveMcpTokens(config, flags.host);
-        const untaggedVisible = tokens.length === 1;
         const http = await startPcdsMcpHttp(
           (caller) =>
             createPcdsMcpServer({
               ...deps,
               files: callerFilesDir(rootDir, tokens, caller),
               client: async () =>
-                callerScopedClient(await deps.client(), { caller, untaggedVisible }),
+                callerScopedClient(await deps.client(), callerScopeOf(tokens, caller)),
             }),
           {
             tokens,

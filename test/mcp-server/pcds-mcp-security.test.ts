@@ -444,7 +444,7 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
     });
   });
 
-  it('rule: with a single token the caller sees its own work and work started outside `pcds mcp`, as before', async () => {
+  it('rule: with the lone `default` token the caller sees its own work and work started outside `pcds mcp`; a lone named token does not', async () => {
     await withCallWorker(env, async (pcds, taskQueue) => {
       const mcp = await startMcp({
         ...serviceEnv(),
@@ -466,6 +466,24 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
       } finally {
         await alice.close();
         await mcp.stop();
+      }
+      // A lone token named in PCDS_MCP_TOKENS is a caller, not the operator: it sees only its own.
+      const named = await startMcp({
+        ...serviceEnv(),
+        PCDS_MCP_TOKENS: `ci:${BOB}`,
+        PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+        PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+        PCDS_TASK_QUEUE: taskQueue,
+      });
+      const ci = await sdkClient(named.url, BOB);
+      try {
+        const cli = await pcds.startCall('person_enrichment', { email: rows[0].email });
+        await cli.result();
+        const hidden = await tool(ci, 'call_status', { call_id: cli.workflowId });
+        expect(hidden.doc.error.code).toBe('call_not_found');
+      } finally {
+        await ci.close();
+        await named.stop();
       }
     });
   });
