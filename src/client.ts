@@ -18,6 +18,7 @@ import {
   batchResult,
   batchStatus,
   newBatchId,
+  checkExportOutput,
   prepareBatch,
   resumeBatch,
   startBatchWorkflow,
@@ -582,6 +583,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       const exportId = opts.exportId ?? `s${newBatchId().slice(1)}`;
       if (!BATCH_ID_PATTERN.test(exportId))
         throw new PcdsUsageError('invalid_batch_id', 'export id: 1 to 64 letters, digits, _ or -');
+      checkExportOutput(opts.output);
       const output = resolve(opts.output);
       const existing = await stat(output).catch(() => undefined);
       if (existing && existing.size > 0 && !opts.overwrite) {

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { exportBatchOutput } from '../batch/export.js';
 import { makePrivateDir, PRIVATE_FILE_MODE, writeFileAtomic } from '../files/atomic-write.js';
+import { makeOpenFilePrivate } from '../files/private-mode.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import { noteFailedRow } from '../batch/failed-rows.js';
 import {
@@ -63,7 +64,12 @@ export function createResultActivities() {
     createBatchOutput(input: { path: string }): Promise<void> {
       return writing(async () => {
         await makePrivateDir(dirname(input.path));
-        await (await open(input.path, 'a', PRIVATE_FILE_MODE)).close();
+        const fh = await open(input.path, 'a', PRIVATE_FILE_MODE);
+        try {
+          await makeOpenFilePrivate(fh);
+        } finally {
+          await fh.close();
+        }
       });
     },
 

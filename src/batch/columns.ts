@@ -1,7 +1,7 @@
 // How the columns of an input file become an endpoint's parameters: the --map option, the check
 // of a CSV header against the catalogue, and the typing of CSV cells (which are all strings).
 import type { z } from 'zod';
-import type { EndpointDef } from '../contract/index.js';
+import { CALLBACK_KEY, type EndpointDef } from '../contract/index.js';
 
 export class ColumnError extends Error {
   override name = 'ColumnError';
@@ -85,7 +85,7 @@ export function planColumns(
   });
   const byColumn = new Map<string, string>();
   for (const [param, column] of Object.entries(columnMap)) {
-    if (param === 'callback_url')
+    if (CALLBACK_KEY.test(param))
       problems.push('--map: callback_url is set by --webhooks, not by a column');
     else if (!open && !known.has(param)) {
       problems.push(`--map: "${param}" is not a parameter of ${endpoint.name}`);
@@ -109,7 +109,7 @@ export function planColumns(
       return;
     }
     const param = byColumn.get(c) ?? c;
-    if (param === 'callback_url') {
+    if (CALLBACK_KEY.test(param)) {
       problems.push(
         `${at(i)} is callback_url: the callback is set by --webhooks, not by a ${what}`,
       );

@@ -3,7 +3,7 @@
 // summary, finds it again by id, reads its status and finds its files for an export. Used by
 // the CLI, the demo, the client and the tests.
 import { randomBytes } from 'node:crypto';
-import { access, rm, stat, truncate } from 'node:fs/promises';
+import { access, open, rm, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,10 +31,11 @@ import {
   PcdsRowsFailed,
   PcdsState,
 } from '../temporal/search-attributes.js';
+import { makeOpenFilePrivate } from '../files/private-mode.js';
 import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/pollers.js';
 import type { batchWorkflow } from '../workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
-import { orNotFound, outcomeOf } from '../client-errors.js';
+import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
 import { ColumnError, parseColumnMap } from './columns.js';
 import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
@@ -96,6 +97,11 @@ export interface BatchRequest {
   dedupe?: boolean;
   /** Credit budget (see BatchInput.maxCredits). */
   maxCredits?: number;
+  /**
+   * Messages name the files by role ("the input file"), not by path: for `pcds mcp`, whose
+   * paths are the server's. The CLI names the paths its user gave.
+   */
+  filesByRole?: boolean;
 }
 
 export interface PreparedBatch {
@@ -106,6 +112,17 @@ export interface PreparedBatch {
 
 /** An output named *.csv is a CSV, written in row order when the batch ends. */
 export const isCsvOutput = (path: string) => /\.csv$/i.test(path);
+/**
+ * A search export writes JSONL: an output named otherwise (a .csv) would hold JSONL under a name
+ * that promises something else, so it is refused.
+ */
+export function checkExportOutput(path: string): void {
+  if (!/\.jsonl$/i.test(path))
+    throw new PcdsUsageError(
+      'output_not_jsonl',
+      'a search export writes JSONL: give an output whose name ends in .jsonl',
+    );
+}
 /** Where the results of a CSV batch stream while it runs: a JSONL beside the CSV. */
 export const streamPathOf = (csvOutput: string) => `${csvOutput}.jsonl`;
 
@@ -193,21 +210,32 @@ export async function prepareBatch(
     );
   if (inputPath === requested)
     throw new BatchSetupError('invalid_options', '--output must not be the input file');
+  const byRole = req.filesByRole === true;
   if (inputPath === outputPath) {
     throw new BatchSetupError(
       'invalid_options',
-      `the results of --output ${req.output} stream to ${outputPath}, the input file: rename one of them`,
+      byRole
+        ? 'the results of the CSV output stream to a file beside it that is the input file: rename one of them'
+        : `the results of --output ${req.output} stream to ${outputPath}, the input file: rename one of them`,
     );
   }
   try {
     const st = await stat(inputPath);
-    if (!st.isFile()) throw new BatchSetupError('input_not_readable', `${req.input} is not a file`);
+    if (!st.isFile())
+      throw new BatchSetupError(
+        'input_not_readable',
+        `${byRole ? 'the input' : req.input} is not a file`,
+      );
     await access(inputPath, constants.R_OK);
   } catch (err) {
     if (err instanceof BatchSetupError) throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    // A system error's message holds the path too: by role, its code alone.
+    const why =
+      code === 'ENOENT' ? 'no such file' : byRole ? (code ?? 'error') : (err as Error).message;
     throw new BatchSetupError(
       'input_not_readable',
-      `cannot read the input file ${req.input}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+      `cannot read the input file${byRole ? '' : ` ${req.input}`}: ${why}`,
     );
   }
   const outputs = [...(csvOutput ? [csvOutput] : []), outputPath];
@@ -217,23 +245,38 @@ export async function prepareBatch(
     if (existing && existing.size > 0 && !req.overwrite) {
       throw new BatchSetupError(
         'output_exists',
-        `the output file ${path} exists and is not empty: choose another --output or pass --overwrite`,
+        byRole
+          ? 'an output file exists and is not empty: choose another output or pass overwrite'
+          : `the output file ${path} exists and is not empty: choose another --output or pass --overwrite`,
       );
     }
   }
   try {
     const source = {
       path: inputPath,
-      format: formatOf(inputPath, req.format),
+      format: formatOf(inputPath, req.format, byRole ? 'the input file' : inputPath),
       ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
     };
-    const inspection = await inspectInput(source, endpoint.name, req.maxRowBytes);
+    const inspection = await inspectInput(
+      source,
+      endpoint.name,
+      req.maxRowBytes,
+      byRole ? 'the input file' : source.path,
+    );
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
     const overwrite = req.overwrite && !opts.dryRun;
-    if (overwrite && ((await stat(outputPath).catch(() => undefined))?.size ?? 0) > 0)
-      await truncate(outputPath, 0);
+    if (overwrite && (await stat(outputPath).catch(() => undefined))) {
+      // Replaced and made private: an old output others could read keeps no wider mode.
+      const fh = await open(outputPath, 'r+');
+      try {
+        await fh.truncate(0);
+        await makeOpenFilePrivate(fh);
+      } finally {
+        await fh.close();
+      }
+    }
     // A compact batch of the same id over the same output starts with no row sent.
     if (req.compact && overwrite) await rm(journalPathOf(outputPath, batchId), { force: true });
     const input: BatchInput = {

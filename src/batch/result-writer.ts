@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import lockfile from 'proper-lockfile';
 import { makePrivateDir, PRIVATE_FILE_MODE, writeAtomically } from '../files/atomic-write.js';
+import { makeOpenFilePrivate } from '../files/private-mode.js';
 import { recordRowLines } from '../metrics/instruments.js';
 
 /** Where a line is in its file, without its newline. */
@@ -302,9 +303,11 @@ async function copiedLine(
 async function appendWhole(path: string, at: number, data: Buffer): Promise<void> {
   let fh;
   try {
-    // A new file is its owner's only; one that exists keeps the mode it has.
+    // A new file is its owner's only, and one that exists is made so.
     fh = await open(path, 'a', PRIVATE_FILE_MODE);
+    await makeOpenFilePrivate(fh);
   } catch (err) {
+    await fh?.close().catch(() => undefined);
     throw classifyWriteError(err);
   }
   try {
@@ -412,6 +415,7 @@ export function resetOutput(path: string): Promise<void> {
     try {
       const fh = await open(path, 'w', PRIVATE_FILE_MODE);
       try {
+        await makeOpenFilePrivate(fh);
         await fh.sync();
       } finally {
         await fh.close();

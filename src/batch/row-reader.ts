@@ -2,7 +2,13 @@
 // record to an endpoint's parameters and validates it. A malformed row becomes a problem that
 // names the fields and the rule, never the values; reading goes on. Blank lines are counted, not
 // rows; a row over the size limit is measured, never read into memory or carried.
-import { formatProblems, getEndpoint, validateInput, type EndpointDef } from '../contract/index.js';
+import {
+  formatProblems,
+  getEndpoint,
+  hasCallbackKey,
+  validateInput,
+  type EndpointDef,
+} from '../contract/index.js';
 import { paramsOf, planColumns, rowKey, type ColumnPlan } from './columns.js';
 import { csvItems, tooLargeProblem, type CsvItem } from './csv-records.js';
 import { describeTextProblem, isBlankLine, physicalLines, textProblem } from './input-lines.js';
@@ -58,11 +64,15 @@ export async function* jsonlItems(
   }
 }
 
-/** Counts the rows and blank lines, reads the CSV header and checks it against the endpoint. */
+/**
+ * Counts the rows and blank lines, reads the CSV header and checks it against the endpoint.
+ * `name` is how messages name the file (its path by default).
+ */
 export async function inspectInput(
   source: InputSource,
   endpointName: string,
   maxRowBytes?: number,
+  name = source.path,
 ): Promise<InputInspection> {
   const endpoint = getEndpoint(endpointName);
   const limit = rowLimitOf(maxRowBytes);
@@ -77,18 +87,17 @@ export async function inspectInput(
         continue;
       }
       if (item.kind === 'bad')
-        throw new InputError(`${source.path}: the header row cannot be read: ${item.problem}`);
+        throw new InputError(`${name}: the header row cannot be read: ${item.problem}`);
       if (item.fields.some((c) => c.includes('\r')))
         throw new InputError(
-          `${source.path}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
+          `${name}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
         );
       header = item.fields.map((c) => c.trim());
       dataOffset = item.end;
       planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
       break;
     }
-    if (!header)
-      throw new InputError(`${source.path}: the file is empty (a CSV needs a header row)`);
+    if (!header) throw new InputError(`${name}: the file is empty (a CSV needs a header row)`);
     // Counted as readRows reads them: with the header, which decides where a quoted field ends.
     for await (const item of csvItems(source.path, dataOffset, { maxRowBytes: limit, header })) {
       if (item.kind === 'blank') blankLines += 1;
@@ -132,6 +141,15 @@ function validatedRow(
   offset: number,
   params: Record<string, unknown>,
 ): InputRow {
+  // Only a JSONL file's first keys and a CSV header are checked at start: no later row, nor a
+  // JSON value in a cell, picks where its result is delivered (--webhooks sets the callback).
+  if (hasCallbackKey(params))
+    return {
+      row,
+      offset,
+      problem: 'callback_url is set by --webhooks, not by a row',
+      key: rowKey(endpoint, params),
+    };
   const v = validateInput(endpoint, params);
   if (v.ok) return { row, offset, params: v.value, key: rowKey(endpoint, v.value) };
   return { row, offset, problem: formatProblems(v.problems), key: rowKey(endpoint, params) };
@@ -181,17 +199,7 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
     toRow = ({ text, begin }, row) => {
       const obj = parseObject(text ?? '');
       if (!obj) return { row, offset: begin, problem: 'line is not a JSON object', key: {} };
-      const params = paramsOf(endpoint, plan, obj, false);
-      // Only the first object's keys are checked at start: a later row cannot pick where its
-      // result is delivered either (a CSV column cannot; --webhooks sets the callback).
-      if ('callback_url' in params)
-        return {
-          row,
-          offset: begin,
-          problem: 'callback_url is set by --webhooks, not by a row',
-          key: rowKey(endpoint, params),
-        };
-      return validatedRow(endpoint, row, begin, params);
+      return validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false));
     };
   }
 
@@ -228,13 +236,13 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
   return { rows, next: { ...next, done: true } };
 }
 
-/** Input format from the file name, unless given. */
-export function formatOf(path: string, given?: string): 'csv' | 'jsonl' {
+/** Input format from the file name, unless given; `name` is how a message names the file. */
+export function formatOf(path: string, given?: string, name = path): 'csv' | 'jsonl' {
   if (given === 'csv' || given === 'jsonl') return given;
   if (given) throw new InputError(`--format must be csv or jsonl, not "${given}"`);
   if (/\.csv$/i.test(path)) return 'csv';
   if (/\.(jsonl|ndjson)$/i.test(path)) return 'jsonl';
   throw new InputError(
-    `cannot tell the format of ${path} from its name: pass --format csv or --format jsonl`,
+    `cannot tell the format of ${name} from its name: pass --format csv or --format jsonl`,
   );
 }

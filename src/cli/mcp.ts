@@ -8,8 +8,8 @@ import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
 import { loadConfig } from '../config.js';
 import { extraAllowedHosts, resolveMcpTokens } from '../mcp-server/access.js';
-import { callerScopedClient } from '../mcp-server/caller-client.js';
-import { fileRootDir } from '../mcp-server/file-root.js';
+import { callerScopedClient, callerScopeOf } from '../mcp-server/caller-client.js';
+import { callerFilesDir, fileRootDir } from '../mcp-server/file-root.js';
 import { startPcdsMcpHttp } from '../mcp-server/http.js';
 import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
 import { intArg } from './args.js';
@@ -56,9 +56,10 @@ export function registerMcpCommand(program: Command): Command {
         const usage = createUsageReader(config, {
           connection: async () => (await connectClient()).temporal.connection,
         });
+        const rootDir = fileRootDir(config);
         const deps: PcdsMcpDeps = {
           version,
-          files: fileRootDir(config),
+          files: rootDir,
           client: connectClient,
           usage: (query, keyId) => usage.read(query, keyId),
         };
@@ -76,13 +77,13 @@ export function registerMcpCommand(program: Command): Command {
           return;
         }
         const { tokens, file, generated } = await resolveMcpTokens(config, flags.host);
-        const untaggedVisible = tokens.length === 1;
         const http = await startPcdsMcpHttp(
           (caller) =>
             createPcdsMcpServer({
               ...deps,
+              files: callerFilesDir(rootDir, tokens, caller),
               client: async () =>
-                callerScopedClient(await deps.client(), { caller, untaggedVisible }),
+                callerScopedClient(await deps.client(), callerScopeOf(tokens, caller)),
             }),
           {
             tokens,

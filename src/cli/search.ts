@@ -35,7 +35,10 @@ export function registerSearchCommand(program: Command): Command {
       'most results to export (the service pages up to offset 999)',
       intArg('--max', 1, MAX_EXPORT_RESULTS),
     )
-    .requiredOption('-o, --output <file>', 'JSONL file: one line per result')
+    .requiredOption(
+      '-o, --output <file>',
+      'JSONL file (name ending in .jsonl): one line per result',
+    )
     .option('--page-size <n>', 'results per page (1-100)', intArg('--page-size', 1, 100), 100)
     .option('--key <id>', 'key id to use (default: the first configured key)')
     .option('--id <exportId>', 'id of the export (letters, digits, _ and -; default: generated)')

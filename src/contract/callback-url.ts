@@ -88,3 +88,27 @@ export function checkCallbackUrl(url: string, options: CallbackUrlOptions = {}):
   if (problem) return { ok: false, reason: `callback_url ${problem}` };
   return { ok: true };
 }
+
+/**
+ * A key that names a callback URL, however it is spelled (callback_url, callbackUrl,
+ * Callback-URL): a service may read any of them, at any depth of a free-form input.
+ */
+export const CALLBACK_KEY = /^callback[_-]?url$/i;
+
+/** Whether a value holds a callback-URL key at any depth (walked without recursion). */
+export function hasCallbackKey(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const v = pending.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) {
+      pending.push(...(v as unknown[]));
+      continue;
+    }
+    for (const [k, child] of Object.entries(v)) {
+      if (CALLBACK_KEY.test(k)) return true;
+      pending.push(child);
+    }
+  }
+  return false;
+}

@@ -191,6 +191,7 @@ export const ERRORS = [
   own('input_not_readable', 'the input file cannot be read'),
   own('invalid_input_file', 'the input file or its columns do not fit the endpoint'),
   own('output_exists', 'the output file exists and is not empty'),
+  own('output_not_jsonl', 'a search export writes JSONL: its output must end in .jsonl'),
   own(
     'path_not_allowed',
     'pcds mcp: the path does not resolve inside its file root (PCDS_MCP_FILES)',

@@ -69,7 +69,7 @@ export function mcpArgumentProblems(
   params: Record<string, unknown>,
 ): InputProblem[] {
   const parsed = MCP_TOOL_ARGS[tool].safeParse(params);
-  return parsed.success ? [] : problemsOf(parsed.error, params);
+  return parsed.success ? [] : problemsOf(parsed.error, params, MCP_TOOL_ARGS[tool]);
 }
 
 /** A tools/call that answered: `pending` with a request_id is the accepted job (HTTP 202). */

@@ -1,7 +1,7 @@
 // Validation of endpoint inputs into a value or a list of problems that name their field, plus
 // the person-search rules that reshape a valid input (page to offset, the light-tier rule).
 import type { z } from 'zod';
-import type { EndpointDef } from './catalogue.js';
+import { ENDPOINTS, type EndpointDef } from './catalogue.js';
 import { aliasesOfShape } from './inputs.js';
 
 export interface InputProblem {
@@ -23,13 +23,125 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return v;
 }
 
-/** Zod issues as problems. Pass the input so that a missing field reads "is required". */
-export function problemsOf(error: z.ZodError, input?: unknown): InputProblem[] {
-  return error.issues.map((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      return { field: issue.keys.join(', '), message: 'is not a parameter of this endpoint' };
+/** The parts of a schema a value may match (wrappers, pipes, unions and intersections opened). */
+function alternativesOf(schema: z.core.$ZodType): z.core.$ZodType[] {
+  const def = schema._zod.def as unknown as Record<string, unknown> & { type: string };
+  const inner = (k: string) => alternativesOf(def[k] as z.core.$ZodType);
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+    case 'catch':
+    case 'nonoptional':
+      return inner('innerType');
+    case 'pipe':
+      return [...inner('in'), ...inner('out')];
+    case 'intersection':
+      return [...inner('left'), ...inner('right')];
+    case 'union':
+      return (def.options as z.core.$ZodType[]).flatMap(alternativesOf);
+    case 'lazy':
+      return alternativesOf((def.getter as () => z.core.$ZodType)());
+    default:
+      return [schema];
+  }
+}
+
+/**
+ * The leading segments of an issue's path that the schema names (an object's fields, an array's
+ * positions); it stops at the first it does not (a record's key, a key of a free-form value),
+ * which came from the input and may be personal data.
+ */
+export function knownPathOf(schema: z.core.$ZodType, path: readonly PropertyKey[]): PropertyKey[] {
+  const known: PropertyKey[] = [];
+  let at = [schema];
+  for (const segment of path) {
+    const next: z.core.$ZodType[] = [];
+    for (const alt of at.flatMap(alternativesOf)) {
+      const def = alt._zod.def as unknown as Record<string, unknown> & { type: string };
+      const shape = def.shape as Record<string, z.core.$ZodType> | undefined;
+      if (
+        def.type === 'object' &&
+        typeof segment === 'string' &&
+        shape &&
+        Object.hasOwn(shape, segment)
+      )
+        next.push(shape[segment]);
+      else if (def.type === 'array' && typeof segment === 'number')
+        next.push(def.element as z.core.$ZodType);
+      else if (def.type === 'tuple' && typeof segment === 'number') {
+        const item =
+          (def.items as z.core.$ZodType[])[segment] ?? (def.rest as z.core.$ZodType | null);
+        if (item) next.push(item);
+      }
     }
-    const field = issue.path.map(String).join('.');
+    if (next.length === 0) break;
+    known.push(segment);
+    at = next;
+  }
+  return known;
+}
+
+let vocabulary: ReadonlySet<string> | undefined;
+
+/**
+ * Every field name of the catalogue's inputs: words of the contract, never of a file, so an
+ * unknown key that is one of them may be named. Built on first use (the catalogue imports this
+ * module's neighbours).
+ */
+function parameterNames(): ReadonlySet<string> {
+  vocabulary ??= new Set(
+    ENDPOINTS.flatMap((e) =>
+      alternativesOf(e.input).flatMap((alt) => {
+        const def = alt._zod.def as unknown as { type: string; shape?: Record<string, unknown> };
+        return def.type === 'object' && def.shape ? Object.keys(def.shape) : [];
+      }),
+    ),
+  );
+  return vocabulary;
+}
+
+/** An unknown key's problems: a parameter name of the catalogue is named, the rest counted. */
+function unknownKeyProblems(field: string, keys: readonly string[]): InputProblem[] {
+  const named = keys.filter((k) => parameterNames().has(k));
+  const others = keys.length - named.length;
+  const problems = named.map((k) => ({
+    field: field ? `${field}.${k}` : k,
+    message: 'is not a parameter of this endpoint',
+  }));
+  if (others > 0) {
+    const what = named.length > 0 ? ' other' : '';
+    problems.push(
+      field
+        ? { field, message: `has ${others}${what} unknown key${others === 1 ? '' : 's'}` }
+        : {
+            field,
+            message:
+              others === 1
+                ? `1${what} key is not a parameter of this endpoint`
+                : `${others}${what} keys are not parameters of this endpoint`,
+          },
+    );
+  }
+  return problems;
+}
+
+/**
+ * Zod issues as problems. Pass the input so that a missing field reads "is required". Problems
+ * quote nothing of the input: an unknown key is named only when it is a parameter name of the
+ * catalogue (else counted), and a path keeps only the segments `schema` names.
+ */
+export function problemsOf(
+  error: z.ZodError,
+  input: unknown,
+  schema: z.core.$ZodType,
+): InputProblem[] {
+  return error.issues.flatMap((issue) => {
+    const known = knownPathOf(schema, issue.path);
+    const field = known.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') return unknownKeyProblems(field, issue.keys);
     let message = issue.message;
     // Zod does not keep the input in its issues (no values leak), so look the field up.
     if (
@@ -80,7 +192,7 @@ export function validateInput(endpoint: EndpointDef, input: unknown): Validation
   if (nestsDeeperThan(given)) return { ok: false, problems: [TOO_DEEP] };
   const parsed = endpoint.input.safeParse(given);
   if (parsed.success) return { ok: true, value: parsed.data };
-  return { ok: false, problems: problemsOf(parsed.error, given) };
+  return { ok: false, problems: problemsOf(parsed.error, given, endpoint.input) };
 }
 
 /** The alias pairs an endpoint documents (alias -> canonical), for `canonicalInput`. */

@@ -42,9 +42,10 @@ export function configuredTokens(
     const colon = entry.indexOf(':');
     const id = entry.slice(0, Math.max(colon, 0));
     const token = entry.slice(colon + 1);
-    if (colon < 1 || !TOKEN_ID.test(id))
+    // The id names the caller's folder in the file root: `.` or `..` would be another folder.
+    if (colon < 1 || !TOKEN_ID.test(id) || /^\.+$/.test(id))
       throw new ConfigError(
-        `PCDS_MCP_TOKENS: entry ${i + 1} must be id:token (id: letters, digits, _ . -)`,
+        `PCDS_MCP_TOKENS: entry ${i + 1} must be id:token (id: letters, digits, _ . -, not only dots)`,
       );
     if (token.length < MIN_TOKEN_LENGTH)
       throw new ConfigError(
@@ -105,6 +106,13 @@ export async function resolveMcpTokens(
   await chmod(path, 0o600);
   return { tokens: [{ id: DEFAULT_TOKEN_ID, token }], file: path, generated: { path, token } };
 }
+
+/**
+ * Whether the server has the operator's token alone (one token, labelled `default`): the
+ * single-user layout, where callers share the file root itself.
+ */
+export const isSoleDefaultToken = (tokens: readonly McpToken[]): boolean =>
+  tokens.length === 1 && tokens[0].id === DEFAULT_TOKEN_ID;
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 

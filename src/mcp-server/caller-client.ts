@@ -4,7 +4,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { batchNotFound } from '../batch/launch.js';
 import { PcdsUsageError, type PcdsClient } from '../client.js';
-import type { McpCaller } from './access.js';
+import { isSoleDefaultToken, type McpCaller, type McpToken } from './access.js';
 
 /** The memo field naming the `pcds mcp` caller (its token id, never the token). */
 export const CALLER_MEMO = 'pcdsMcpCaller';
@@ -22,6 +22,16 @@ export interface CallerScope {
    */
   untaggedVisible: boolean;
 }
+
+/**
+ * The scope of a caller among the server's tokens. Untagged work is the operator's: visible only
+ * to the lone `default` token (PCDS_MCP_TOKEN or the generated one), never to a caller named in
+ * PCDS_MCP_TOKENS, even alone (a token handed to someone else).
+ */
+export const callerScopeOf = (tokens: readonly McpToken[], caller: McpCaller): CallerScope => ({
+  caller,
+  untaggedVisible: isSoleDefaultToken(tokens),
+});
 
 export function callerScopedClient(client: PcdsClient, scope: CallerScope): PcdsClient {
   const memo = { [CALLER_MEMO]: scope.caller.tokenId };

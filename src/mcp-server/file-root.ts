@@ -4,12 +4,24 @@
 import { lstat, mkdir, open, realpath, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { summaryPathOf } from '../activities/results.js';
-import { isCsvOutput, streamPathOf } from '../batch/launch.js';
+import { checkExportOutput, isCsvOutput, streamPathOf } from '../batch/launch.js';
 import { PcdsUsageError } from '../client-errors.js';
+import { isSoleDefaultToken, type McpCaller, type McpToken } from './access.js';
 
 /** The root's path from the configuration (relative to the working folder when relative). */
 export const fileRootDir = (env: { PCDS_MCP_FILES?: string; PCDS_DATA_DIR?: string }): string =>
   resolve(env.PCDS_MCP_FILES || join(env.PCDS_DATA_DIR || '.data', 'files'));
+
+/**
+ * The folder a caller's paths resolve in: the root itself over stdio and for the operator's lone
+ * `default` token, else the caller's own folder `<root>/<token id>` (made 0700 on first use), so
+ * one caller can neither read, probe nor overwrite another's files.
+ */
+export const callerFilesDir = (
+  rootDir: string,
+  tokens: readonly McpToken[],
+  caller: McpCaller,
+): string => (isSoleDefaultToken(tokens) ? rootDir : join(rootDir, caller.tokenId));
 
 /** The refusal of a path: the same words for a file that exists and one that does not. */
 const notInRoot = (role: string) =>
@@ -113,23 +125,33 @@ export class FileRoot {
 
 /**
  * What a batch or a search export writes for the output `output` (a real path): the files to
- * claim (the output, a CSV's streamed JSONL, the summary) and the summary's temporary file, which
- * is only checked. The compact mode's journal is not offered through `pcds mcp`.
+ * claim (the output, a batch's CSV stream, the summary) and the summary's temporary file, which
+ * is only checked. A search export writes its JSONL output alone (no CSV stream). The compact
+ * mode's journal is not offered through `pcds mcp`.
  */
-export function writtenFilesOf(output: string): { claimed: string[]; checked: string[] } {
-  const claimed = isCsvOutput(output) ? [output, streamPathOf(output)] : [output];
+export function writtenFilesOf(
+  output: string,
+  kind: 'batch' | 'export' = 'batch',
+): { claimed: string[]; checked: string[] } {
+  const claimed =
+    kind === 'batch' && isCsvOutput(output) ? [output, streamPathOf(output)] : [output];
   const summary = summaryPathOf(output);
   return { claimed: [...claimed, summary], checked: [`${summary}.tmp`] };
 }
 
-/** Resolves and claims an output with everything written beside it; the undo as for claim(). */
+/**
+ * Resolves and claims an output with everything written beside it; the undo as for claim(). A
+ * search export's output must end in .jsonl (checked after the path, before any claim).
+ */
 export async function claimOutput(
   files: FileRoot,
   path: string,
   overwrite: boolean,
+  kind: 'batch' | 'export' = 'batch',
 ): Promise<{ output: string; undo: () => Promise<void> }> {
   const output = await files.resolve(path, 'output');
-  const { claimed, checked } = writtenFilesOf(output);
+  if (kind === 'export') checkExportOutput(output);
+  const { claimed, checked } = writtenFilesOf(output, kind);
   for (const p of checked) await files.resolve(p, 'output');
   return { output, undo: await files.claim(claimed, overwrite) };
 }

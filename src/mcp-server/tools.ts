@@ -10,6 +10,7 @@ import { PcdsError } from '../contract/pcds-error.js';
 import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
 import { noWorkerWarning } from '../temporal/pollers.js';
+import { TemporalUnreachableError } from '../cli/temporal-connection.js';
 
 /** A `warning` field when no worker polls the client's task queue: the work waits for one. */
 async function workerWarning(client: PcdsClient): Promise<{ warning?: string }> {
@@ -40,22 +41,40 @@ const json = (doc: unknown): CallToolResult => ({
   structuredContent: doc as Record<string, unknown>,
 });
 
+/** An id this caller cannot see: the same answer as one that names nothing. */
+class NotFound extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * Expected failures (a bad parameter, an unknown id, a failed call) are tool errors the
- * assistant can read and act on; their messages hold no personal data.
+ * assistant can read and act on: the project's own errors, whose messages hold no personal data
+ * and no path of the server. Any other error's message may (a Node file error names its path):
+ * a file error gives its errno code alone, anything else a generic message.
  */
-async function answer(work: () => Promise<unknown>): Promise<CallToolResult> {
+export async function answer(work: () => Promise<unknown>): Promise<CallToolResult> {
+  const failed = (code: string, message: string): CallToolResult => ({
+    ...json({ error: { code, message } }),
+    isError: true,
+  });
   try {
     return json(await work());
   } catch (err) {
-    if (err instanceof PcdsError || (err instanceof Error && 'code' in err)) {
-      const code = String((err as { code: unknown }).code);
-      return { ...json({ error: { code, message: err.message } }), isError: true };
-    }
-    return {
-      ...json({ error: { code: 'internal_error', message: 'The tool failed unexpectedly.' } }),
-      isError: true,
-    };
+    if (
+      err instanceof PcdsError ||
+      err instanceof NotFound ||
+      err instanceof TemporalUnreachableError
+    )
+      return failed(String(err.code), err.message);
+    const errno = (err as NodeJS.ErrnoException | undefined)?.code;
+    if (typeof errno === 'string' && /^E[A-Z0-9]+$/.test(errno))
+      return failed('io_error', `the file operation failed (${errno})`);
+    return failed('internal_error', 'The tool failed unexpectedly.');
   }
 }
 
@@ -76,15 +95,6 @@ async function closed(
   } catch (err) {
     if (err instanceof Error && err.name === 'WorkflowNotFoundError') throw notFound();
     throw err;
-  }
-}
-
-class NotFound extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
   }
 }
 
@@ -206,6 +216,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
             ...(a.window ? { window: a.window } : {}),
             ...(a.overwrite ? { overwrite: true } : {}),
             ...(a.key_ids ? { keyIds: a.key_ids } : {}),
+            filesByRole: true,
           });
           return { batch_id: batch.batchId, state: 'running', ...(await workerWarning(client)) };
         } catch (err) {
@@ -297,7 +308,9 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         output: z
           .string()
           .min(1)
-          .describe('JSONL path the worker writes, in the file root; a new file'),
+          .describe(
+            'JSONL path (ending in .jsonl) the worker writes, in the file root; a new file',
+          ),
         page_size: z.number().int().min(1).max(100).optional(),
         export_id: idArg.optional(),
         overwrite: z.boolean().optional(),
@@ -307,7 +320,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       answer(async () => {
         refuseCallbackUrl(a.params);
         const client = await deps.client();
-        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true);
+        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true, 'export');
         try {
           const handle = await client.startSearchExport(a.params, {
             maxResults: a.max_results,

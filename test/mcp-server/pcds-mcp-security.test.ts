@@ -2,7 +2,7 @@
 // the official MCP SDK client and raw HTTP against real processes, calls and batches run by a
 // real worker on the dev server against the emulator.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -295,6 +295,11 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
       });
       const alice = await sdkClient(mcp.url, ALICE);
       const bob = await sdkClient(mcp.url, BOB);
+      // With several tokens each caller's paths resolve in its own folder of the root.
+      for (const who of ['alice', 'bob']) {
+        mkdirSync(join(dir, who), { recursive: true, mode: 0o700 });
+        copyFileSync(input, join(dir, who, 'people.csv'));
+      }
       try {
         // A call (a key of this run: the namespace outlives it).
         const orderKey = uniqueBatchId('order');
@@ -342,9 +347,9 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
 
         // A batch, held paused by Alice while Bob tries it.
         const batchId = uniqueBatchId('mcpiso');
-        const output = join(dir, `${batchId}.jsonl`);
+        const output = `${batchId}.jsonl`;
         const started = await tool(alice, 'start_batch', {
-          input,
+          input: 'people.csv',
           output,
           batch_id: batchId,
           window: 1,
@@ -367,8 +372,8 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
         }
         // Bob choosing Alice's batch id starts nothing and reads nothing of hers.
         const taken = await tool(bob, 'start_batch', {
-          input,
-          output: join(dir, `${batchId}-bob.jsonl`),
+          input: 'people.csv',
+          output: `${batchId}-bob.jsonl`,
           batch_id: batchId,
         });
         expect(taken.isError).toBe(true);
@@ -390,13 +395,35 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
           state: 'done',
           summary: { total: rows.length, done: rows.length },
         });
+        // Alice's results are in her folder; Bob can neither read them as input nor truncate
+        // them: the same name with overwrite is a file of his own.
+        const aliceResults = join(dir, 'alice', output);
+        const aliceText = readFileSync(aliceResults, 'utf8');
+        expect(aliceText.trim().split('\n')).toHaveLength(rows.length);
+        for (const path of [`../alice/${output}`, aliceResults, `../alice/none.csv`]) {
+          const r = await tool(bob, 'start_batch', { input: path, output: 'x.jsonl' });
+          expect(r.doc.error.code, path).toBe('path_not_allowed');
+        }
+        const overBatch = uniqueBatchId('mcpisoover');
+        const over = await tool(bob, 'start_batch', {
+          input: 'people.csv',
+          output,
+          overwrite: true,
+          batch_id: overBatch,
+          window: 1,
+          key_ids: [env.emulator.devKey.id],
+        });
+        expect(over.doc).toEqual({ batch_id: overBatch, state: 'running' });
+        await until(bob, 'batch_status', { batch_id: overBatch }, (d) => d.state !== 'running');
+        expect(readFileSync(aliceResults, 'utf8')).toBe(aliceText);
+        expect(existsSync(join(dir, 'bob', output))).toBe(true);
 
         // A search export.
         const exportId = uniqueBatchId('mcpisoexp');
         await tool(alice, 'start_search_export', {
           params: { query: 'engineer' },
           max_results: 5,
-          output: join(dir, `${exportId}.jsonl`),
+          output: `${exportId}.jsonl`,
           export_id: exportId,
         });
         const exported = await until(
@@ -417,7 +444,7 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
     });
   });
 
-  it('rule: with a single token the caller sees its own work and work started outside `pcds mcp`, as before', async () => {
+  it('rule: with the lone `default` token the caller sees its own work and work started outside `pcds mcp`; a lone named token does not', async () => {
     await withCallWorker(env, async (pcds, taskQueue) => {
       const mcp = await startMcp({
         ...serviceEnv(),
@@ -439,6 +466,24 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
       } finally {
         await alice.close();
         await mcp.stop();
+      }
+      // A lone token named in PCDS_MCP_TOKENS is a caller, not the operator: it sees only its own.
+      const named = await startMcp({
+        ...serviceEnv(),
+        PCDS_MCP_TOKENS: `ci:${BOB}`,
+        PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+        PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+        PCDS_TASK_QUEUE: taskQueue,
+      });
+      const ci = await sdkClient(named.url, BOB);
+      try {
+        const cli = await pcds.startCall('person_enrichment', { email: rows[0].email });
+        await cli.result();
+        const hidden = await tool(ci, 'call_status', { call_id: cli.workflowId });
+        expect(hidden.doc.error.code).toBe('call_not_found');
+      } finally {
+        await ci.close();
+        await named.stop();
       }
     });
   });

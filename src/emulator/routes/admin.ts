@@ -21,7 +21,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
         reply,
         400,
         'invalid_request',
-        formatProblems(problemsOf(r.error, req.body ?? {})),
+        formatProblems(problemsOf(r.error, req.body ?? {}, faultsSchema)),
       );
     return sendData(reply, 200, ctx.faults.set(r.data));
   });
@@ -48,7 +48,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: EmulatorContext):
         reply,
         400,
         'invalid_request',
-        formatProblems(problemsOf(r.error, req.body ?? {})),
+        formatProblems(problemsOf(r.error, req.body ?? {}, resetBody)),
       );
     ctx.stats.reset(r.data.key_id);
     return sendData(reply, 200, { reset: true });

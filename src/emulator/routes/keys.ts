@@ -43,7 +43,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: EmulatorContext): v
     const r = keySettingsSchema.safeParse(body ?? {});
     return r.success
       ? { ok: true, value: r.data }
-      : { ok: false, message: formatProblems(problemsOf(r.error, body ?? {})) };
+      : { ok: false, message: formatProblems(problemsOf(r.error, body ?? {}, keySettingsSchema)) };
   };
 
   app.post('/v1/api-keys', { preHandler: guard }, async (req, reply) => {

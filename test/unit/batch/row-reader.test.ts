@@ -180,6 +180,28 @@ describe('CSV chunks', () => {
     expect(keyErr.message).not.toContain(cells[0]);
   });
 
+  it('fails a later JSONL row with unknown keys by their count, never their text', async () => {
+    const source: InputSource = {
+      path: file(
+        'later-keys.jsonl',
+        '{"email":"a@b.co"}\n' +
+          '{"email":"b@b.co","jane.doe@secret.com":1,"x":{"k":2}}\n' +
+          '{"email":"c@b.co","query":"cto","j.roe@secret.com":1}\n',
+      ),
+      format: 'jsonl',
+    };
+    const rows = await readAll(source, 10);
+    expect(rows.map(problemOf)).toEqual([
+      'ok',
+      ['invalid_row', '2 keys are not parameters of this endpoint'],
+      [
+        'invalid_row',
+        'query is not a parameter of this endpoint; 1 other key is not a parameter of this endpoint',
+      ],
+    ]);
+    expect(JSON.stringify(rows.map(problemOf))).not.toMatch(/secret|jane|roe/);
+  });
+
   it('fails a later JSONL row that sets callback_url (only --webhooks sets the callback), and reads on', async () => {
     const source: InputSource = {
       path: file(
@@ -198,6 +220,35 @@ describe('CSV chunks', () => {
     ]);
     expect(rows[1].key).toEqual({ email: 'b@b.co' });
     expect(JSON.stringify(rows)).not.toContain('listener.example.com');
+  });
+
+  it('fails a later row with a callback URL under another spelling or nested in a free-form value', async () => {
+    const source: InputSource = {
+      path: file(
+        'callback-deep.jsonl',
+        '{"company":"acme"}\n' +
+          '{"company":"acme","callbackUrl":"https://listener.example.com/a"}\n' +
+          '{"company":"acme","options":{"hooks":[{"Callback-URL":"https://listener.example.com/b"}]}}\n' +
+          '{"company":"acme","options":{"callback":"no url"}}\n',
+      ),
+      format: 'jsonl',
+    };
+    const rows = await readRows({
+      source,
+      endpoint: 'company_intent',
+      from: { row: 1, byteOffset: 0, done: false },
+      count: 10,
+    });
+    expect(rows.rows.map(problemOf)).toEqual([
+      'ok',
+      ['invalid_row', 'callback_url is set by --webhooks, not by a row'],
+      ['invalid_row', 'callback_url is set by --webhooks, not by a row'],
+      'ok',
+    ]);
+    expect(JSON.stringify(rows.rows.map(problemOf))).not.toContain('listener.example.com');
+    expect(() => planColumns(getEndpoint('company_intent'), ['company', 'CallbackURL'])).toThrow(
+      /^column 2 is callback_url: the callback is set by --webhooks, not by a column$/,
+    );
   });
 
   it('reports a header that is not CSV', async () => {

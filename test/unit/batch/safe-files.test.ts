@@ -179,7 +179,7 @@ describe('modes of the files a batch writes', () => {
     expect(modeOf(join(searched, '..'))).toBe(0o700);
   });
 
-  it('an existing file keeps its mode when appended to, and a folder that exists keeps its own', async () => {
+  it('an existing wider file is made 0600 when appended to, and a folder that exists keeps its own', async () => {
     const folder = fresh('existing');
     const path = join(folder, 'mine.jsonl');
     await appendResultLines(join(folder, 'first.jsonl'), [line(1)]);
@@ -187,8 +187,35 @@ describe('modes of the files a batch writes', () => {
     writeFileSync(path, '');
     chmodSync(path, 0o640);
     await appendResultLines(path, [line(1)]);
-    expect(modeOf(path)).toBe(0o640);
+    expect(modeOf(path)).toBe(0o600);
     expect(modeOf(folder)).toBe(0o750);
+  });
+
+  it('an existing 0644 output given with overwrite ends 0600, wherever it is started afresh', async () => {
+    const wide = (name: string) => {
+      const path = fresh(name);
+      writeFileSync(path, '{"row":1}\n');
+      chmodSync(path, 0o644);
+      return path;
+    };
+    const input = fresh('in.csv');
+    writeFileSync(input, 'email\nann@example.com\n');
+    const launched = wide('launched.jsonl');
+    await prepareBatch({ input, output: launched, overwrite: true });
+    expect(readFileSync(launched, 'utf8')).toBe('');
+    expect(modeOf(launched)).toBe(0o600);
+
+    const activities = createResultActivities();
+    const created = wide('created.jsonl');
+    await activities.createBatchOutput({ path: created });
+    expect(readFileSync(created, 'utf8')).toBe('{"row":1}\n');
+    expect(modeOf(created)).toBe(0o600);
+
+    // A search export starts its output afresh through this activity.
+    const exported = wide('export.jsonl');
+    await activities.resetBatchOutput({ path: exported });
+    expect(readFileSync(exported, 'utf8')).toBe('');
+    expect(modeOf(exported)).toBe(0o600);
   });
 
   it('the created output, the summary, the journal and the duplicates index are 0600', async () => {

@@ -118,12 +118,15 @@ describe('what the client refuses before sending anything', () => {
   };
 
   it('bad parameters: invalid_params, naming the field, not the value', async () => {
+    // An unknown key is counted: it may be a value (a JSONL row's key), not a field name.
     const extra = await refusal(
-      client.startCall('person_enrichment', { email: EMAIL, unexpected_field: EMAIL }),
+      client.startCall('person_enrichment', { email: EMAIL, [EMAIL]: 1, query: 'x' }),
     );
     expect(extra.code).toBe('invalid_params');
     expect(extra.name).toBe('PcdsUsageError');
-    expect(extra.message).toContain('unexpected_field');
+    expect(extra.message).toBe(
+      'invalid parameters for person_enrichment: query is not a parameter of this endpoint; 1 other key is not a parameter of this endpoint',
+    );
     const malformed = 'jane.roe-at-example.com';
     const bad = await refusal(client.startCall('person_enrichment', { email: malformed }));
     expect(bad.code).toBe('invalid_params');
@@ -173,6 +176,17 @@ describe('what the client refuses before sending anything', () => {
     expect((await refusal(client.planBatch({ input, output }, { keys: [] }))).code).toBe(
       'output_exists',
     );
+  });
+
+  it('a search export’s output must end in .jsonl (it writes JSONL)', async () => {
+    for (const name of ['export.csv', 'export.json', 'export'])
+      expect(
+        (
+          await refusal(
+            client.startSearchExport({ query: 'x' }, { maxResults: 5, output: join(dir, name) }),
+          )
+        ).code,
+      ).toBe('output_not_jsonl');
   });
 
   it('an output that exists is kept unless overwrite is asked', async () => {

@@ -97,6 +97,11 @@ describe('token settings', () => {
       /used twice/,
     );
   });
+  it('refuses an id of dots, which would name a folder outside the caller’s own', () => {
+    for (const id of ['.', '..', '...'])
+      expect(() => configuredTokens({ PCDS_MCP_TOKENS: `${id}:${A}` })).toThrow(/not only dots/);
+    expect(configuredTokens({ PCDS_MCP_TOKENS: `a.b:${A}` })[0].id).toBe('a.b');
+  });
   it('knows loopback addresses', () => {
     for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'])
       expect(isLoopbackHost(h), h).toBe(true);

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PcdsUsageError } from '../../../src/client-errors.js';
 import {
+  callerFilesDir,
   claimOutput,
   FileRoot,
   fileRootDir,
@@ -146,5 +147,60 @@ describe('the file root of pcds mcp', () => {
     expect(existsSync(join(rootDir, 'side', 'c.csv.summary.json'))).toBe(true);
     await undo();
     expect(existsSync(join(rootDir, 'side', 'c.csv.jsonl'))).toBe(false);
+  });
+});
+
+describe('a search export’s output', () => {
+  it('must end in .jsonl, refused before anything is claimed; it claims the output and its summary only', async () => {
+    const err = await refusal(claimOutput(files, 'exports/x.csv', false, 'export'));
+    expect(err.code).toBe('output_not_jsonl');
+    for (const f of ['x.csv', 'x.csv.jsonl', 'x.csv.summary.json'])
+      expect(existsSync(join(rootDir, 'exports', f))).toBe(false);
+    expect(writtenFilesOf('/r/x.jsonl', 'export')).toEqual({
+      claimed: ['/r/x.jsonl', '/r/x.jsonl.summary.json'],
+      checked: ['/r/x.jsonl.summary.json.tmp'],
+    });
+    const { output, undo } = await claimOutput(files, 'exports/x.JSONL', false, 'export');
+    expect(output).toBe(join(rootDir, 'exports', 'x.JSONL'));
+    await undo();
+    // A path out of the root is refused as such first, whatever its name.
+    expect((await refusal(claimOutput(files, '../outside/v.json', true, 'export'))).code).toBe(
+      'path_not_allowed',
+    );
+  });
+});
+
+describe('callerFilesDir', () => {
+  const token = 'x'.repeat(32);
+  const two = [
+    { id: 'alice', token },
+    { id: 'bob', token: `${token}b` },
+  ];
+
+  it('keeps the root itself for the operator’s lone `default` token only', () => {
+    expect(callerFilesDir('/r', [{ id: 'default', token }], { tokenId: 'default' })).toBe('/r');
+    expect(callerFilesDir('/r', [{ id: 'ci', token }], { tokenId: 'ci' })).toBe('/r/ci');
+    expect(callerFilesDir('/r', two, { tokenId: 'bob' })).toBe('/r/bob');
+  });
+
+  it('with several tokens, one caller can neither overwrite, probe nor read another’s file', async () => {
+    const shared = join(base, 'shared');
+    const alice = new FileRoot(callerFilesDir(shared, two, { tokenId: 'alice' }));
+    const bob = new FileRoot(callerFilesDir(shared, two, { tokenId: 'bob' }));
+    const { output } = await claimOutput(alice, 'alice-results.jsonl', false);
+    writeFileSync(output, '{"row":1}\n');
+    expect(statSync(join(shared, 'alice')).mode & 0o777).toBe(0o700);
+
+    // The same relative name is bob's own file, and overwriting it leaves alice's alone.
+    const mine = await claimOutput(bob, 'alice-results.jsonl', true);
+    expect(mine.output).toBe(join(shared, 'bob', 'alice-results.jsonl'));
+    writeFileSync(mine.output, '');
+    expect(readFileSync(output, 'utf8')).toBe('{"row":1}\n');
+    // Climbing out or naming her folder gets the one refusal, whether the file exists or not.
+    for (const path of ['../alice/alice-results.jsonl', '../alice/none.jsonl', output])
+      expect((await refusal(bob.resolve(path, 'input'))).code).toBe('path_not_allowed');
+    expect((await refusal(claimOutput(bob, '../alice/alice-results.jsonl', true))).code).toBe(
+      'path_not_allowed',
+    );
   });
 });
