@@ -103,9 +103,16 @@ function parameterNames(): ReadonlySet<string> {
   return vocabulary;
 }
 
-/** An unknown key's problems: a parameter name of the catalogue is named, the rest counted. */
-function unknownKeyProblems(field: string, keys: readonly string[]): InputProblem[] {
-  const named = keys.filter((k) => parameterNames().has(k));
+/**
+ * An unknown key's problems: a parameter name of the catalogue is named, the rest counted (or
+ * every key named, for a server answering a caller about its own request).
+ */
+function unknownKeyProblems(
+  field: string,
+  keys: readonly string[],
+  nameAll: boolean,
+): InputProblem[] {
+  const named = nameAll ? [...keys] : keys.filter((k) => parameterNames().has(k));
   const others = keys.length - named.length;
   const problems = named.map((k) => ({
     field: field ? `${field}.${k}` : k,
@@ -131,17 +138,21 @@ function unknownKeyProblems(field: string, keys: readonly string[]): InputProble
 /**
  * Zod issues as problems. Pass the input so that a missing field reads "is required". Problems
  * quote nothing of the input: an unknown key is named only when it is a parameter name of the
- * catalogue (else counted), and a path keeps only the segments `schema` names.
+ * catalogue (else counted), and a path keeps only the segments `schema` names. The emulator's MCP
+ * tools answer a caller about the arguments it sent, as the service does: `nameUnknownKeys`
+ * names every unknown argument there (never for rows read from a file).
  */
 export function problemsOf(
   error: z.ZodError,
   input: unknown,
   schema: z.core.$ZodType,
+  opts: { nameUnknownKeys?: boolean } = {},
 ): InputProblem[] {
   return error.issues.flatMap((issue) => {
     const known = knownPathOf(schema, issue.path);
     const field = known.map(String).join('.');
-    if (issue.code === 'unrecognized_keys') return unknownKeyProblems(field, issue.keys);
+    if (issue.code === 'unrecognized_keys')
+      return unknownKeyProblems(field, issue.keys, opts.nameUnknownKeys === true);
     let message = issue.message;
     // Zod does not keep the input in its issues (no values leak), so look the field up.
     if (

@@ -116,7 +116,9 @@ export class McpToolCalls {
     const deep = nestsDeeperThan(args);
     const parsed = deep ? undefined : MCP_TOOL_ARGS[name].safeParse(args);
     if (!parsed?.success) {
-      const problems = parsed ? problemsOf(parsed.error, args, MCP_TOOL_ARGS[name]) : [TOO_DEEP];
+      const problems = parsed
+        ? problemsOf(parsed.error, args, MCP_TOOL_ARGS[name], { nameUnknownKeys: true })
+        : [TOO_DEEP];
       return rpcError(id, {
         code: RPC_INVALID_PARAMS,
         message: `Invalid arguments for ${name}: ${formatProblems(problems)}`,
@@ -175,7 +177,11 @@ export class McpToolCalls {
     if (!parsed.success) {
       return rpcError(id, {
         code: RPC_INVALID_PARAMS,
-        message: `Invalid arguments for check_status: ${formatProblems(problemsOf(parsed.error, args, MCP_TOOL_ARGS.check_status))}`,
+        message: `Invalid arguments for check_status: ${formatProblems(
+          problemsOf(parsed.error, args, MCP_TOOL_ARGS.check_status, {
+            nameUnknownKeys: true,
+          }),
+        )}`,
         data: { code: 'invalid_request' },
       });
     }
