@@ -13,6 +13,7 @@
 // logs in .data/temporal-cluster-logs/ (kept after `down`). Ports: CLUSTER_PORTS below.
 import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import {
+  chmodSync,
   chownSync,
   closeSync,
   existsSync,
@@ -22,13 +23,14 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
@@ -223,6 +225,12 @@ function ownedByPostgres(dir: string): void {
   const uid = Number(run('id', ['-u', 'postgres']).trim());
   const gid = Number(run('id', ['-g', 'postgres']).trim());
   chownSync(dir, uid, gid);
+  // The data folder is private (0700): the `postgres` user may pass through it to its own folders
+  // (search only, o+x: it lists nothing, and the files beside them are 0600).
+  for (let up = dirname(dir); up.startsWith(`${root}/`); up = dirname(up)) {
+    const mode = statSync(up).mode & 0o777;
+    if ((mode & 0o001) === 0) chmodSync(up, mode | 0o001);
+  }
 }
 
 function startPostgres(): void {
