@@ -6,13 +6,6 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    name: 'cluster',
-    include: [
-      'test/batch/**/*.test.ts',
-      'test/calls/**/*.test.ts',
-      'test/webhooks/**/*.test.ts',
-      'test/cluster/**/*.test.ts',
-    ],
     maxWorkers: 2,
     // Under CI the JSON report gives .ci/run the cluster run's counts.
     reporters: process.env.CI
@@ -22,5 +15,29 @@ export default defineConfig({
     setupFiles: ['test/harness/encryption-env.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'cluster',
+          include: [
+            'test/batch/**/*.test.ts',
+            'test/calls/**/*.test.ts',
+            'test/webhooks/**/*.test.ts',
+          ],
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        // The topology tests restart the Temporal server: they run once the others have ended, so
+        // no other file sees the server go away under it.
+        extends: true,
+        test: {
+          name: 'cluster-topology',
+          include: ['test/cluster/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });
