@@ -145,12 +145,14 @@ describe('operators see why work waits', () => {
         .toHaveLength(CALLS);
       expect(await listIds(temporal, `${ours} AND PcdsState="throttled"`)).toEqual([]);
       expect(await currentDetails(temporal, seen!.id)).toMatch(/^person_enrichment: done/);
-      // Entering throttled is rationed: a call held back poll after poll shows it once per
-      // stretch of waiting, not once per poll.
+      // Entering throttled is rationed: once per stretch of waiting, and a stretch is one request
+      // (the submit or a poll) waiting for its permit, so never more often than the call sent
+      // requests. How many of its requests wait depends on the machine's timing.
       const changes = await Promise.all(handles.map((h) => stateChanges(temporal, h.workflowId)));
-      for (const c of changes) {
+      const polls = await Promise.all(handles.map(async (h) => (await h.state()).polls));
+      for (const [i, c] of changes.entries()) {
         expect(c.at(-1)).toBe('done');
-        expect(c.filter((s) => s === 'throttled').length).toBeLessThanOrEqual(2);
+        expect(c.filter((s) => s === 'throttled').length).toBeLessThanOrEqual(1 + polls[i]);
         // Never the same state twice in a row: each upsert is a change an operator sees.
         expect(c.some((s, i) => i > 0 && s === c[i - 1])).toBe(false);
       }
