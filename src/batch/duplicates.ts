@@ -59,9 +59,12 @@ function normalised(name: string, value: unknown): unknown {
  * domains lower-cased, other text trimmed with its spaces collapsed. A hash, kept in memory only.
  */
 export function paramsFingerprint(params: Record<string, unknown>): string {
-  return createHash('sha256')
-    .update(JSON.stringify(normalised('', params)))
-    .digest('base64url');
+  return createHash('sha256').update(normalisedParams(params)).digest('base64url');
+}
+
+/** The parameters once normalised, as one JSON text (keys sorted): what a lookup key hashes. */
+export function normalisedParams(params: Record<string, unknown>): string {
+  return JSON.stringify(normalised('', params));
 }
 
 /** Finds duplicates row by row, in file order: the first row with given parameters leads. */

@@ -1,0 +1,566 @@
+// A batch's data in the store: its record, its rows as read, one result per row, and the submit
+// journal of compact rows. "One result per row" is the primary key: a retried, zombie or
+// duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
+import { sql, type Kysely } from 'kysely';
+import type { Claim, JournalEntry } from '../batch/row-journal.js';
+import type { InputRow, ResultLine } from '../batch/types.js';
+import type { StoreSchema } from './schema.js';
+import type { Store } from './open.js';
+
+/** A row as the loader hands it in: valid (params, key) or invalid (problem, code). */
+export type LoadedRow =
+  | { row: number; params: Record<string, unknown>; key: Record<string, unknown>; cells?: unknown }
+  | { row: number; problem: string; code?: string; key: Record<string, unknown>; cells?: unknown };
+
+export interface BatchRecord {
+  batchId: string;
+  endpoint: string;
+  state: 'loading' | 'loaded';
+  total: number;
+  blankLines: number;
+  invalid: number;
+  columns?: string[];
+  createdAt: string;
+  loadedAt?: string;
+}
+
+export class BatchStoreError extends Error {
+  constructor(
+    readonly code: 'batch_exists' | 'batch_not_loaded' | 'no_such_batch',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Rows per INSERT: well under SQLite's and PostgreSQL's parameter limits. */
+const INSERT_CHUNK = 200;
+
+/** The result of a row that shares an earlier row's call, when written: see writeResults. */
+const sharedMessage = (leader: number) => `shares the call of row ${leader} (same parameters)`;
+
+export class BatchStore {
+  private readonly db: Kysely<StoreSchema>;
+
+  constructor(private readonly store: Store) {
+    this.db = store.db;
+  }
+
+  private get seal() {
+    return this.store.sealer;
+  }
+
+  /**
+   * Starts loading a batch's rows. A batch still loading (its loader stopped half way) starts
+   * again from nothing; a loaded batch is refused: its id is taken.
+   */
+  async beginLoad(batchId: string, endpoint: string, columns?: string[]): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      const existing = await tx
+        .selectFrom('pcds_batches')
+        .select('state')
+        .where('batch_id', '=', batchId)
+        .executeTakeFirst();
+      if (existing?.state === 'loaded')
+        throw new BatchStoreError('batch_exists', `batch ${batchId} already has its rows`);
+      await tx.deleteFrom('pcds_rows').where('batch_id', '=', batchId).execute();
+      await tx.deleteFrom('pcds_batches').where('batch_id', '=', batchId).execute();
+      await tx
+        .insertInto('pcds_batches')
+        .values({
+          batch_id: batchId,
+          endpoint,
+          state: 'loading',
+          total: 0,
+          blank_lines: 0,
+          invalid: 0,
+          columns: columns ? this.seal.seal(columns) : null,
+          summary: null,
+          created_at: new Date().toISOString(),
+          loaded_at: null,
+        })
+        .execute();
+    });
+  }
+
+  /** Adds rows (sealed, with their lookups); a row already there is left as it is. */
+  async addRows(batchId: string, endpoint: string, rows: readonly LoadedRow[]): Promise<void> {
+    if (rows.length === 0) return;
+    const values = rows.map((r) => {
+      const valid = 'params' in r;
+      return {
+        batch_id: batchId,
+        row: r.row,
+        data: this.seal.seal(
+          valid ? { params: r.params, key: r.key, cells: r.cells } : { key: r.key, cells: r.cells },
+        ),
+        problem: valid ? null : r.problem,
+        code: valid ? null : (r.code ?? 'invalid_row'),
+        lookup: valid ? this.seal.lookup(endpoint, r.params) : null,
+        duplicate_of: null,
+      };
+    });
+    await this.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < values.length; i += INSERT_CHUNK) {
+        await tx
+          .insertInto('pcds_rows')
+          .values(values.slice(i, i + INSERT_CHUNK))
+          .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
+          .execute();
+      }
+    });
+  }
+
+  /**
+   * Ends the load: counts the rows, marks duplicates (the first row of each lookup leads,
+   * `dedupe` false leaves every row its own call) and opens the batch to run.
+   */
+  async finishLoad(
+    batchId: string,
+    opts: { blankLines: number; dedupe: boolean },
+  ): Promise<BatchRecord> {
+    await this.db.transaction().execute(async (tx) => {
+      if (opts.dedupe) {
+        await sql`
+          UPDATE pcds_rows SET duplicate_of = (
+            SELECT MIN(l.row) FROM pcds_rows l
+            WHERE l.batch_id = pcds_rows.batch_id AND l.lookup = pcds_rows.lookup
+              AND l.row < pcds_rows.row
+          )
+          WHERE batch_id = ${batchId} AND lookup IS NOT NULL`.execute(tx);
+      }
+      const counts = await tx
+        .selectFrom('pcds_rows')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('total'),
+          eb.fn.count<number>('problem').as('invalid'),
+        ])
+        .where('batch_id', '=', batchId)
+        .executeTakeFirstOrThrow();
+      await tx
+        .updateTable('pcds_batches')
+        .set({
+          state: 'loaded',
+          total: Number(counts.total),
+          invalid: Number(counts.invalid),
+          blank_lines: opts.blankLines,
+          loaded_at: new Date().toISOString(),
+        })
+        .where('batch_id', '=', batchId)
+        .execute();
+    });
+    return (await this.record(batchId))!;
+  }
+
+  async record(batchId: string): Promise<BatchRecord | undefined> {
+    const r = await this.db
+      .selectFrom('pcds_batches')
+      .selectAll()
+      .where('batch_id', '=', batchId)
+      .executeTakeFirst();
+    if (!r) return undefined;
+    return {
+      batchId: r.batch_id,
+      endpoint: r.endpoint,
+      state: r.state,
+      total: Number(r.total),
+      blankLines: Number(r.blank_lines),
+      invalid: Number(r.invalid),
+      ...(r.columns ? { columns: this.seal.open(r.columns) as string[] } : {}),
+      createdAt: r.created_at,
+      ...(r.loaded_at ? { loadedAt: r.loaded_at } : {}),
+    };
+  }
+
+  /** The loaded batch's record; refused (with the reason) when it is missing or still loading. */
+  async loadedRecord(batchId: string): Promise<BatchRecord> {
+    const r = await this.record(batchId);
+    if (!r)
+      throw new BatchStoreError('no_such_batch', `the store has no rows for batch ${batchId}`);
+    if (r.state !== 'loaded')
+      throw new BatchStoreError(
+        'batch_not_loaded',
+        `batch ${batchId}'s rows are still loading (or their loader stopped): load them again`,
+      );
+    return r;
+  }
+
+  /** How many later rows share each leader's call, for the leaders among `rows`. */
+  private async followerCounts(batchId: string, rows: number[]): Promise<Map<number, number>> {
+    if (rows.length === 0) return new Map();
+    const got = await this.db
+      .selectFrom('pcds_rows')
+      .select(['duplicate_of', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('batch_id', '=', batchId)
+      .where('duplicate_of', 'in', rows)
+      .groupBy('duplicate_of')
+      .execute();
+    return new Map(got.map((g) => [Number(g.duplicate_of), Number(g.n)]));
+  }
+
+  /**
+   * Up to `count` rows from row `from` on, in row order, as the batch runs them. `skipWritten`:
+   * rows that have their result are left out (a reopened batch); their leaders' ends are given.
+   */
+  async readRows(
+    batchId: string,
+    from: number,
+    count: number,
+    opts: { skipWritten?: boolean } = {},
+  ): Promise<{ rows: InputRow[]; next: number; done: boolean }> {
+    const got = await this.db
+      .selectFrom('pcds_rows as r')
+      .leftJoin('pcds_results as res', (j) =>
+        j.onRef('res.batch_id', '=', 'r.batch_id').onRef('res.row', '=', 'r.row'),
+      )
+      .select(['r.row', 'r.data', 'r.problem', 'r.code', 'r.duplicate_of', 'res.outcome'])
+      .where('r.batch_id', '=', batchId)
+      .where('r.row', '>=', from)
+      .orderBy('r.row')
+      .limit(count)
+      .execute();
+    const last = got.length > 0 ? Number(got[got.length - 1].row) : from - 1;
+    const total = (await this.record(batchId))?.total ?? 0;
+    const chosen = opts.skipWritten ? got.filter((g) => g.outcome === null) : got;
+    const followers = await this.followerCounts(
+      batchId,
+      chosen.filter((g) => g.problem === null && g.duplicate_of === null).map((g) => Number(g.row)),
+    );
+    const leaderEnds = opts.skipWritten
+      ? await this.outcomes(
+          batchId,
+          chosen.flatMap((g) => (g.duplicate_of !== null ? [Number(g.duplicate_of)] : [])),
+        )
+      : new Map<number, { outcome: ResultLine['outcome']; code?: string }>();
+    const rows = chosen.map((g): InputRow => {
+      const row = Number(g.row);
+      const data = this.seal.open(g.data) as {
+        params?: Record<string, unknown>;
+        key: Record<string, unknown>;
+      };
+      if (g.problem !== null)
+        return { row, offset: 0, problem: g.problem, code: g.code ?? 'invalid_row', key: data.key };
+      const leader = g.duplicate_of !== null ? Number(g.duplicate_of) : undefined;
+      const end = leader !== undefined ? leaderEnds.get(leader) : undefined;
+      const n = followers.get(row);
+      return {
+        row,
+        offset: 0,
+        params: data.params ?? {},
+        key: data.key,
+        ...(leader !== undefined ? { duplicateOf: leader } : {}),
+        ...(n ? { followers: n } : {}),
+        ...(end ? { leaderLine: end } : {}),
+      };
+    });
+    return { rows, next: last + 1, done: last >= total };
+  }
+
+  /** The outcome (and code) of each of `rows` that has its result. */
+  async outcomes(
+    batchId: string,
+    rows: number[],
+  ): Promise<Map<number, { outcome: ResultLine['outcome']; code?: string }>> {
+    if (rows.length === 0) return new Map();
+    const got = await this.db
+      .selectFrom('pcds_results')
+      .select(['row', 'outcome', 'code'])
+      .where('batch_id', '=', batchId)
+      .where('row', 'in', [...new Set(rows)])
+      .execute();
+    return new Map(
+      got.map((g) => [
+        Number(g.row),
+        { outcome: g.outcome, ...(g.code !== null ? { code: g.code } : {}) },
+      ]),
+    );
+  }
+
+  /**
+   * Writes each line whose row has no result yet. A duplicate row's line takes its leader's
+   * result, request id, code and message (from this write or the store), marked duplicateOf.
+   * Returns how many were written and how many were there already.
+   */
+  async writeResults(
+    batchId: string,
+    lines: readonly ResultLine[],
+  ): Promise<{ written: number; skipped: number }> {
+    if (lines.length === 0) return { written: 0, skipped: 0 };
+    return this.db.transaction().execute(async (tx) => {
+      const byRow = new Map(lines.map((l) => [l.row, l]));
+      const missingLeaders = [
+        ...new Set(
+          lines.flatMap((l) =>
+            l.duplicateOf !== undefined && !byRow.has(l.duplicateOf) ? [l.duplicateOf] : [],
+          ),
+        ),
+      ];
+      const stored = missingLeaders.length
+        ? await tx
+            .selectFrom('pcds_results')
+            .select(['row', 'outcome', 'code', 'message', 'request_id', 'result'])
+            .where('batch_id', '=', batchId)
+            .where('row', 'in', missingLeaders)
+            .execute()
+        : [];
+      const storedByRow = new Map(stored.map((s) => [Number(s.row), s]));
+      const now = Date.now();
+      const values = lines.map((l) => {
+        const own = {
+          batch_id: batchId,
+          row: l.row,
+          outcome: l.outcome,
+          code: l.code ?? null,
+          message: l.message !== undefined ? this.seal.seal(l.message) : null,
+          request_id: l.requestId ?? null,
+          key_id: (l as ResultLine & { keyId?: string }).keyId ?? null,
+          duplicate_of: l.duplicateOf ?? null,
+          result: l.result !== undefined ? this.seal.seal(l.result) : null,
+          written_at: now,
+        };
+        if (l.duplicateOf === undefined) return own;
+        const fresh = byRow.get(l.duplicateOf);
+        if (fresh)
+          return {
+            ...own,
+            outcome: fresh.outcome,
+            code: fresh.code ?? null,
+            message: this.seal.seal(fresh.message ?? sharedMessage(l.duplicateOf)),
+            request_id: fresh.requestId ?? null,
+            result: fresh.result !== undefined ? this.seal.seal(fresh.result) : null,
+          };
+        const s = storedByRow.get(l.duplicateOf);
+        if (!s)
+          return {
+            ...own,
+            message: this.seal.seal(
+              `the result of row ${l.duplicateOf}, whose call this row shares, is not in the store`,
+            ),
+          };
+        return {
+          ...own,
+          outcome: s.outcome,
+          code: s.code,
+          message: s.message ?? this.seal.seal(sharedMessage(l.duplicateOf)),
+          request_id: s.request_id,
+          result: s.result,
+        };
+      });
+      let written = 0;
+      for (let i = 0; i < values.length; i += INSERT_CHUNK) {
+        const res = await tx
+          .insertInto('pcds_results')
+          .values(values.slice(i, i + INSERT_CHUNK))
+          .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
+          .executeTakeFirst();
+        written += Number(res.numInsertedOrUpdatedRows ?? 0);
+      }
+      return { written, skipped: lines.length - written };
+    });
+  }
+
+  /** Removes the results that match (a reopened batch runs its budget-skipped rows again). */
+  async dropResults(
+    batchId: string,
+    outcome: ResultLine['outcome'],
+    code: string,
+  ): Promise<number> {
+    const res = await this.db
+      .deleteFrom('pcds_results')
+      .where('batch_id', '=', batchId)
+      .where('outcome', '=', outcome)
+      .where('code', '=', code)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows ?? 0);
+  }
+
+  /**
+   * Results in row order (or the order they were written), joined with each row's key, opened.
+   * `after`: the last row (input order) or [written_at, row] (completion order) already seen.
+   */
+  async results(
+    batchId: string,
+    opts: {
+      order?: 'input' | 'completion';
+      outcome?: ResultLine['outcome'];
+      after?: number | [number, number];
+      limit?: number;
+    } = {},
+  ): Promise<{ lines: (ResultLine & { keyId?: string })[]; next?: number | [number, number] }> {
+    const limit = Math.max(1, Math.min(opts.limit ?? 1000, 10_000));
+    let q = this.db
+      .selectFrom('pcds_results as res')
+      .innerJoin('pcds_rows as r', (j) =>
+        j.onRef('r.batch_id', '=', 'res.batch_id').onRef('r.row', '=', 'res.row'),
+      )
+      .select([
+        'res.row',
+        'res.outcome',
+        'res.code',
+        'res.message',
+        'res.request_id',
+        'res.key_id',
+        'res.duplicate_of',
+        'res.result',
+        'res.written_at',
+        'r.data',
+      ])
+      .where('res.batch_id', '=', batchId);
+    if (opts.outcome) q = q.where('res.outcome', '=', opts.outcome);
+    if (opts.order === 'completion') {
+      if (Array.isArray(opts.after)) {
+        const [at, row] = opts.after;
+        q = q.where((eb) =>
+          eb.or([
+            eb('res.written_at', '>', at),
+            eb.and([eb('res.written_at', '=', at), eb('res.row', '>', row)]),
+          ]),
+        );
+      }
+      q = q.orderBy('res.written_at').orderBy('res.row');
+    } else {
+      if (typeof opts.after === 'number') q = q.where('res.row', '>', opts.after);
+      q = q.orderBy('res.row');
+    }
+    const got = await q.limit(limit).execute();
+    const lines = got.map((g) => {
+      const data = this.seal.open(g.data) as { key: Record<string, unknown> };
+      return {
+        row: Number(g.row),
+        key: data.key,
+        outcome: g.outcome,
+        ...(g.code !== null ? { code: g.code } : {}),
+        ...(g.message !== null ? { message: this.seal.open(g.message) as string } : {}),
+        ...(g.request_id !== null ? { requestId: g.request_id } : {}),
+        ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
+        ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
+        ...(g.key_id !== null ? { keyId: g.key_id } : {}),
+      };
+    });
+    const lastRow = got[got.length - 1];
+    const next =
+      got.length < limit || !lastRow
+        ? undefined
+        : opts.order === 'completion'
+          ? ([Number(lastRow.written_at), Number(lastRow.row)] as [number, number])
+          : Number(lastRow.row);
+    return { lines, ...(next !== undefined ? { next } : {}) };
+  }
+
+  /** Input rows in row order with their cells (for exports that show the input beside the result). */
+  async inputRows(
+    batchId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ row: number; cells?: unknown; key: Record<string, unknown> }[]> {
+    const got = await this.db
+      .selectFrom('pcds_rows')
+      .select(['row', 'data'])
+      .where('batch_id', '=', batchId)
+      .where('row', '>', after)
+      .orderBy('row')
+      .limit(limit)
+      .execute();
+    return got.map((g) => {
+      const data = this.seal.open(g.data) as { key: Record<string, unknown>; cells?: unknown };
+      return {
+        row: Number(g.row),
+        key: data.key,
+        ...(data.cells !== undefined ? { cells: data.cells } : {}),
+      };
+    });
+  }
+
+  /** Counts of results by outcome and failure code. */
+  async counts(batchId: string): Promise<{ outcome: string; code: string | null; n: number }[]> {
+    const got = await this.db
+      .selectFrom('pcds_results')
+      .select(['outcome', 'code', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('batch_id', '=', batchId)
+      .groupBy(['outcome', 'code'])
+      .execute();
+    return got.map((g) => ({ outcome: g.outcome, code: g.code, n: Number(g.n) }));
+  }
+
+  // The submit journal (see batch/row-journal.ts for the protocol). Each step is one statement
+  // that compares and sets, so two attempts never both hold a row's claim.
+
+  /**
+   * Claims `row` for `owner` just before its POST: the row is this attempt's when nobody claimed
+   * it, when an earlier attempt released it, or when this attempt holds the claim already.
+   * Otherwise the earlier entry is returned (a job to poll, or a send that may have landed).
+   */
+  async claimRow(batchId: string, row: number, owner: string): Promise<Claim> {
+    const inserted = await this.db
+      .insertInto('pcds_journal')
+      .values({
+        batch_id: batchId,
+        row,
+        state: 'sending',
+        owner,
+        key_id: null,
+        request_id: null,
+        status: null,
+        accepted_at: null,
+      })
+      .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { mine: true };
+    const taken = await this.db
+      .updateTable('pcds_journal')
+      .set({ state: 'sending', owner, key_id: null, request_id: null, status: null })
+      .where('batch_id', '=', batchId)
+      .where('row', '=', row)
+      .where((eb) =>
+        eb.or([
+          eb('state', '=', 'released'),
+          eb.and([eb('state', '=', 'sending'), eb('owner', '=', owner)]),
+        ]),
+      )
+      .executeTakeFirst();
+    if (Number(taken.numUpdatedRows) === 1) return { mine: true };
+    const entry = await this.rowEntry(batchId, row);
+    return entry ? { mine: false, entry } : this.claimRow(batchId, row, owner);
+  }
+
+  async rowEntry(batchId: string, row: number): Promise<JournalEntry | undefined> {
+    const e = await this.db
+      .selectFrom('pcds_journal')
+      .selectAll()
+      .where('batch_id', '=', batchId)
+      .where('row', '=', row)
+      .executeTakeFirst();
+    if (!e) return undefined;
+    return {
+      row: Number(e.row),
+      state: e.state,
+      owner: e.owner,
+      ...(e.key_id !== null ? { keyId: e.key_id } : {}),
+      ...(e.request_id !== null ? { requestId: e.request_id } : {}),
+      ...(e.status !== null ? { status: e.status } : {}),
+      ...(e.accepted_at !== null ? { acceptedAt: Number(e.accepted_at) } : {}),
+    };
+  }
+
+  /**
+   * Records what became of `entry.owner`'s claim (the accepted job, or nothing sent). Only the
+   * claim's holder records: a zombie attempt whose claim was taken over changes nothing.
+   */
+  async recordRow(batchId: string, entry: JournalEntry): Promise<boolean> {
+    const res = await this.db
+      .updateTable('pcds_journal')
+      .set({
+        state: entry.state,
+        key_id: entry.keyId ?? null,
+        request_id: entry.requestId ?? null,
+        status: entry.status ?? null,
+        accepted_at: entry.acceptedAt ?? null,
+      })
+      .where('batch_id', '=', batchId)
+      .where('row', '=', entry.row)
+      .where('owner', '=', entry.owner)
+      .where('state', '=', 'sending')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) === 1;
+  }
+}

@@ -1,0 +1,89 @@
+// The store's versioned migrations, in order. Each is written once the same for both engines
+// (Kysely's schema builder with portable types: text, integer, bigint), never edited after it
+// shipped: a change of shape is a new migration.
+import type { Kysely } from 'kysely';
+import type { Migration, MigrationProvider } from 'kysely/migration';
+
+const m0001_batches: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('pcds_batches')
+      .addColumn('batch_id', 'text', (c) => c.primaryKey())
+      .addColumn('endpoint', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('total', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('blank_lines', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('invalid', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('columns', 'text')
+      .addColumn('summary', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('loaded_at', 'text')
+      .execute();
+    await db.schema
+      .createTable('pcds_rows')
+      .addColumn('batch_id', 'text', (c) => c.notNull())
+      .addColumn('row', 'integer', (c) => c.notNull())
+      .addColumn('data', 'text', (c) => c.notNull())
+      .addColumn('problem', 'text')
+      .addColumn('code', 'text')
+      .addColumn('lookup', 'text')
+      .addColumn('duplicate_of', 'integer')
+      .addPrimaryKeyConstraint('pcds_rows_pk', ['batch_id', 'row'])
+      .execute();
+    // Duplicates are found by the database: the first row of each lookup leads.
+    await db.schema
+      .createIndex('pcds_rows_lookup')
+      .on('pcds_rows')
+      .columns(['batch_id', 'lookup', 'row'])
+      .execute();
+    await db.schema
+      .createTable('pcds_results')
+      .addColumn('batch_id', 'text', (c) => c.notNull())
+      .addColumn('row', 'integer', (c) => c.notNull())
+      .addColumn('outcome', 'text', (c) => c.notNull())
+      .addColumn('code', 'text')
+      .addColumn('message', 'text')
+      .addColumn('request_id', 'text')
+      .addColumn('key_id', 'text')
+      .addColumn('duplicate_of', 'integer')
+      .addColumn('result', 'text')
+      .addColumn('written_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('pcds_results_pk', ['batch_id', 'row'])
+      .execute();
+    await db.schema
+      .createIndex('pcds_results_outcome')
+      .on('pcds_results')
+      .columns(['batch_id', 'outcome', 'row'])
+      .execute();
+    await db.schema
+      .createIndex('pcds_results_written')
+      .on('pcds_results')
+      .columns(['batch_id', 'written_at', 'row'])
+      .execute();
+    await db.schema
+      .createTable('pcds_journal')
+      .addColumn('batch_id', 'text', (c) => c.notNull())
+      .addColumn('row', 'integer', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('owner', 'text', (c) => c.notNull())
+      .addColumn('key_id', 'text')
+      .addColumn('request_id', 'text')
+      .addColumn('status', 'text')
+      .addColumn('accepted_at', 'bigint')
+      .addPrimaryKeyConstraint('pcds_journal_pk', ['batch_id', 'row'])
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    for (const t of ['pcds_journal', 'pcds_results', 'pcds_rows', 'pcds_batches'])
+      await db.schema.dropTable(t).ifExists().execute();
+  },
+};
+
+/** Every migration by name; names sort in the order they run. */
+export const migrations: Record<string, Migration> = {
+  '0001_batches': m0001_batches,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: () => Promise.resolve(migrations),
+};

@@ -1,0 +1,134 @@
+// Opens the store named by PCDS_STORE_URL: PostgreSQL (postgres://...) for production, or the
+// embedded SQLite file (sqlite:PATH, default <PCDS_DATA_DIR>/store.sqlite) for `pcds dev`, the
+// demo and the tests. One Kysely query layer over both, migrations run on open.
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import pg from 'pg';
+import { migrationProvider } from './migrations.js';
+import type { StoreSchema } from './schema.js';
+import type { Sealer } from './sealer.js';
+
+export type StoreEngine = 'postgres' | 'sqlite';
+
+export class StoreConfigError extends Error {
+  readonly code = 'invalid_store_url';
+}
+
+/** Where a store lives, without its password: safe to print. */
+export interface StoreLocation {
+  engine: StoreEngine;
+  /** The SQLite file, or the PostgreSQL URL with any password replaced by ***. */
+  shown: string;
+}
+
+export interface Store {
+  readonly db: Kysely<StoreSchema>;
+  readonly engine: StoreEngine;
+  readonly sealer: Sealer;
+  readonly location: StoreLocation;
+  close(): Promise<void>;
+}
+
+const PG_BIGINT = 20;
+
+/** The setting's engine and target; a URL of another scheme is refused with the setting named. */
+export function parseStoreUrl(
+  url: string | undefined,
+  dataDir: string,
+): { engine: 'postgres'; url: string } | { engine: 'sqlite'; path: string } {
+  if (!url || url.trim() === '')
+    return { engine: 'sqlite', path: resolve(dataDir, 'store.sqlite') };
+  if (/^postgres(ql)?:\/\//i.test(url)) return { engine: 'postgres', url };
+  if (/^sqlite:/i.test(url)) {
+    const path = url.replace(/^sqlite:(\/\/)?/i, '');
+    if (!path) throw new StoreConfigError('PCDS_STORE_URL: sqlite: needs a file path');
+    return { engine: 'sqlite', path: resolve(path) };
+  }
+  throw new StoreConfigError(
+    'PCDS_STORE_URL: use postgres://user@host:port/database or sqlite:/path/to/store.sqlite',
+  );
+}
+
+export function showStoreUrl(url: string | undefined, dataDir: string): StoreLocation {
+  const target = parseStoreUrl(url, dataDir);
+  if (target.engine === 'sqlite') return { engine: 'sqlite', shown: `sqlite:${target.path}` };
+  try {
+    const u = new URL(target.url);
+    if (u.password) u.password = '***';
+    return { engine: 'postgres', shown: u.toString() };
+  } catch {
+    return { engine: 'postgres', shown: 'postgres://(unparsable URL)' };
+  }
+}
+
+function sqliteDialect(path: string): SqliteDialect {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  return new SqliteDialect({
+    database: async () => {
+      const db = new SqliteDatabase(path);
+      // WAL: workers, the CLI and `pcds dev` on one machine share the file; a writer waits its
+      // turn (busy_timeout) instead of failing.
+      db.pragma('journal_mode = WAL');
+      db.pragma('busy_timeout = 30000');
+      db.pragma('synchronous = NORMAL');
+      return db;
+    },
+  });
+}
+
+function postgresDialect(url: string): PostgresDialect {
+  return new PostgresDialect({
+    pool: new pg.Pool({
+      connectionString: url,
+      max: 8,
+      // Counts and epoch milliseconds come back as numbers, not strings.
+      types: {
+        getTypeParser: ((oid: number, format?: string) =>
+          oid === PG_BIGINT
+            ? (v: string) => Number(v)
+            : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+      },
+    }),
+  });
+}
+
+/** Runs the migrations not yet run; several processes opening at once take turns (a lock). */
+export async function migrateStore(db: Kysely<StoreSchema>): Promise<void> {
+  const migrator = new Migrator({
+    db,
+    provider: migrationProvider,
+    migrationTableName: 'pcds_store_migration',
+    migrationLockTableName: 'pcds_store_migration_lock',
+  });
+  const { error } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error('the store migration failed');
+}
+
+export async function openStore(options: {
+  url?: string;
+  dataDir: string;
+  sealer: Sealer;
+  /** false: the caller runs migrations itself (tests of a migration). */
+  migrate?: boolean;
+}): Promise<Store> {
+  const target = parseStoreUrl(options.url, options.dataDir);
+  const db = new Kysely<StoreSchema>({
+    dialect: target.engine === 'sqlite' ? sqliteDialect(target.path) : postgresDialect(target.url),
+  });
+  try {
+    if (options.migrate !== false) await migrateStore(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return {
+    db,
+    engine: target.engine,
+    sealer: options.sealer,
+    location: showStoreUrl(options.url, options.dataDir),
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,78 @@
+// The store's tables as Kysely sees them. One schema for both engines (PostgreSQL and the
+// embedded SQLite): values that hold person data are sealed text (store/sealer.ts), lookups are
+// keyed HMACs, and every other column is an id, a count, a code or a time.
+/** A batch's own record: what it runs and how far its rows were loaded. */
+export interface BatchTable {
+  batch_id: string;
+  endpoint: string;
+  /** loading: rows are still coming in; loaded: the batch may run over them. */
+  state: 'loading' | 'loaded';
+  /** Rows loaded so far (valid and invalid), numbered 1..total. */
+  total: number;
+  blank_lines: number;
+  invalid: number;
+  /** Sealed JSON: the input's columns in order (header cells are file content). */
+  columns: string | null;
+  /** Sealed JSON of the batch's summary once it ended. */
+  summary: string | null;
+  created_at: string;
+  loaded_at: string | null;
+}
+
+/** One input row: exactly one per (batch, row). */
+export interface RowTable {
+  batch_id: string;
+  row: number;
+  /** Sealed JSON {params, key, cells}: the row as read, parameters mapped. */
+  data: string;
+  /** Why the row cannot be sent (names the rule, never a value); null for a valid row. */
+  problem: string | null;
+  /** invalid_row or row_too_large for an invalid row. */
+  code: string | null;
+  /** Keyed HMAC of the normalised parameters; null for an invalid row. */
+  lookup: string | null;
+  /** The first earlier row with the same lookup: this row shares its call. */
+  duplicate_of: number | null;
+}
+
+/** One result: exactly one per (batch, row), by the primary key. */
+export interface ResultTable {
+  batch_id: string;
+  row: number;
+  outcome: 'found' | 'empty' | 'failed' | 'skipped';
+  code: string | null;
+  /** Sealed: a service's message may quote what it was sent. */
+  message: string | null;
+  request_id: string | null;
+  key_id: string | null;
+  duplicate_of: number | null;
+  /** Sealed JSON of the result. */
+  result: string | null;
+  /** Epoch milliseconds when the line was written: the order of completion. */
+  written_at: number;
+}
+
+/**
+ * The submit journal of compact rows (see batch/row-journal.ts for the protocol): a row is
+ * claimed before its POST, marked accepted with its job after a 202, released after a refusal
+ * that sent nothing. Ids, codes and times only: nothing personal.
+ */
+export interface JournalTable {
+  batch_id: string;
+  row: number;
+  state: 'sending' | 'accepted' | 'released';
+  /** The attempt that wrote it: `runId/activityId/attempt`. */
+  owner: string;
+  key_id: string | null;
+  request_id: string | null;
+  status: string | null;
+  /** Epoch ms when the 202 arrived. */
+  accepted_at: number | null;
+}
+
+export interface StoreSchema {
+  pcds_batches: BatchTable;
+  pcds_rows: RowTable;
+  pcds_results: ResultTable;
+  pcds_journal: JournalTable;
+}
