@@ -259,7 +259,7 @@ async function recordBatch(client: Client, dir: string, recorded: Recorded) {
     throw new Error('the pause and resume signals are missing from the batch history');
   runs.forEach((json, i) => recorded.set(`batch-run-${i + 1}`, json));
 
-  const found = readOutput(output).find((line) => line.outcome === 'found');
+  const found = (await readOutput(output)).find((line) => line.outcome === 'found');
   if (!found) throw new Error('no row of the batch was found');
   const row = client.workflow.getHandle(childWorkflowId(batchId, found.row));
   recorded.set('batch-row', await historyOf(row));

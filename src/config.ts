@@ -38,6 +38,11 @@ const envSchema = z.object({
   PCDS_TEMPORAL_UI_URL: z.string().default('http://127.0.0.1:8233'),
   PCDS_TASK_QUEUE: z.string().default('pcds'),
   PCDS_DATA_DIR: z.string().default('.data'),
+  /**
+   * Where batches keep their rows and results: postgres://user@host/db, or sqlite:/path (default:
+   * the embedded file <PCDS_DATA_DIR>/store.sqlite).
+   */
+  PCDS_STORE_URL: z.string().optional(),
   /** `pcds mcp`: the one folder its tools read and write in (default <PCDS_DATA_DIR>/files). */
   PCDS_MCP_FILES: z.string().min(1).optional(),
   PCDS_RATE_PER_MINUTE: intFrom(100),

@@ -5,6 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities/index.js';
+import { lazyBatchStore, openStoreFromSettings, type LazyBatchStore } from './store/index.js';
 import { loadConfig, type Config } from './config.js';
 import { createServiceClients } from './http/service-clients.js';
 import type { PermitGate } from './http/permits.js';
@@ -37,6 +38,8 @@ export interface CreateWorkerOptions {
   permits?: PermitGate;
   /** The webhook receiver's URL for a workflow. Default: from PCDS_WEBHOOK_* when set; else webhook mode is refused. */
   callbackUrlFor?: (workflowId: string) => string;
+  /** Where stored batches keep their data. Default: PCDS_STORE_URL, opened on first use. */
+  store?: LazyBatchStore;
   /** Anything else Worker.create accepts (a prebuilt workflowBundle, concurrency limits, ...). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -63,10 +66,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const permits = meteredPermitGate(
     opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
   );
+  const store = opts.store ?? lazyBatchStore(() => openStoreFromSettings(config));
   const activities = createActivities({
     config,
     clients,
     permits,
+    store,
     ...(urlFor ? { callbackUrlFor: urlFor } : {}),
   });
   let worker: Worker;
@@ -82,6 +87,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
     });
   } catch (err) {
     await clients.close();
+    await store.close();
     if (ownsConnection) await connection.close();
     throw err;
   }
@@ -106,6 +112,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
       } finally {
         await sampler?.stop();
         await clients.close();
+        await store.close();
         if (ownsConnection) await connection.close();
       }
     },

@@ -32,6 +32,7 @@ import {
   journalPathOf,
   recordRow,
   rowEntry,
+  type Claim,
   type JournalEntry,
 } from '../batch/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
@@ -57,8 +58,10 @@ export interface BatchRowInput {
   /** The row's key columns, copied to its line. */
   key: Record<string, unknown>;
   params: Record<string, unknown>;
-  /** The batch's JSONL output (the journal sits beside it). */
-  output: string;
+  /** The batch's JSONL output (the journal sits beside it): batches started before the store. */
+  output?: string;
+  /** The batch's rows, results and journal are in the store. */
+  store?: boolean;
   /** Submit and poll over the HTTP API (default) or the MCP endpoint's tools. */
   transport?: Transport;
   pollIntervalMs?: number;
@@ -84,6 +87,51 @@ interface Job {
 
 type RowFailed = Extract<RowEnd, { failure: unknown }>;
 
+/** Where a row's journal entry and line are kept: the store, or files beside the output. */
+interface RowLedger {
+  entry(): Promise<JournalEntry | undefined>;
+  claim(owner: string): Promise<Claim>;
+  record(entry: JournalEntry): Promise<unknown>;
+  /** Writes the row's line; false when it cannot be written now (the batch writes it later). */
+  writeLine(line: ResultLine): Promise<boolean>;
+}
+
+async function ledgerOf(deps: ActivityDeps, input: BatchRowInput): Promise<RowLedger> {
+  if (input.store) {
+    if (!deps.store) throw new Error('this worker has no store (PCDS_STORE_URL)');
+    const store = await deps.store.get();
+    return {
+      entry: () => store.rowEntry(input.batchId, input.row),
+      claim: (owner) => store.claimRow(input.batchId, input.row, owner),
+      record: (entry) => store.recordRow(input.batchId, entry),
+      async writeLine(line) {
+        try {
+          await store.writeResults(input.batchId, [line]);
+          return true;
+        } catch {
+          // The database is away: the batch gets the line and writes it once it is back.
+          return false;
+        }
+      },
+    };
+  }
+  const journal = journalPathOf(input.output!, input.batchId);
+  return {
+    entry: () => rowEntry(journal, input.row),
+    claim: (owner) => claimRow(journal, input.row, owner),
+    record: (entry) => recordRow(journal, entry),
+    async writeLine(line) {
+      try {
+        await appendResultLines(input.output!, [line]);
+        return true;
+      } catch (err) {
+        if (!(err instanceof OutputUnwritableError)) throw err;
+        return false;
+      }
+    },
+  };
+}
+
 const failed = (code: string, message: string, requestId?: string): RowFailed => ({
   failure: { code, message, ...(requestId ? { requestId } : {}) },
 });
@@ -102,7 +150,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       const signal = ctx.cancellationSignal;
       const info = ctx.info;
       const owner = `${info.workflowExecution?.runId ?? 'none'}/${info.activityId}/${info.attempt}`;
-      const journal = journalPathOf(input.output, input.batchId);
+      const ledger = await ledgerOf(deps, input);
       const transport = input.transport ?? 'http';
       // What the pending activity shows: row, phase and (once accepted) request id, no values.
       heartbeatWhere({ row: input.row, phase: 'submitting' }, ctx);
@@ -116,7 +164,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         }
         const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
         let job: Job;
-        const earlier = await rowEntry(journal, input.row);
+        const earlier = await ledger.entry();
         if (earlier?.state === 'accepted') job = jobOf(earlier);
         else if (earlier?.state === 'sending' && earlier.owner !== owner) return unknownSend();
         else {
@@ -182,7 +230,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
             );
         }
         const release = () =>
-          recordRow(journal, { row: input.row, state: 'released', owner, keyId: input.keyId });
+          ledger.record({ row: input.row, state: 'released', owner, keyId: input.keyId });
         let waited = 0;
         for (let attempt = 1; ; attempt++) {
           let reply;
@@ -193,7 +241,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
               'submit',
               (c) => c.submit(endpoint, { ...valid.value }),
               async () => {
-                const claim = await claimRow(journal, input.row, owner);
+                const claim = await ledger.claim(owner);
                 if (!claim.mine) throw new ClaimedElsewhere(claim.entry);
               },
               1,
@@ -225,7 +273,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
               status,
               acceptedAt,
             };
-            await recordRow(journal, { row: input.row, state: 'accepted', owner, ...job });
+            await ledger.record({ row: input.row, state: 'accepted', owner, ...job });
             return outcome.kind === 'done' ? { job, immediate: outcome.poll } : { job };
           }
           if (outcome.kind === 'rejected') {
@@ -360,11 +408,8 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           outcome.kind === 'found'
             ? { outcome: 'found', requestId: job.requestId, status: outcome.status, result, timing }
             : { outcome: 'empty', requestId: job.requestId, status: outcome.status, timing };
-        try {
-          await appendResultLines(input.output, [line]);
-        } catch (err) {
-          if (!(err instanceof OutputUnwritableError)) throw err;
-          // The batch keeps the line and pauses until the disk is fixed.
+        if (!(await ledger.writeLine(line))) {
+          // The batch keeps the line and pauses (or writes it) until the output is back.
           const size = serializedBytes(line);
           if (size > deps.config.PCDS_MAX_RESULT_BYTES)
             return failed(

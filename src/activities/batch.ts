@@ -12,6 +12,7 @@ import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
 import { createResultActivities } from './results.js';
 import { createRowActivities } from './rows.js';
+import { createStoredBatchActivities } from './stored-batch.js';
 import { fetchSearchPage, type SearchPageRef } from './search-pages.js';
 
 export type ExportPage =
@@ -67,6 +68,7 @@ export function createBatchActivities(deps: ActivityDeps) {
   return {
     ...createRowActivities({ maxRowBytes: deps.config.PCDS_MAX_ROW_BYTES }),
     ...createResultActivities(),
+    ...createStoredBatchActivities(deps),
 
     /** The worker's keys that may serve a batch, weighted by their per-minute limit. */
     async batchKeyPool(input: { keyIds?: string[] }): Promise<PoolKeyConfig[]> {

@@ -3,6 +3,7 @@
 import type { Config } from '../config.js';
 import type { PermitGate } from '../http/permits.js';
 import type { ServiceClients } from '../http/service-clients.js';
+import type { LazyBatchStore } from '../store/index.js';
 
 export interface ActivityDeps {
   config: Config;
@@ -10,4 +11,6 @@ export interface ActivityDeps {
   permits: PermitGate;
   /** The receiver's URL for a workflow's webhook delivery; webhook mode is refused without it. */
   callbackUrlFor?: (workflowId: string) => string;
+  /** Where stored batches keep their rows, results and journal (opened on first use). */
+  store?: LazyBatchStore;
 }

@@ -218,6 +218,12 @@ export interface BatchInput {
    * for the budget lose their lines and run; every other line stays as it is.
    */
   reopen?: boolean;
+  /**
+   * The batch's rows were loaded into the store under its id, and its results go there: workers
+   * never open `source` or `output` (the caller's files, named for display and for the caller's
+   * own copy). Batches started without it read and write the files themselves.
+   */
+  store?: boolean;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }

@@ -191,6 +191,14 @@ export const ERRORS = [
   own('input_not_readable', 'the input file cannot be read'),
   own('invalid_input_file', 'the input file or its columns do not fit the endpoint'),
   own('output_exists', 'the output file exists and is not empty'),
+  own(
+    'store_not_configured',
+    'the worker has no store for batch rows and results (PCDS_STORE_URL)',
+  ),
+  own('invalid_store_url', 'PCDS_STORE_URL names no store this project can open'),
+  own('store_unreadable', 'a stored value cannot be opened with the configured encryption keys'),
+  own('batch_not_loaded', "the batch's rows are still loading, or their loader stopped"),
+  own('no_such_batch', 'the store has no batch with this id'),
   own('output_not_jsonl', 'a search export writes JSONL: its output must end in .jsonl'),
   own(
     'path_not_allowed',

@@ -482,6 +482,69 @@ export class BatchStore {
     return got.map((g) => ({ outcome: g.outcome, code: g.code, n: Number(g.n) }));
   }
 
+  /** Rows marked as sharing an earlier row's call. */
+  async duplicateCount(batchId: string): Promise<number> {
+    const got = await this.db
+      .selectFrom('pcds_rows')
+      .select((eb) => eb.fn.count<number>('duplicate_of').as('n'))
+      .where('batch_id', '=', batchId)
+      .executeTakeFirstOrThrow();
+    return Number(got.n);
+  }
+
+  /** Results that shared a call, and found results that were sent (charged) themselves. */
+  async resultCounts(batchId: string): Promise<{ duplicates: number; foundSent: number }> {
+    const got = await this.db
+      .selectFrom('pcds_results')
+      .select((eb) => [
+        eb.fn.count<number>('duplicate_of').as('duplicates'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(eb.and([eb('outcome', '=', 'found'), eb('duplicate_of', 'is', null)]))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('found_sent'),
+      ])
+      .where('batch_id', '=', batchId)
+      .executeTakeFirstOrThrow();
+    return { duplicates: Number(got.duplicates), foundSent: Number(got.found_sent ?? 0) };
+  }
+
+  /** The failed results with the lowest row numbers. */
+  async firstFailed(batchId: string, limit = 10): Promise<{ row: number; code: string | null }[]> {
+    const got = await this.db
+      .selectFrom('pcds_results')
+      .select(['row', 'code'])
+      .where('batch_id', '=', batchId)
+      .where('outcome', '=', 'failed')
+      .orderBy('row')
+      .limit(limit)
+      .execute();
+    return got.map((g) => ({ row: Number(g.row), code: g.code }));
+  }
+
+  async saveSummary(batchId: string, summary: unknown): Promise<void> {
+    await this.db
+      .updateTable('pcds_batches')
+      .set({ summary: this.seal.seal(summary) })
+      .where('batch_id', '=', batchId)
+      .execute();
+  }
+
+  /** The batch's summary once it ended. */
+  async summary(batchId: string): Promise<unknown> {
+    const got = await this.db
+      .selectFrom('pcds_batches')
+      .select('summary')
+      .where('batch_id', '=', batchId)
+      .executeTakeFirst();
+    return got?.summary ? this.seal.open(got.summary) : undefined;
+  }
+
   // The submit journal (see batch/row-journal.ts for the protocol). Each step is one statement
   // that compares and sets, so two attempts never both hold a row's claim.
 

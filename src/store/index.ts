@@ -1,7 +1,16 @@
 // The store: where a batch's rows, results and submit journal live (PostgreSQL or the embedded
 // SQLite file), opened from the same settings as the rest of the project.
-import { encryptionSettingsFromEnv, keyringFromSettings } from '../codec/settings.js';
-import { idSecretFromEnv } from '../temporal/idempotency.js';
+import {
+  encryptionSettingsFromEnv,
+  keyringFromSettings,
+  type EncryptionSettings,
+} from '../codec/settings.js';
+import {
+  idSecretFromEnv,
+  idSecretFromSettings,
+  type IdSecretSettings,
+} from '../temporal/idempotency.js';
+import { BatchStore } from './batch-store.js';
 import { openStore, type Store } from './open.js';
 import { createSealer } from './sealer.js';
 
@@ -29,4 +38,43 @@ export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<
     dataDir: env.PCDS_DATA_DIR ?? '.data',
     sealer: createSealer(keyring, idSecretFromEnv(env)),
   });
+}
+
+/** The store settings a Config carries (the worker's, the CLI's). */
+export type StoreSettings = EncryptionSettings &
+  IdSecretSettings & { PCDS_STORE_URL?: string | undefined; PCDS_DATA_DIR: string };
+
+export function openStoreFromSettings(s: StoreSettings): Promise<Store> {
+  return openStore({
+    url: s.PCDS_STORE_URL,
+    dataDir: s.PCDS_DATA_DIR,
+    sealer: createSealer(keyringFromSettings(s), idSecretFromSettings(s)),
+  });
+}
+
+/**
+ * A batch store opened on first use and kept: a worker that never runs a stored batch never
+ * connects, and one whose database is down starts anyway (its activities retry until it is back).
+ */
+export interface LazyBatchStore {
+  get(): Promise<BatchStore>;
+  close(): Promise<void>;
+}
+
+export function lazyBatchStore(open: () => Promise<Store>): LazyBatchStore {
+  let opening: Promise<Store> | undefined;
+  return {
+    async get() {
+      opening ??= open().catch((err: unknown) => {
+        opening = undefined;
+        throw err;
+      });
+      return new BatchStore(await opening);
+    },
+    async close() {
+      const s = await opening?.catch(() => undefined);
+      opening = undefined;
+      await s?.close();
+    },
+  };
 }

@@ -167,12 +167,19 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   if (input.carried) {
     s = input.carried;
   } else {
+    // A stored batch's rows were loaded by its launcher: the store says how many there are.
     const [inspection, keys] = await Promise.all([
-      firstPass.inspectBatchInput({
-        source: input.source,
-        endpoint: endpoint.name,
-        ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
-      }),
+      input.store
+        ? files.storedBatchInput({ batchId: input.batchId }).then((stored) => ({
+            ...stored,
+            dataOffset: 0,
+            header: undefined,
+          }))
+        : firstPass.inspectBatchInput({
+            source: input.source,
+            endpoint: endpoint.name,
+            ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+          }),
       accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) }),
     ]);
     if (keys.length === 0) {
@@ -183,12 +190,19 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       });
     }
     let reopened: Awaited<ReturnType<BatchActivities['reopenBatchOutput']>> | undefined;
-    if (input.reopen) {
+    if (input.reopen && input.store) {
+      reopened = await exporting.reopenStoredResults({
+        batchId: input.batchId,
+        perRow: TYPICAL_CREDITS[endpoint.price],
+      });
+    } else if (input.reopen) {
       // Run again with a higher budget: the rows skipped for the budget lose their lines.
       reopened = await exporting.reopenBatchOutput({
         path: input.output,
         perRow: TYPICAL_CREDITS[endpoint.price],
       });
+    } else if (input.store) {
+      // Nothing to create: the store keeps one result per row of the batch.
     } else if (patched('batch-output-never-truncated')) {
       // Versioned (see README, "Upgrading workers"): batches started by 0.1.0 truncated here.
       await files.createBatchOutput({ path: input.output });
@@ -210,8 +224,18 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
         ? { counters: reopened.counters, failedRows: reopened.failedRows, skipWritten: true }
         : {}),
     };
-    // Versioned: batches started before duplicates were found sent every row.
-    if (input.dedupe !== false && inspection.total > 1 && patched('batch-deduplicates-rows')) {
+    if (input.store) {
+      // The store marked the duplicates when the rows were loaded.
+      if (input.dedupe !== false) {
+        s.dedupe = true;
+        s.duplicatesTotal = (inspection as { duplicates?: number }).duplicates ?? 0;
+      }
+    } else if (
+      // Versioned: batches started before duplicates were found sent every row.
+      input.dedupe !== false &&
+      inspection.total > 1 &&
+      patched('batch-deduplicates-rows')
+    ) {
       const found = await firstPass.indexDuplicateRows({
         source: input.source,
         endpoint: endpoint.name,
@@ -286,7 +310,9 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   // opens its current details, which the Web UI shows beside it, with the same summary.
   const runHeading =
     `${batchSummaryLine(s.total, endpoint.name)} (run ${s.runs})\n` +
-    `input ${input.source.path}\noutput ${input.output}`;
+    (input.store
+      ? `rows and results in the store, batch ${input.batchId}`
+      : `input ${input.source.path}\noutput ${input.output}`);
   let lastState: BatchStateName | undefined;
   let shownCounts = '';
   let countsShownAt = 0;
@@ -351,7 +377,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     }
     const lines = results.splice(0, n);
     writing = true;
-    files.appendBatchResults({ path: input.output, lines }).then(
+    (input.store
+      ? files.writeStoredResults({ batchId: input.batchId, lines })
+      : files.appendBatchResults({ path: input.output, lines })
+    ).then(
       () => {
         writing = false;
       },
@@ -400,7 +429,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
           row: row.row,
           key: row.key,
           params: row.params,
-          output: input.output,
+          ...(input.store ? { store: true } : { output: input.output }),
           ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
           ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
           ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
@@ -487,17 +516,26 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   };
 
   const readMore = async () => {
-    const got = await files.readBatchRows({
-      source: input.source,
-      endpoint: endpoint.name,
-      ...(s.header ? { header: s.header } : {}),
-      from: s.cursor,
-      count: chunkSize,
-      maxBytes: DEFAULT_CHUNK_BYTES,
-      ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
-      ...(s.dedupe ? { duplicates: duplicatesIndexPath(input.output, input.batchId) } : {}),
-      ...(s.skipWritten ? { skipWritten: input.output } : {}),
-    });
+    const got = input.store
+      ? await files.readStoredRows({
+          batchId: input.batchId,
+          from: s.cursor,
+          count: chunkSize,
+          maxBytes: DEFAULT_CHUNK_BYTES,
+          dedupe: s.dedupe === true,
+          ...(s.skipWritten ? { skipWritten: true } : {}),
+        })
+      : await files.readBatchRows({
+          source: input.source,
+          endpoint: endpoint.name,
+          ...(s.header ? { header: s.header } : {}),
+          from: s.cursor,
+          count: chunkSize,
+          maxBytes: DEFAULT_CHUNK_BYTES,
+          ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+          ...(s.dedupe ? { duplicates: duplicatesIndexPath(input.output, input.batchId) } : {}),
+          ...(s.skipWritten ? { skipWritten: input.output } : {}),
+        });
     rules.queue.push(...got.rows);
     s.cursor = got.next;
   };
@@ -628,11 +666,15 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     const summary = await CancellationScope.nonCancellable(async () =>
       summarize('cancelled', await writeCsv('cancelled')),
     );
-    await CancellationScope.nonCancellable(() =>
-      files.writeBatchSummary({ path: summaryBase, summary }),
-    );
+    await CancellationScope.nonCancellable(() => saveSummary(summary));
     show('cancelled');
     return summary;
+  }
+
+  /** The summary beside the output, or (a stored batch) with the batch's record. */
+  async function saveSummary(summary: BatchSummary): Promise<void> {
+    if (input.store) await files.saveStoredSummary({ batchId: input.batchId, summary });
+    else await files.writeBatchSummary({ path: summaryBase, summary });
   }
 
   /** Everything of this run is written: the batch is done, or ready to continue as new. */
@@ -664,7 +706,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   async function writeCsv(
     final: 'done' | 'cancelled',
   ): Promise<{ csv?: ExportReport; csvError?: string }> {
-    if (!input.csvOutput) return {};
+    // A stored batch's CSV is written where its caller runs, from the store.
+    if (!input.csvOutput || input.store) return {};
     try {
       const csv = await exporting.exportBatchCsv({
         source: inputFiles,
@@ -724,7 +767,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   }
 
   const summary = summarize('done', await writeCsv('done'));
-  await files.writeBatchSummary({ path: summaryBase, summary });
+  await saveSummary(summary);
   show('done');
   return summary;
 }

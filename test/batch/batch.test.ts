@@ -14,8 +14,8 @@ const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, strin
   'name',
 ]);
 
-function expectOneLinePerRow(path: string) {
-  const lines = readOutput(path);
+async function expectOneLinePerRow(path: string) {
+  const lines = await readOutput(path);
   expect(lines.map((l) => l.row).sort((a, b) => a - b)).toEqual(rows.map((_, i) => i + 1));
   for (const line of lines) {
     const src = rows[line.row - 1];
@@ -41,7 +41,7 @@ describe('batch workflow', () => {
       });
       const summary = await handle.result();
       console.log('summary', JSON.stringify(summary));
-      const lines = expectOneLinePerRow(output);
+      const lines = await expectOneLinePerRow(output);
       const count = (o: string) => lines.filter((l) => l.outcome === o).length;
       expect(summary).toMatchObject({
         state: 'done',
@@ -67,7 +67,7 @@ describe('batch workflow', () => {
       const summary = await handle.result();
       expect(summary.runs).toBeGreaterThan(2);
       expect(summary.done).toBe(30);
-      expectOneLinePerRow(output);
+      await expectOneLinePerRow(output);
     });
   });
 });

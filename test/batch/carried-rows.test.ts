@@ -42,8 +42,8 @@ async function carriedPerRun(client: Client, batchId: string): Promise<number[]>
   return counts;
 }
 
-function expectOneLinePerRow(output: string, n: number) {
-  const lines = readOutput(output);
+async function expectOneLinePerRow(output: string, n: number) {
+  const lines = await readOutput(output);
   expect(lines).toHaveLength(n);
   expect(new Set(lines.map((l) => l.row)).size).toBe(n);
 }
@@ -62,7 +62,7 @@ describe('continue-as-new with rows in flight', () => {
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: 20, failed: 0 });
       expect(summary.runs).toBeGreaterThanOrEqual(3);
-      expectOneLinePerRow(output, 20);
+      await expectOneLinePerRow(output, 20);
       expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(20);
       // The runs did not wait for their rows: they continued as new with rows in flight.
       const carried = await carriedPerRun(client, batchId);
@@ -89,8 +89,8 @@ describe('continue-as-new with rows in flight', () => {
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: 2, failed: 1 });
       expect(summary.failedByCode).toEqual({ terminated: 1 });
-      expectOneLinePerRow(output, 2);
-      expect(readOutput(output).find((l) => l.row === 1)).toMatchObject({
+      await expectOneLinePerRow(output, 2);
+      expect((await readOutput(output)).find((l) => l.row === 1)).toMatchObject({
         outcome: 'failed',
         code: 'terminated',
       });
@@ -124,14 +124,14 @@ it('never submits again a row whose call was cancelled after its job was accepte
       const first = await handle.result();
       expect(first).toMatchObject({ state: 'done', done: 4, failed: 1 });
       expect(first.failedByCode).toEqual({ cancelled: 1 });
-      const linesBefore = readOutput(output);
+      const linesBefore = await readOutput(output);
       expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(4);
 
       // Reset to the end of the first workflow task, as an operator does in the Web UI.
       const again = await resetToFirstTask(client, namespace, batchId);
       expect(again).toMatchObject({ state: 'done', done: 4, failed: 1 });
       expect(again.failedByCode).toEqual({ cancelled: 1 });
-      expect(readOutput(output)).toEqual(linesBefore);
+      expect(await readOutput(output)).toEqual(linesBefore);
       expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(4);
     },
   );

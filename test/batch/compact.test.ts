@@ -7,6 +7,7 @@ import { journalPathOf } from '../../src/batch/row-journal.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import {
+  batchTestStore,
   readOutput,
   resetToFirstTask,
   sharedBatchEnv,
@@ -35,7 +36,7 @@ describe('compact batch', () => {
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: 30, failed: 0 });
       expect(summary.found + summary.empty).toBe(30);
-      const lines = readOutput(output);
+      const lines = await readOutput(output);
       expect(lines).toHaveLength(30);
       expect(new Set(lines.map((l) => l.row)).size).toBe(30);
       expect(lines.filter((l) => l.outcome === 'found')).toHaveLength(summary.found);
@@ -52,7 +53,11 @@ describe('compact batch', () => {
       expect(history).not.toContain(fullName!);
       // A few events per row: the activity's three and shares of reads and workflow tasks.
       expect(summary.batchHistoryEvents / 30).toBeLessThan(8);
-      expect(existsSync(journalPathOf(output, batchId))).toBe(true);
+      // The submit journal is in the store: every row accepted once, nothing beside the output.
+      const store = await batchTestStore();
+      const entries = await Promise.all(lines.map((l) => store.rowEntry(batchId, l.row)));
+      expect(entries.every((e) => e?.state === 'accepted' && e.requestId)).toBe(true);
+      expect(existsSync(journalPathOf(output, batchId))).toBe(false);
     });
   }, 120_000);
 
@@ -69,7 +74,7 @@ describe('compact batch', () => {
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: 24 });
       expect(summary.runs).toBeGreaterThanOrEqual(2);
-      const lines = readOutput(output);
+      const lines = await readOutput(output);
       expect(lines).toHaveLength(24);
       expect(new Set(lines.map((l) => l.row)).size).toBe(24);
       expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(24);
@@ -95,7 +100,7 @@ describe('compact batch', () => {
         );
         const first = await handle.result();
         expect(first).toMatchObject({ state: 'done', done: 10 });
-        const linesBefore = readOutput(output);
+        const linesBefore = await readOutput(output);
         expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(10);
 
         // Reset to the end of the first workflow task, as an operator does in the Web UI.
@@ -106,7 +111,7 @@ describe('compact batch', () => {
           found: first.found,
           empty: first.empty,
         });
-        expect(readOutput(output)).toEqual(linesBefore);
+        expect(await readOutput(output)).toEqual(linesBefore);
         expect(env.emu.stats().jobsSubmitted - submitsBefore).toBe(10);
       },
     );

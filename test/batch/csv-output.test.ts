@@ -41,6 +41,8 @@ it(
       { activities: env.worker.activities },
       async ({ client, taskQueue }) => {
         const { handle } = await startCsvBatch(client, taskQueue, 'csv-output', input, {
+          // The CSV written by the worker, as batches of the previous release do.
+          store: false,
           csvOutput,
           window: 4,
           chunkSize: 7,
@@ -88,7 +90,7 @@ it(
 
     // Exactly one row per input row, in input order, agreeing with the streamed JSONL.
     expect(cells).toHaveLength(rows.length);
-    const lines = new Map(readOutput(summary.output).map((l) => [l.row, l]));
+    const lines = new Map((await readOutput(summary.output)).map((l) => [l.row, l]));
     cells.forEach((cell, i) => {
       const src = rows[i];
       const line = lines.get(i + 1)!;
@@ -120,6 +122,8 @@ it(
       { activities: env.worker.activities },
       async ({ client, taskQueue }) => {
         const { handle, batchId } = await startCsvBatch(client, taskQueue, 'csv-cancel', input, {
+          // The CSV written by the worker, as batches of the previous release do.
+          store: false,
           csvOutput,
           window: 1,
           pollIntervalMs: 50,
@@ -139,7 +143,7 @@ it(
       withoutLine: notRun,
     });
     // The row in flight when the batch was cancelled has no line, nor have the rows after it.
-    const lines = new Map(readOutput(summary.output).map((l) => [l.row, l]));
+    const lines = new Map((await readOutput(summary.output)).map((l) => [l.row, l]));
     expect(lines.size).toBe(done);
     const expectedNotRun = rows.flatMap((_, i) => (lines.has(i + 1) ? [] : [i + 1]));
     expect(expectedNotRun).toHaveLength(notRun);
@@ -186,6 +190,7 @@ async function payloadBatch(name: string, raw: boolean) {
     { activities: env.worker.activities },
     async ({ client, taskQueue }) => {
       const handle = await startBatch(client, taskQueue, {
+        store: false,
         batchId: uniqueBatchId(name),
         endpoint: 'person_enrichment',
         source: { path: payloadInput, format: 'csv', ignoreColumns: ['note'] },
@@ -214,7 +219,7 @@ it(
     // No cell of the file, the service's results included, starts like a formula.
     for (const r of [header, ...rows]) for (const c of r) expect(c).not.toMatch(FORMULA_START);
     // The streamed JSONL keeps every value as it is.
-    expect(readOutput(summary.output).every((l) => l.outcome === 'found')).toBe(true);
+    expect((await readOutput(summary.output)).every((l) => l.outcome === 'found')).toBe(true);
 
     for (const file of [csvOutput, summary.output, `${csvOutput}.summary.json`])
       expect(modeOf(file), file).toBe(0o600);

@@ -17,6 +17,13 @@ import {
   type RunningEmulator,
 } from '../../src/emulator/index.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
+import {
+  lazyBatchStore,
+  openStoreFromEnv,
+  type BatchStore,
+  type LazyBatchStore,
+} from '../../src/store/index.js';
+import { loadFileIntoStore } from '../../src/store/load.js';
 import { unthrottled, type PermitGate } from '../../src/http/permits.js';
 import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
 import type { batchWorkflow } from '../../src/workflows/batch.js';
@@ -75,9 +82,21 @@ export function configFor(emu: RunningEmulator, env: Record<string, string> = {}
 
 export function activitiesFor(config: Config, permits: PermitGate = unthrottled) {
   const clients = createServiceClients(config);
+  // The run's keys come from the process environment (the harness puts them there).
+  const store = lazyBatchStore(() =>
+    openStoreFromEnv({
+      ...process.env,
+      PCDS_DATA_DIR: config.PCDS_DATA_DIR,
+      ...(config.PCDS_STORE_URL ? { PCDS_STORE_URL: config.PCDS_STORE_URL } : {}),
+    }),
+  );
   return {
-    activities: createActivities({ config, clients, permits }),
-    close: () => clients.close(),
+    activities: createActivities({ config, clients, permits, store }),
+    store,
+    close: async () => {
+      await clients.close();
+      await store.close();
+    },
   };
 }
 
@@ -104,18 +123,66 @@ export function writeCsv(
   return path;
 }
 
-export function readOutput(path: string): ResultLine[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as ResultLine);
+/** The store the tests' workers use (the run's keys, PCDS_STORE_URL or the default file). */
+let testStore: LazyBatchStore | undefined;
+export function batchTestStore(): Promise<BatchStore> {
+  testStore ??= lazyBatchStore(() => openStoreFromEnv(process.env));
+  return testStore.get();
+}
+afterAll(async () => {
+  await testStore?.close();
+  testStore = undefined;
+});
+
+/** Stored batches by the output path a test named: readOutput reads their results. */
+const storedOutputs = new Map<string, string>();
+
+/**
+ * The results of a batch as lines: from the store for a batch the tests started stored (in row
+ * order), from the file otherwise (a batch started before the store, or a search export).
+ */
+export async function readOutput(path: string): Promise<ResultLine[]> {
+  const batchId = storedOutputs.get(path);
+  if (batchId === undefined)
+    return readFileSync(path, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as ResultLine);
+  const store = await batchTestStore();
+  const lines: ResultLine[] = [];
+  let after: number | undefined;
+  for (;;) {
+    const page = await store.results(batchId, { ...(after !== undefined ? { after } : {}) });
+    for (const { keyId: _k, ...line } of page.lines) lines.push(line);
+    if (page.next === undefined) return lines;
+    after = page.next as number;
+  }
 }
 
+/**
+ * Starts a batch as a launcher does: its file's rows go into the store first (a batch run again
+ * under its id keeps the rows it has), then the workflow runs over them. `store: false` starts a
+ * batch as the previous release did (workers read and write the files), for the tests of that path.
+ */
 export async function startBatch(client: Client, taskQueue: string, input: BatchInput) {
+  let args = input;
+  if (input.store === undefined && !input.carried) {
+    const store = await batchTestStore();
+    if ((await store.record(input.batchId))?.state !== 'loaded')
+      await loadFileIntoStore(store, {
+        batchId: input.batchId,
+        endpoint: input.endpoint,
+        source: input.source,
+        dedupe: input.dedupe !== false,
+        ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      });
+    storedOutputs.set(input.output, input.batchId);
+    args = { ...input, store: true };
+  }
   return client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
     taskQueue,
     workflowId: batchWorkflowId(input.batchId),
-    args: [input],
+    args: [args],
     typedSearchAttributes: [
       { key: PcdsBatchId, value: input.batchId },
       { key: PcdsEndpoint, value: input.endpoint },

@@ -43,7 +43,7 @@ async function runBatch(keys: object[], name: string) {
       });
       const summary = await handle.result();
       const progress = await waitForProgress(client, batchId, () => true);
-      const lines = readOutput(output);
+      const lines = await readOutput(output);
       expect(lines.map((l) => l.row).sort((a, b) => a - b)).toEqual(rows.map((_, i) => i + 1));
       expect(lines.every((l) => l.outcome === 'found')).toBe(true);
       return { summary, progress };

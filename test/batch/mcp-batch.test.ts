@@ -22,10 +22,8 @@ const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, strin
 ]);
 
 /** The lines without what differs from one run to another (the service's request ids). */
-const comparable = (path: string) =>
-  readOutput(path)
-    .map(({ requestId: _id, ...line }) => line)
-    .sort((a, b) => a.row - b.row);
+const comparable = async (path: string) =>
+  (await readOutput(path)).map(({ requestId: _id, ...line }) => line).sort((a, b) => a.row - b.row);
 
 describe('batch over MCP', () => {
   it('writes the same lines as over HTTP, through tool calls only', async () => {
@@ -51,9 +49,9 @@ describe('batch over MCP', () => {
       });
       expect(httpSummary.found).toBeGreaterThan(0);
       expect(httpSummary.empty).toBeGreaterThan(0);
-      const lines = comparable(overMcp.output);
+      const lines = await comparable(overMcp.output);
       expect(lines).toHaveLength(rows.length);
-      expect(lines).toEqual(comparable(overHttp.output));
+      expect(lines).toEqual(await comparable(overHttp.output));
       // Each sent row: one tool call and at least one check_status, and no HTTP submit.
       const sent = httpSummary.found + httpSummary.empty;
       expect((stats()['POST /mcp'] ?? 0) - mcpBefore).toBeGreaterThanOrEqual(2 * sent);
@@ -72,7 +70,7 @@ describe('batch over MCP', () => {
         empty: httpSummary.empty,
         failed: httpSummary.failed,
       });
-      expect(comparable(compact.output)).toEqual(comparable(overHttp.output));
+      expect(await comparable(compact.output)).toEqual(await comparable(overHttp.output));
       expect((stats()['POST /mcp'] ?? 0) - mcpBeforeCompact).toBeGreaterThanOrEqual(2 * sent);
       expect(stats()['POST /person/enrichment'] ?? 0).toBe(httpSubmits);
     });

@@ -52,7 +52,7 @@ describe('batch poll schedule', () => {
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: rows.length, failed: 0 });
 
-      const lines = readOutput(output).sort((a, b) => a.row - b.row);
+      const lines = (await readOutput(output)).sort((a, b) => a.row - b.row);
       expect(lines.map((l) => l.row)).toEqual(rows.map((_, i) => i + 1));
       for (const line of lines) {
         const email = rows[line.row - 1].email;

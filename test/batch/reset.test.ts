@@ -38,7 +38,7 @@ it('a batch reset to its first task keeps every line and count, and submits noth
         });
         const first = await handle.result();
         expect(first).toMatchObject({ state: 'done', done: 12, failed: 0 });
-        const linesBefore = readOutput(output);
+        const linesBefore = await readOutput(output);
         const submitsBefore = emu.stats().jobsSubmitted;
 
         // Reset to the end of the first workflow task, as an operator does in the Web UI.
@@ -51,7 +51,7 @@ it('a batch reset to its first task keeps every line and count, and submits noth
           empty: first.empty,
           failed: 0,
         });
-        expect(readOutput(output)).toEqual(linesBefore);
+        expect(await readOutput(output)).toEqual(linesBefore);
         expect(emu.stats().jobsSubmitted).toBe(submitsBefore);
       },
     );

@@ -93,7 +93,7 @@ it("an operator's resume leaves an open credit breaker open; the resume after th
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: rows.length, found: rows.length });
       expect(await breakerOpen()).toBe(false);
-      expect(readOutput(output)).toHaveLength(rows.length);
+      expect(await readOutput(output)).toHaveLength(rows.length);
     });
   } finally {
     await worker.close();

@@ -56,7 +56,7 @@ it('rule: a person_search row reads its own page, as a row workflow and as a com
         ...(compact ? { compact: true } : {}),
       });
       expect(await handle.result()).toMatchObject({ state: 'done', done: 2, failed: 0 });
-      const lines = readOutput(output).sort((a, b) => a.row - b.row);
+      const lines = (await readOutput(output)).sort((a, b) => a.row - b.row);
       expect(lines.map((l) => l.outcome)).toEqual(['found', 'found']);
       expect(
         lines.map((l) => l.result),

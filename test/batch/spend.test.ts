@@ -37,7 +37,7 @@ describe('duplicate rows', () => {
         const after = env.emu.stats();
         expect(summary).toMatchObject({ state: 'done', done: 19, duplicates: 7, failed: 0 });
         expect(after.jobsSubmitted - before.jobsSubmitted).toBe(12);
-        const lines = readOutput(output);
+        const lines = await readOutput(output);
         expect(lines).toHaveLength(19);
         expect(new Set(lines.map((l) => l.row)).size).toBe(19);
         const byRow = new Map(lines.map((l) => [l.row, l]));
@@ -95,7 +95,7 @@ describe('duplicate rows', () => {
       expect(summary.done).toBe(12);
       expect(summary.duplicates ?? 0).toBe(0);
       expect(env.emu.stats().jobsSubmitted - before).toBe(12);
-      expect(readOutput(output).some((l) => l.duplicateOf !== undefined)).toBe(false);
+      expect((await readOutput(output)).some((l) => l.duplicateOf !== undefined)).toBe(false);
     });
   }, 120_000);
 });
@@ -119,7 +119,7 @@ describe('credit budget', () => {
       expect(summary.found).toBe(4);
       expect(summary.skipped).toBe(6);
       expect(after.jobsSubmitted - before.jobsSubmitted).toBe(4);
-      const lines = readOutput(output);
+      const lines = await readOutput(output);
       expect(lines).toHaveLength(10);
       const skipped = lines.filter((l) => l.outcome === 'skipped');
       expect(skipped).toHaveLength(6);
@@ -141,7 +141,7 @@ describe('credit budget', () => {
       expect(again.credits).toBe(10);
       expect(last.jobsSubmitted - before.jobsSubmitted).toBe(10);
       expect(last.creditsCharged - before.creditsCharged).toBe(10);
-      const final = readOutput(output);
+      const final = await readOutput(output);
       expect(final).toHaveLength(10);
       expect(new Set(final.map((l) => l.row)).size).toBe(10);
       expect(final.every((l) => l.outcome === 'found')).toBe(true);

@@ -69,7 +69,7 @@ it(
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', total: rows.length, done: rows.length });
 
-      const lines = readOutput(output);
+      const lines = await readOutput(output);
       expect(lines).toHaveLength(rows.length);
       expect(new Set(lines.map((l) => l.row)).size).toBe(rows.length);
       // A row whose submit was in flight when the worker died may have reached the service: it is

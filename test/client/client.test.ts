@@ -169,7 +169,7 @@ describe('client', () => {
         failed: 0,
       });
       expect(await batch.status()).toEqual({ ended: true, summary });
-      const written = readOutput(summary.output).map((l) => l.row);
+      const written = (await readOutput(summary.output)).map((l) => l.row);
       expect(written.sort((a, b) => a - b)).toEqual(rows.map((_, i) => i + 1));
 
       // The same id again is refused; an unknown id is not found.
@@ -197,7 +197,7 @@ describe('client', () => {
       expect(summary.state).toBe('cancelled');
       expect(summary.done).toBeGreaterThanOrEqual(1);
       expect(summary.done).toBeLessThan(rows.length);
-      expect(readOutput(summary.output)).toHaveLength(summary.done);
+      expect(await readOutput(summary.output)).toHaveLength(summary.done);
       expect(await started.status()).toEqual({ ended: true, summary });
     });
   });

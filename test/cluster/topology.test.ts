@@ -162,7 +162,7 @@ it(
       mark('batch done');
       expect(summary).toMatchObject({ state: 'done', total: rows.length, done: rows.length });
 
-      const lines = readOutput(output);
+      const lines = await readOutput(output);
       expect(lines).toHaveLength(rows.length);
       expect(new Set(lines.map((l) => l.row))).toEqual(new Set(rows.map((_, i) => i + 1)));
       // A submit in flight when its worker died may have reached the service: it is never sent

@@ -139,7 +139,7 @@ describe('a small batch', () => {
         });
         const summary = await handle.result();
         expect(summary).toMatchObject({ state: 'done', total: 6, found: 3, empty: 2, failed: 1 });
-        expect(readOutput(output)).toHaveLength(6);
+        expect(await readOutput(output)).toHaveLength(6);
 
         const charged = emu.stats().creditsCharged - emuBefore.creditsCharged;
         expect(charged).toBeGreaterThan(0);

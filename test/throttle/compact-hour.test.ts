@@ -55,7 +55,7 @@ it('a compact batch waits out the spent hour: one line and one submit per row, n
       const summary = await handle.result();
       const elapsedMs = Date.now() - started;
       expect(summary).toMatchObject({ state: 'done', done: ROWS, found: ROWS, failed: 0 });
-      const lines = readOutput(output);
+      const lines = await readOutput(output);
       expect(lines).toHaveLength(ROWS);
       expect(new Set(lines.map((l) => l.row)).size).toBe(ROWS);
       // More requests than one hour allows: the batch waited for the hour window to move on.
