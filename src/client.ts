@@ -29,7 +29,21 @@ import {
 import { pauseBatchSignal, setBatchWindowSignal } from './batch/messages.js';
 import type { BatchPlan } from './batch/plan.js';
 import { planPreparedBatch, type PlanLimits } from './batch/plan-input.js';
-import { BATCH_ID_PATTERN, MAX_WINDOW, type BatchSummary } from './batch/types.js';
+import {
+  BATCH_ID_PATTERN,
+  MAX_WINDOW,
+  type BatchSummary,
+  type ExportReport,
+} from './batch/types.js';
+import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from './store/index.js';
+import {
+  batchResultPages,
+  exportBatchFromStore,
+  type BatchResultsQuery,
+  type StoreExportFormat,
+  type StoredResult,
+} from './store/export.js';
+import { writeBatchOutputs, type BatchOutputs } from './store/outputs.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
 import { dataConverterFromEnv } from './temporal/data-converter.js';
 import { checkWorkers, type WorkerPresence } from './temporal/pollers.js';
@@ -100,6 +114,12 @@ export interface PcdsClientOptions {
    * CLI and `pcds mcp` included) needs the same one; without it, idempotent starts are refused.
    */
   idSecret?: string;
+  /**
+   * Where batches keep their rows and results. Default: PCDS_STORE_URL (or the embedded file
+   * under PCDS_DATA_DIR), opened on first use, with the PCDS_ENCRYPTION* keys. Workers must use
+   * the same store.
+   */
+  store?: LazyBatchStore;
 }
 
 export interface StartCallOptions {
@@ -195,8 +215,20 @@ export interface BatchHandle {
   setWindow(width: number): Promise<void>;
   /** Rows in flight are cancelled; what finished is written, and result() gives the summary. */
   cancel(): Promise<void>;
-  /** The summary once the batch ends (state done or cancelled); throws PcdsCallError when it failed. */
+  /**
+   * The summary once the batch ends (state done or cancelled); throws PcdsCallError when it
+   * failed. A handle from startBatch with an `output` writes that file (and the CSV, and the
+   * summary beside it) from the store first.
+   */
   result(): Promise<BatchSummary>;
+  /** The batch's results from the store, running or ended, a result at a time. */
+  results(query?: BatchResultsQuery): AsyncIterable<StoredResult>;
+  /** Writes a CSV, JSONL or Parquet of the batch from the store, running or ended. */
+  export(options: {
+    format: StoreExportFormat;
+    output: string;
+    rawCells?: boolean;
+  }): Promise<ExportReport>;
   workflow: BatchWorkflowHandle;
 }
 
@@ -364,6 +396,8 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     dataConverter,
   });
   const taskQueue = options.taskQueue ?? 'pcds';
+  const ownsStore = !options.store;
+  const store = options.store ?? lazyBatchStore(() => openStoreFromEnv());
   const defaults = options.defaults ?? {};
   const idSecret =
     options.idSecret !== undefined
@@ -442,7 +476,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     };
   };
 
-  const batchHandleOf = (workflow: BatchWorkflowHandle, batchId: string): BatchHandle => {
+  const batchHandleOf = (
+    workflow: BatchWorkflowHandle,
+    batchId: string,
+    outputs?: BatchOutputs,
+  ): BatchHandle => {
     const notFound = () => batchNotFound(batchId);
     return {
       batchId,
@@ -465,7 +503,27 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       async cancel() {
         await orNotFound(() => workflow.cancel(), notFound);
       },
-      result: () => batchResult(workflow),
+      async result() {
+        const summary = await batchResult(workflow);
+        if (!outputs) return summary;
+        return (await writeBatchOutputs(await store.get(), batchId, outputs, summary)) ?? summary;
+      },
+      async *results(query = {}) {
+        for await (const page of batchResultPages(await store.get(), batchId, query))
+          yield* page.lines;
+      },
+      async export({ format, output, rawCells }) {
+        const ended = await workflow
+          .describe()
+          .then((d) => d.status.name !== 'RUNNING' && d.status.name !== 'CONTINUED_AS_NEW');
+        return exportBatchFromStore(await store.get(), {
+          batchId,
+          format,
+          target: resolve(output),
+          noLine: ended ? 'not_run' : 'pending',
+          ...(rawCells ? { rawCells: true } : {}),
+        });
+      },
     };
   };
 
@@ -643,11 +701,18 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
           ? { transport: request.transport ?? defaults.transport }
           : {}),
       });
-      await startBatchWorkflow(temporal, taskQueue, prepared, memo);
+      await startBatchWorkflow(temporal, taskQueue, prepared, {
+        store: await store.get(),
+        ...(memo ? { memo } : {}),
+      });
       // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
       // budget after it ended runs again as a new execution under the same id.
-      const { batchId } = prepared.input;
-      return batchHandleOf(batchHandle(temporal, batchId), batchId);
+      const { batchId, output, csvOutput, csvRawCells } = prepared.input;
+      return batchHandleOf(batchHandle(temporal, batchId), batchId, {
+        output,
+        ...(csvOutput ? { csvOutput } : {}),
+        ...(csvRawCells ? { csvRawCells } : {}),
+      });
     },
     getBatch: (batchId) => batchHandleOf(batchHandle(temporal, batchId), batchId),
 
@@ -656,6 +721,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     },
 
     async close() {
+      if (ownsStore) await store.close();
       if (ownsConnection) await connection.close();
     },
   };

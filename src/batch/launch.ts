@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
   type Client,
   type WorkflowExecutionStatusName,
   type WorkflowHandle,
@@ -40,7 +41,8 @@ import { ColumnError, parseColumnMap } from './columns.js';
 import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
-import { journalPathOf } from './row-journal.js';
+import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
+import { loadFileIntoStore, type LoadProgress } from '../store/load.js';
 import {
   BATCH_ID_PATTERN,
   MAX_ROW_BYTES_LIMIT,
@@ -239,7 +241,6 @@ export async function prepareBatch(
     );
   }
   const outputs = [...(csvOutput ? [csvOutput] : []), outputPath];
-  if (req.compact) outputs.push(journalPathOf(outputPath, batchId));
   for (const path of outputs) {
     const existing = await stat(path).catch(() => undefined);
     if (existing && existing.size > 0 && !req.overwrite) {
@@ -277,8 +278,6 @@ export async function prepareBatch(
         await fh.close();
       }
     }
-    // A compact batch of the same id over the same output starts with no row sent.
-    if (req.compact && overwrite) await rm(journalPathOf(outputPath, batchId), { force: true });
     const input: BatchInput = {
       batchId,
       endpoint: endpoint.name,
@@ -314,14 +313,63 @@ export type BatchWorkflowHandle = WorkflowHandle<typeof batchWorkflow>;
 /** @deprecated The client's BatchHandle is another type: use BatchWorkflowHandle. */
 export type BatchHandle = BatchWorkflowHandle;
 
-/** Starts the batch workflow; a batch id already used is refused (its rows' ids would collide). */
+export interface StartBatchOptions {
+  /** Where the batch's rows go before it starts, and its results as it runs. */
+  store: BatchStore;
+  memo?: Record<string, string>;
+  /** Told as the input's rows go into the store (a large file takes a while). */
+  onLoad?: (p: LoadProgress) => void;
+}
+
+/**
+ * Loads the batch's rows into the store where this process runs (the file is read here, never
+ * by a worker), then starts the batch workflow over them. A batch id already used is refused
+ * (its rows' ids would collide).
+ */
 export async function startBatchWorkflow(
   client: Client,
   taskQueue: string,
   prepared: PreparedBatch,
-  memo?: Record<string, string>,
+  opts: StartBatchOptions,
 ): Promise<BatchHandle> {
-  const { input, endpoint, inspection } = prepared;
+  const { endpoint, inspection } = prepared;
+  const input: BatchInput = { ...prepared.input, store: true };
+  const memo = opts.memo;
+  // A workflow under this id already: refused before its rows are touched.
+  const existing = await client.workflow
+    .getHandle(batchWorkflowId(input.batchId))
+    .describe()
+    .then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      },
+    );
+  if (existing)
+    throw new BatchSetupError(
+      'batch_exists',
+      `a batch with id ${input.batchId} already exists: choose another --id`,
+    );
+  try {
+    await loadFileIntoStore(opts.store, {
+      batchId: input.batchId,
+      endpoint: endpoint.name,
+      source: input.source,
+      dedupe: input.dedupe !== false,
+      ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      ...(opts.onLoad ? { onProgress: opts.onLoad } : {}),
+    });
+  } catch (err) {
+    if (err instanceof BatchStoreError && err.code === 'batch_exists')
+      throw new BatchSetupError(
+        'batch_exists',
+        `a batch with id ${input.batchId} already has its rows in the store: choose another --id`,
+      );
+    if (err instanceof ColumnError || err instanceof InputError)
+      throw new BatchSetupError('invalid_input_file', err.message);
+    throw err;
+  }
   try {
     return await client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
       taskQueue,
@@ -335,7 +383,7 @@ export async function startBatchWorkflow(
       ],
       ...(memo ? { memo } : {}),
       staticSummary: batchSummaryLine(inspection.total, endpoint.name),
-      staticDetails: `input ${input.source.path}\noutput ${input.output}`,
+      staticDetails: `input ${input.source.path}\noutput ${input.output}\nrows and results in the store`,
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {

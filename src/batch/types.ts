@@ -319,6 +319,8 @@ export interface BatchProgress {
   startedAt: string;
   runs: number;
   output: string;
+  /** The rows and results are in the store (`output` is the caller's file, written by the caller). */
+  stored?: boolean;
   /** Blank lines of the input, skipped (not rows). */
   blankLines: number;
   /** The files an export needs; paths and formats only, never row data. */
@@ -346,6 +348,8 @@ export interface BatchSummary {
   failed: number;
   failedByCode: Record<string, number>;
   output: string;
+  /** The rows and results are in the store (`output` is the caller's file, written by the caller). */
+  stored?: boolean;
   startedAt: string;
   finishedAt: string;
   seconds: number;

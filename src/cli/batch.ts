@@ -7,6 +7,11 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
+import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
+import { ResultFollower } from '../store/follow.js';
+import { writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
+import { exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
+import { loadProgressBar } from './load-progress.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
 import { exportBatchOutput, type ExportFormat } from '../batch/export.js';
 import { failedRowOfLine, failedRowText, type FailedRowReason } from '../batch/failed-rows.js';
@@ -265,6 +270,45 @@ export interface WatchOptions {
   out?: NodeJS.WriteStream;
   /** Says the ETA is not the real service's pace (paceNote of the configuration). */
   pace?: string;
+  /** Run about every half second while watching (a stored batch's results go to its files). */
+  onTick?: () => Promise<void>;
+}
+
+/** How often a watch brings a stored batch's JSONL output up to date. */
+const FOLLOW_EVERY_MS = 1_000;
+
+/**
+ * Watches a stored batch while its results go to the caller's JSONL as rows finish; once it
+ * ended, writes the CSV (if asked) and the summary beside the output, and returns the summary
+ * with what the CSV got. Undefined when the watch was left (Ctrl-C): the batch goes on.
+ */
+export async function watchStoredBatch(
+  handle: BatchHandle,
+  store: BatchStore,
+  files: BatchOutputs,
+  opts: WatchOptions = {},
+): Promise<BatchSummary | undefined> {
+  const batchId = handle.workflowId.replace(/^batch-/, '');
+  const follower = new ResultFollower(store, batchId, files.output);
+  let followedAt = 0;
+  const summary = await watchBatch(handle, {
+    ...opts,
+    onTick: async () => {
+      if (Date.now() - followedAt < FOLLOW_EVERY_MS) return;
+      followedAt = Date.now();
+      await follower.step();
+    },
+  });
+  if (!summary) {
+    await follower.step();
+    return undefined;
+  }
+  return writeBatchOutputs(store, batchId, files, summary, follower);
+}
+
+/** The files of a stored batch, as its progress or summary names them. */
+export function outputsOf(p: Pick<BatchProgress, 'output' | 'csvOutput'>): BatchOutputs {
+  return { output: p.output, ...(p.csvOutput ? { csvOutput: p.csvOutput } : {}) };
 }
 
 /**
@@ -368,6 +412,7 @@ export async function watchBatch(
           // Between two runs of the batch, or before its first task: ask again shortly.
         }
       }
+      await opts.onTick?.();
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 500);
         wake = () => {
@@ -513,14 +558,23 @@ interface ExportFlags {
   csvRawCells?: boolean;
 }
 
-function exportFormatOf(path: string, given?: string): ExportFormat {
-  if (given === 'csv' || given === 'jsonl') return given;
-  if (given) throw new UsageError(`--format must be csv or jsonl, not "${given}"`);
+function exportFormatOf(path: string, given?: string): StoreExportFormat {
+  if (given === 'csv' || given === 'jsonl' || given === 'parquet') return given;
+  if (given) throw new UsageError(`--format must be csv, jsonl or parquet, not "${given}"`);
   if (/\.csv$/i.test(path)) return 'csv';
   if (/\.(jsonl|ndjson)$/i.test(path)) return 'jsonl';
+  if (/\.parquet$/i.test(path)) return 'parquet';
   throw new UsageError(
-    `cannot tell the format of ${path} from its name: pass --format csv or --format jsonl`,
+    `cannot tell the format of ${path} from its name: pass --format csv, jsonl or parquet`,
   );
+}
+
+/** A row with no result, as an export labels it: pending while the batch runs. */
+async function noLineOf(handle: BatchHandle): Promise<NoLineLabel> {
+  const status = (await handle.describe()).status.name;
+  if (status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return 'pending';
+  if (status !== 'COMPLETED') return 'not_run';
+  return (await handle.result()).state === 'done' ? 'missing' : 'not_run';
 }
 
 interface StartFlags {
@@ -544,6 +598,18 @@ interface StartFlags {
   dedupe: boolean;
   maxCredits?: number;
   csvRawCells?: boolean;
+}
+
+async function withStore<T>(config: Config, fn: (store: BatchStore) => Promise<T>): Promise<T> {
+  const store = await openStoreFromSettings(config);
+  try {
+    return await fn(new BatchStore(store));
+  } catch (err) {
+    if (err instanceof BatchStoreError) throw new UsageError(err.message);
+    throw err;
+  } finally {
+    await store.close();
+  }
 }
 
 async function withBatch(
@@ -697,13 +763,21 @@ export function registerBatchCommand(program: Command): Command {
           return;
         }
         const { client, close } = await connectTemporal(config);
+        const store = await openStoreFromSettings(config);
         try {
           let handle: BatchHandle;
+          // The file is read here and its rows go into the store: workers never open it.
+          const loading = loadProgressBar();
           try {
-            handle = await startBatchWorkflow(client, config.PCDS_TASK_QUEUE, prepared);
+            handle = await startBatchWorkflow(client, config.PCDS_TASK_QUEUE, prepared, {
+              store: new BatchStore(store),
+              onLoad: loading.onProgress,
+            });
           } catch (err) {
             if (err instanceof BatchSetupError) throw new UsageError(err.message);
             throw err;
+          } finally {
+            loading.stop();
           }
           const { batchId } = prepared.input;
           process.stdout.write(`batch ${batchId}\n`);
@@ -714,6 +788,9 @@ export function registerBatchCommand(program: Command): Command {
               `rows:   ${webUiRowsLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, batchId)}\n`,
           );
           if (o.detach) {
+            process.stderr.write(
+              `results: pcds batch watch ${batchId} writes them to ${output} as rows finish, or pcds batch export ${batchId} --output FILE at any time\n`,
+            );
             await warnWithoutWorker(
               client,
               config.PCDS_TASK_QUEUE,
@@ -721,9 +798,19 @@ export function registerBatchCommand(program: Command): Command {
             );
             return;
           }
-          const summary = await watchBatch(handle, { pace: paceNote(config) });
+          const summary = await watchStoredBatch(
+            handle,
+            new BatchStore(store),
+            {
+              output,
+              ...(csvOutput ? { csvOutput } : {}),
+              ...(prepared.input.csvRawCells ? { csvRawCells: true } : {}),
+            },
+            { pace: paceNote(config) },
+          );
           if (summary) process.stderr.write(`${summaryText(summary)}\n`);
         } finally {
+          await store.close();
           await close();
         }
       }),
@@ -785,8 +872,20 @@ export function registerBatchCommand(program: Command): Command {
     .action(
       action(async (id: string) =>
         withBatch(id, async (handle, config) => {
-          const summary = await watchBatch(handle, { pace: paceNote(config) });
-          if (summary) process.stderr.write(`${summaryText(summary)}\n`);
+          const status = await batchStatus(handle);
+          const named = status.ended ? status.summary : status.published ? undefined : status.progress;
+          if (!named?.stored) {
+            const summary = await watchBatch(handle, { pace: paceNote(config) });
+            if (summary) process.stderr.write(`${summaryText(summary)}\n`);
+            return;
+          }
+          // A stored batch's files are written by whoever watches it, here.
+          await withStore(config, async (store) => {
+            const summary = await watchStoredBatch(handle, store, outputsOf(named), {
+              pace: paceNote(config),
+            });
+            if (summary) process.stderr.write(`${summaryText(summary)}\n`);
+          });
         }),
       ),
     );
@@ -870,7 +969,7 @@ export function registerBatchCommand(program: Command): Command {
         'outcome, code, message, the result flattened) or a JSONL',
     )
     .requiredOption('-o, --output <file>', 'file to write')
-    .option('--format <csv|jsonl>', 'format (default: from the file name)')
+    .option('--format <csv|jsonl|parquet>', 'format (default: from the file name)')
     .option('--sorted', 'JSONL in row order (default: file order); a CSV is always in row order')
     .option('--csv-raw-cells', CSV_RAW_CELLS_HELP)
     .option('--overwrite', 'replace an existing file')
@@ -883,17 +982,41 @@ export function registerBatchCommand(program: Command): Command {
           throw new UsageError(
             '--csv-raw-cells is for a CSV export: a JSONL holds the values as they are',
           );
-        await withBatch(id, async (handle) => {
-          const files = await batchFiles(handle);
-          if (target === files.output || target === files.source.path) {
-            throw new UsageError(
-              `--output must not be the batch's ${target === files.output ? 'own output' : 'input'} (${target})`,
-            );
-          }
+        await withBatch(id, async (handle, config) => {
           const existing = await stat(target).catch(() => undefined);
           if (existing && existing.size > 0 && !o.overwrite) {
             throw new UsageError(
               `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
+            );
+          }
+          // A stored batch is exported from the store, running or ended, with or without a worker.
+          const fromStore = await withStore(config, async (store) => {
+            if (!(await store.record(id))) return undefined;
+            const noLine = await noLineOf(handle);
+            const report = await exportBatchFromStore(store, {
+              batchId: id,
+              format,
+              target,
+              noLine,
+              ...(o.csvRawCells ? { rawCells: true } : {}),
+            });
+            return { report, running: noLine === 'pending' };
+          });
+          if (fromStore) {
+            if (o.json) return printJson(fromStore.report);
+            const [first, ...notes] = exportText(fromStore.report, fromStore.running);
+            process.stdout.write(`${first}\n`);
+            for (const n of notes) process.stderr.write(`${n}\n`);
+            return;
+          }
+          if (format === 'parquet')
+            throw new UsageError(
+              `batch ${id} was started before the store: its export is a CSV or a JSONL`,
+            );
+          const files = await batchFiles(handle);
+          if (target === files.output || target === files.source.path) {
+            throw new UsageError(
+              `--output must not be the batch's ${target === files.output ? 'own output' : 'input'} (${target})`,
             );
           }
           let report: ExportReport;

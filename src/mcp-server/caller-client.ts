@@ -108,6 +108,11 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
       setWindow: (width) => ensure(notFound, () => inner.setWindow(width)),
       cancel: () => ensure(notFound, () => inner.cancel()),
       result: () => ensure(notFound, () => inner.result()),
+      async *results(query) {
+        await ensure(notFound, async () => undefined);
+        yield* inner.results(query);
+      },
+      export: (options) => ensure(notFound, () => inner.export(options)),
     };
   };
 

@@ -3,6 +3,12 @@ import { inspectInput, readRows } from '../batch/row-reader.js';
 import type { InputSource } from '../batch/types.js';
 import type { BatchRecord, BatchStore } from './batch-store.js';
 
+export interface LoadProgress {
+  rows: number;
+  bytes: number;
+  totalBytes: number;
+}
+
 export async function loadFileIntoStore(
   store: BatchStore,
   opts: {
@@ -11,6 +17,7 @@ export async function loadFileIntoStore(
     source: InputSource;
     maxRowBytes?: number;
     dedupe: boolean;
+    onProgress?: (p: LoadProgress) => void;
   },
 ): Promise<{ record: BatchRecord }> {
   const inspection = await inspectInput(opts.source, opts.endpoint, opts.maxRowBytes);
@@ -36,6 +43,7 @@ export async function loadFileIntoStore(
       ),
     );
     from = got.next;
+    opts.onProgress?.({ rows: from.row - 1, bytes: from.byteOffset, totalBytes: 0 });
   }
   const record = await store.finishLoad(opts.batchId, {
     blankLines: inspection.blankLines,

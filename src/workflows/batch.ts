@@ -302,6 +302,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     endpoint: endpoint.name,
     ...rules.progress(Date.now(), state),
     output: input.output,
+    ...(input.store ? { stored: true } : {}),
     source: inputFiles,
     ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
   });
@@ -741,6 +742,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       total: s.total,
       ...s.counters,
       output: input.output,
+      ...(input.store ? { stored: true } : {}),
       startedAt: s.startedAt,
       finishedAt: finishedAt.toISOString(),
       seconds: Math.round(seconds * 10) / 10,
