@@ -302,7 +302,8 @@ export type FileItem =
  * Every row of a file in one pass, by the rules of inspectInput and readRows together: the CSV
  * header (or a JSONL's first object) is checked first and a bad one throws (ColumnError or
  * InputError); then each row comes numbered from 1, with the input's cells (a CSV's fields, a
- * JSONL's object) and `end`, the byte offset read so far. `header` is given once, before any row.
+ * JSONL's object) and `end`, the byte offset read so far. `onHeader` gets a CSV's header before
+ * the first item.
  */
 export async function* fileRows(
   source: InputSource,
@@ -317,8 +318,8 @@ export async function* fileRows(
   let checked = source.format === 'csv';
   if (source.format === 'csv') {
     const found = await readCsvHeader(source, endpoint, limit, name);
-    for (let i = 0; i < found.blankLines; i++) yield { kind: 'blank', end: found.dataOffset };
     opts.onHeader?.(found.header);
+    for (let i = 0; i < found.blankLines; i++) yield { kind: 'blank', end: found.dataOffset };
     toRow = rowBuilder(endpoint, source, found.header, limit);
     items = csvItems(source.path, found.dataOffset, { maxRowBytes: limit, header: found.header });
   } else {

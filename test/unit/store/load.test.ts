@@ -163,10 +163,11 @@ describe('loading a file', () => {
   });
 
   it('counts blank lines (before the header too), fails oversized rows as row_too_large without their cells', async () => {
-    await expectLoadMatchesReader({
+    const blank = await expectLoadMatchesReader({
       path: file('blank.csv', '\nemail,name\n\na@b.co,A\n   \n\r\n\t\n,\nb@b.co,B\n\n'),
       format: 'csv',
     });
+    expect(blank.loaded).toMatchObject({ blankLines: 6, record: { columns: ['email', 'name'] } });
     const huge = `email,name\na@b.co,A\nhuge@b.co,${'x'.repeat(200_000)}\nw@b.co,${'y'.repeat(500)}\nb@b.co,B\n`;
     const source: InputSource = { path: file('huge.csv', huge), format: 'csv' };
     await expectLoadMatchesReader(source);
