@@ -32,7 +32,9 @@ try {
     pollIntervalMs: 50,
   });
   const started = Date.now();
-  const handle = await startBatchWorkflow(env.client, env.worker.taskQueue, prepared);
+  const handle = await startBatchWorkflow(env.client, env.worker.taskQueue, prepared, {
+    store: await env.store.get(),
+  });
   const timer = setInterval(() => {
     handle
       .query('batchProgress')

@@ -1,5 +1,8 @@
 // Shared setup of the batch benchmarks: a fresh dev server, the emulator with latency and limits
 // off, and a production worker (throttle off) in this process.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { Connection, type Client } from '@temporalio/client';
 import { randomBytes } from 'node:crypto';
@@ -8,6 +11,15 @@ import { loadConfig, type Config } from '../src/config.js';
 import { startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { startDevServer, type DevServer } from '../src/temporal/index.js';
 import { createWorker, type PcdsWorker } from '../src/worker.js';
+import { lazyBatchStore, openStoreFromSettings, type LazyBatchStore } from '../src/store/index.js';
+
+/** A fresh embedded store for one bench run, shared by its worker and its launches. */
+export function benchStore(config: Config): LazyBatchStore {
+  const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-store-'));
+  return lazyBatchStore(() =>
+    openStoreFromSettings({ ...config, PCDS_STORE_URL: `sqlite:${join(dir, 'store.sqlite')}` }),
+  );
+}
 
 export interface BenchEnv {
   server: DevServer;
@@ -16,6 +28,7 @@ export interface BenchEnv {
   client: Client;
   nativeConnection: NativeConnection;
   worker: PcdsWorker;
+  store: LazyBatchStore;
   stop(): Promise<void>;
 }
 
@@ -40,8 +53,10 @@ export async function startBenchEnv(): Promise<BenchEnv> {
     PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const store = benchStore(config);
   const worker = await createWorker({
     config,
+    store,
     connection: nativeConnection,
     workerOptions: {
       maxConcurrentWorkflowTaskExecutions: 100,
@@ -58,9 +73,11 @@ export async function startBenchEnv(): Promise<BenchEnv> {
     client,
     nativeConnection,
     worker,
+    store,
     async stop() {
       worker.shutdown();
       await running;
+      await store.close();
       await connection.close();
       await nativeConnection.close();
       await emulator.stop();

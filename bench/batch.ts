@@ -104,7 +104,9 @@ async function durableBatch(env: BenchEnv, emails: string[], compact: boolean, d
     ...(dedupe ? {} : { dedupe: false }),
   });
   const started = Date.now();
-  const handle = await startBatchWorkflow(env.client, env.worker.taskQueue, prepared);
+  const handle = await startBatchWorkflow(env.client, env.worker.taskQueue, prepared, {
+    store: await env.store.get(),
+  });
   const summary = await handle.result();
   const seconds = (Date.now() - started) / 1000;
   // Children's histories are alike: a sample gives the per-row figure. A compact batch has none.

@@ -15,6 +15,7 @@ import { prepareBatch, queryProgress, startBatchWorkflow } from '../src/batch/la
 import { keyWindows, planBatch } from '../src/batch/plan.js';
 import { etaSeconds as rateEtaSeconds } from '../src/batch/rate.js';
 import { loadConfig } from '../src/config.js';
+import { benchStore } from './batch-env.js';
 import { readThrottleStatus } from '../src/throttle/operator.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { temporalClient } from '../src/temporal/data-converter.js';
@@ -72,8 +73,13 @@ const config = loadConfig({
   PCDS_TASK_QUEUE: 'bench-eta',
   PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
 });
+const batchStore = benchStore(config);
 const nativeConnection = await NativeConnection.connect({ address: server.address });
-const worker = await createWorker({ config, connection: nativeConnection });
+const worker = await createWorker({
+  config,
+  store: batchStore,
+  connection: nativeConnection,
+});
 const running = worker.run();
 const connection = await Connection.connect({ address: server.address });
 const client = temporalClient(connection, config);
@@ -103,7 +109,9 @@ try {
     `ETA benchmark: ${ROWS} enrichments, 1 key of ${LIMITS.perMinute}/minute and ${LIMITS.perHour}/hour, time scale ${TIME_SCALE} (hour ${HOUR_MS / 1000} s); plan: ${plan.requests} requests, ${plan.hours!.toFixed(2)} scaled hours (${(plan.durationMs! / 1000).toFixed(0)} s)\n`,
   );
   const started = Date.now();
-  const handle = await startBatchWorkflow(client, worker.taskQueue, prepared);
+  const handle = await startBatchWorkflow(client, worker.taskQueue, prepared, {
+    store: await batchStore.get(),
+  });
   let ended = false;
   const result = handle.result().finally(() => (ended = true));
   const samples: Sample[] = [];

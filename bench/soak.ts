@@ -31,6 +31,7 @@ import { prepareBatch, queryProgress, startBatchWorkflow } from '../src/batch/la
 import { resumeBatchSignal } from '../src/batch/messages.js';
 import type { BatchProgress, ResultLine } from '../src/batch/types.js';
 import { loadConfig } from '../src/config.js';
+import { benchStore } from './batch-env.js';
 import { startEmulator, writeSampleCsv } from '../src/emulator/index.js';
 import { startDevServer } from '../src/temporal/index.js';
 import { createWorker, type PcdsWorker } from '../src/worker.js';
@@ -82,11 +83,13 @@ const config = loadConfig({
   PCDS_TASK_QUEUE: 'soak',
   PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
 });
+const batchStore = benchStore(config);
 const startWorker = async (
   workflowsPath?: string,
 ): Promise<{ worker: PcdsWorker; running: Promise<void> }> => {
   const worker = await createWorker({
     config,
+    store: batchStore,
     connection: await NativeConnection.connect({ address: server.address }),
     ...(workflowsPath ? { workerOptions: { workflowsPath } } : {}),
   });
@@ -112,7 +115,9 @@ try {
     pollIntervalMs: Math.round(1_000 * SCALE),
     maxWaitMs: Math.round(30 * 60_000 * SCALE),
   });
-  const handle = await startBatchWorkflow(client, 'soak', prepared);
+  const handle = await startBatchWorkflow(client, 'soak', prepared, {
+    store: await batchStore.get(),
+  });
   const progress = async (): Promise<BatchProgress | undefined> =>
     queryProgress(handle).catch(() => undefined);
   const until = async (ok: (p: BatchProgress) => boolean) => {

@@ -15,6 +15,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
 import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
 import { loadConfig } from '../src/config.js';
+import { benchStore } from './batch-env.js';
 import { sampleRows, startEmulator, type RunningEmulator } from '../src/emulator/index.js';
 import { startDevServer } from '../src/temporal/index.js';
 import { createWorker } from '../src/worker.js';
@@ -77,8 +78,13 @@ async function throttledBatch(
     PCDS_TASK_QUEUE: 'bench-throttle',
     PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
   });
+  const batchStore = benchStore(config);
   const nativeConnection = await NativeConnection.connect({ address: temporalAddress });
-  const worker = await createWorker({ config, connection: nativeConnection });
+  const worker = await createWorker({
+    config,
+    store: batchStore,
+    connection: nativeConnection,
+  });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporalAddress });
   const client = temporalClient(connection, config);
@@ -95,7 +101,9 @@ async function throttledBatch(
       pollIntervalMs: POLL_MS,
     });
     const started = Date.now();
-    const handle = await startBatchWorkflow(client, worker.taskQueue, prepared);
+    const handle = await startBatchWorkflow(client, worker.taskQueue, prepared, {
+      store: await batchStore.get(),
+    });
     await handle.result();
     const wallMs = Date.now() - started;
     let found = 0;

@@ -42,7 +42,7 @@ import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
-import { loadFileIntoStore, type LoadProgress } from '../store/load.js';
+import { LoadError, loadFileIntoStore, type LoadProgress } from '../store/load.js';
 import {
   BATCH_ID_PATTERN,
   MAX_ROW_BYTES_LIMIT,
@@ -366,8 +366,7 @@ export async function startBatchWorkflow(
         'batch_exists',
         `a batch with id ${input.batchId} already has its rows in the store: choose another --id`,
       );
-    if (err instanceof ColumnError || err instanceof InputError)
-      throw new BatchSetupError('invalid_input_file', err.message);
+    if (err instanceof LoadError) throw new BatchSetupError(err.code, err.message);
     throw err;
   }
   try {

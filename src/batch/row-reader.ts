@@ -15,6 +15,7 @@ import { describeTextProblem, isBlankLine, physicalLines, textProblem } from './
 import {
   DEFAULT_CHUNK_BYTES,
   DEFAULT_MAX_ROW_BYTES,
+  isInvalidRow,
   MAX_ROW_BYTES_LIMIT,
   ROW_TOO_LARGE,
   type InputInspection,
@@ -65,6 +66,35 @@ export async function* jsonlItems(
 }
 
 /**
+ * A CSV's header row (blank lines before it counted), checked against the endpoint with --map
+ * and --ignore. A file without one, or whose header cannot be read, is an InputError.
+ */
+async function readCsvHeader(
+  source: InputSource,
+  endpoint: EndpointDef,
+  limit: number,
+  name: string,
+): Promise<{ header: string[]; dataOffset: number; blankLines: number; plan: ColumnPlan }> {
+  let blankLines = 0;
+  for await (const item of csvItems(source.path, 0, { maxRowBytes: limit })) {
+    if (item.kind === 'blank') {
+      blankLines += 1;
+      continue;
+    }
+    if (item.kind === 'bad')
+      throw new InputError(`${name}: the header row cannot be read: ${item.problem}`);
+    if (item.fields.some((c) => c.includes('\r')))
+      throw new InputError(
+        `${name}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
+      );
+    const header = item.fields.map((c) => c.trim());
+    const plan = planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
+    return { header, dataOffset: item.end, blankLines, plan };
+  }
+  throw new InputError(`${name}: the file is empty (a CSV needs a header row)`);
+}
+
+/**
  * Counts the rows and blank lines, reads the CSV header and checks it against the endpoint.
  * `name` is how messages name the file (its path by default).
  */
@@ -79,25 +109,9 @@ export async function inspectInput(
   let total = 0;
   let blankLines = 0;
   if (source.format === 'csv') {
-    let header: string[] | undefined;
-    let dataOffset = 0;
-    for await (const item of csvItems(source.path, 0, { maxRowBytes: limit })) {
-      if (item.kind === 'blank') {
-        blankLines += 1;
-        continue;
-      }
-      if (item.kind === 'bad')
-        throw new InputError(`${name}: the header row cannot be read: ${item.problem}`);
-      if (item.fields.some((c) => c.includes('\r')))
-        throw new InputError(
-          `${name}: lines end with a lone carriage return: save the file with \\n or \\r\\n line ends`,
-        );
-      header = item.fields.map((c) => c.trim());
-      dataOffset = item.end;
-      planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
-      break;
-    }
-    if (!header) throw new InputError(`${name}: the file is empty (a CSV needs a header row)`);
+    const found = await readCsvHeader(source, endpoint, limit, name);
+    blankLines = found.blankLines;
+    const { header, dataOffset } = found;
     // Counted as readRows reads them: with the header, which decides where a quoted field ends.
     for await (const item of csvItems(source.path, dataOffset, { maxRowBytes: limit, header })) {
       if (item.kind === 'blank') blankLines += 1;
@@ -157,6 +171,94 @@ function validatedRow(
 
 const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 
+/** A file's item (a CSV record or a JSONL line) as a row, with the cells it was read from. */
+type RowBuilder = (
+  item: Exclude<CsvItem, { kind: 'blank' }> & { text?: string },
+  row: number,
+) => { row: InputRow; cells?: unknown };
+
+/** The JSONL plan from --map and --ignore: keys not named keep their own name. */
+function jsonlPlan(source: Pick<InputSource, 'columnMap' | 'ignoreColumns'>): ColumnPlan {
+  const inverse = new Map(Object.entries(source.columnMap ?? {}).map(([p, c]) => [c, p]));
+  const plan: ColumnPlan = new Map<string, string | null>(inverse);
+  for (const c of source.ignoreColumns ?? []) plan.set(c, null);
+  return plan;
+}
+
+/**
+ * The row limit over a row's parameters once serialized: quotes and escapes can make them longer
+ * than the row's line, and the limit holds for both.
+ */
+function withinLimit(got: InputRow, maxRowBytes: number): InputRow {
+  if (jsonBytes('params' in got ? got.params : got.key) <= maxRowBytes) return got;
+  return {
+    row: got.row,
+    offset: got.offset,
+    code: ROW_TOO_LARGE,
+    problem: `the row's parameters are over the limit of ${maxRowBytes} bytes (PCDS_MAX_ROW_BYTES, or the batch's maxRowBytes)`,
+    key: {},
+  };
+}
+
+/** How a file's items become rows: a CSV's by its header, a JSONL's by --map and --ignore. */
+function rowBuilder(
+  endpoint: EndpointDef,
+  source: InputSource,
+  header: string[] | undefined,
+  maxRowBytes: number,
+): RowBuilder {
+  let toRow: (
+    item: Extract<CsvItem, { kind: 'record' }> & { text?: string },
+    row: number,
+  ) => {
+    row: InputRow;
+    cells?: unknown;
+  };
+  if (source.format === 'csv') {
+    if (!header) throw new InputError('CSV rows need the header found by inspectInput');
+    const plan = planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
+    toRow = ({ fields: record, begin }, row) => {
+      const fields: Record<string, string> = {};
+      header.forEach((c, i) => (fields[c] = record[i] ?? ''));
+      if (record.length !== header.length) {
+        const params = paramsOf(endpoint, plan, fields, false);
+        return {
+          row: {
+            row,
+            offset: begin,
+            problem: `has ${record.length} fields where the header has ${header.length}`,
+            key: rowKey(endpoint, params),
+          },
+          cells: record,
+        };
+      }
+      return {
+        row: validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, fields, true)),
+        cells: record,
+      };
+    };
+  } else {
+    const plan = jsonlPlan(source);
+    toRow = ({ text, begin }, row) => {
+      const obj = parseObject(text ?? '');
+      if (!obj)
+        return { row: { row, offset: begin, problem: 'line is not a JSON object', key: {} } };
+      return {
+        row: validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false)),
+        cells: obj,
+      };
+    };
+  }
+  return (item, row) => {
+    if (item.kind === 'bad')
+      return { row: { row, offset: item.begin, code: item.code, problem: item.problem, key: {} } };
+    const got = toRow(item, row);
+    const checked = withinLimit(got.row, maxRowBytes);
+    // A row over the limit carries nothing of what it held.
+    return checked === got.row ? got : { row: checked };
+  };
+}
+
 /** Reads up to `count` rows (and at most about `maxBytes` of them) from the cursor. */
 export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
   const endpoint = getEndpoint(req.endpoint);
@@ -166,62 +268,18 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
   const { source } = req;
   const maxRowBytes = rowLimitOf(req.maxRowBytes);
   const maxBytes = req.maxBytes ?? DEFAULT_CHUNK_BYTES;
-
-  let toRow: (
-    item: Extract<CsvItem, { kind: 'record' }> & { text?: string },
-    row: number,
-  ) => InputRow;
-  let items: AsyncGenerator<CsvItem & { text?: string }>;
-  if (source.format === 'csv') {
-    if (!req.header) throw new InputError('CSV rows need the header found by inspectInput');
-    const header = req.header;
-    const plan = planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
-    items = csvItems(source.path, req.from.byteOffset, { maxRowBytes, header });
-    toRow = ({ fields: record, begin }, row) => {
-      const fields: Record<string, string> = {};
-      header.forEach((c, i) => (fields[c] = record[i] ?? ''));
-      if (record.length !== header.length) {
-        const params = paramsOf(endpoint, plan, fields, false);
-        return {
-          row,
-          offset: begin,
-          problem: `has ${record.length} fields where the header has ${header.length}`,
-          key: rowKey(endpoint, params),
-        };
-      }
-      return validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, fields, true));
-    };
-  } else {
-    const inverse = new Map(Object.entries(source.columnMap ?? {}).map(([p, c]) => [c, p]));
-    const plan: ColumnPlan = new Map<string, string | null>(inverse);
-    for (const c of source.ignoreColumns ?? []) plan.set(c, null);
-    items = jsonlItems(source.path, req.from.byteOffset, maxRowBytes);
-    toRow = ({ text, begin }, row) => {
-      const obj = parseObject(text ?? '');
-      if (!obj) return { row, offset: begin, problem: 'line is not a JSON object', key: {} };
-      return validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false));
-    };
-  }
+  const toRow = rowBuilder(endpoint, source, req.header, maxRowBytes);
+  const items: AsyncGenerator<CsvItem & { text?: string }> =
+    source.format === 'csv'
+      ? csvItems(source.path, req.from.byteOffset, { maxRowBytes, header: req.header })
+      : jsonlItems(source.path, req.from.byteOffset, maxRowBytes);
 
   let bytes = 0;
   try {
     for await (const item of items) {
       if (item.kind === 'blank') continue;
       const row = next.row;
-      let got: InputRow =
-        item.kind === 'bad'
-          ? { row, offset: item.begin, code: item.code, problem: item.problem, key: {} }
-          : toRow(item, row);
-      // Quotes and escapes can make a row's parameters longer than its line: the limit holds for both.
-      if (jsonBytes('params' in got ? got.params : got.key) > maxRowBytes) {
-        got = {
-          row,
-          offset: item.begin,
-          code: ROW_TOO_LARGE,
-          problem: `the row's parameters are over the limit of ${maxRowBytes} bytes (PCDS_MAX_ROW_BYTES, or the batch's maxRowBytes)`,
-          key: {},
-        };
-      }
+      const got = toRow(item, row).row;
       const size = jsonBytes(got);
       // This row goes in the next chunk: the cursor stays at the end of the last one taken.
       if (rows.length > 0 && bytes + size > maxBytes) return { rows, next };
@@ -234,6 +292,91 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
     await items.return(undefined);
   }
   return { rows, next: { ...next, done: true } };
+}
+
+/** One step of a whole file's reading: a row with its cells, or a blank line. */
+export type FileItem =
+  { kind: 'row'; row: InputRow; cells?: unknown; end: number } | { kind: 'blank'; end: number };
+
+/**
+ * Every row of a file in one pass, by the rules of inspectInput and readRows together: the CSV
+ * header (or a JSONL's first object) is checked first and a bad one throws (ColumnError or
+ * InputError); then each row comes numbered from 1, with the input's cells (a CSV's fields, a
+ * JSONL's object) and `end`, the byte offset read so far. `onHeader` gets a CSV's header before
+ * the first item.
+ */
+export async function* fileRows(
+  source: InputSource,
+  endpointName: string,
+  opts: { maxRowBytes?: number; name?: string; onHeader?: (header: string[]) => void } = {},
+): AsyncGenerator<FileItem> {
+  const endpoint = getEndpoint(endpointName);
+  const limit = rowLimitOf(opts.maxRowBytes);
+  const name = opts.name ?? source.path;
+  let items: AsyncGenerator<CsvItem & { text?: string }>;
+  let toRow: RowBuilder;
+  let checked = source.format === 'csv';
+  if (source.format === 'csv') {
+    const found = await readCsvHeader(source, endpoint, limit, name);
+    opts.onHeader?.(found.header);
+    for (let i = 0; i < found.blankLines; i++) yield { kind: 'blank', end: found.dataOffset };
+    toRow = rowBuilder(endpoint, source, found.header, limit);
+    items = csvItems(source.path, found.dataOffset, { maxRowBytes: limit, header: found.header });
+  } else {
+    toRow = rowBuilder(endpoint, source, undefined, limit);
+    items = jsonlItems(source.path, 0, limit);
+  }
+  let row = 0;
+  try {
+    for await (const item of items) {
+      if (item.kind === 'blank') {
+        yield { kind: 'blank', end: item.end };
+        continue;
+      }
+      if (!checked && item.text !== undefined) {
+        // As inspectInput: the first object's keys are checked like a header.
+        const obj = parseObject(item.text);
+        if (obj) {
+          planColumns(endpoint, Object.keys(obj), source.columnMap, source.ignoreColumns, true);
+          checked = true;
+        }
+      }
+      row += 1;
+      yield { kind: 'row', ...toRow(item, row), end: item.end };
+    }
+  } finally {
+    await items.return(undefined);
+  }
+}
+
+/**
+ * A row handed in by code (a service's object), judged as a JSONL line's object is: parameters
+ * checked against the endpoint, unknown keys counted and never quoted, the row limit on its JSON.
+ */
+export function objectRow(
+  endpointName: string,
+  obj: unknown,
+  row: number,
+  maxRowBytes?: number,
+): { row: InputRow; cells?: unknown } {
+  const endpoint = getEndpoint(endpointName);
+  const limit = rowLimitOf(maxRowBytes);
+  if (typeof obj !== 'object' || obj === null || Array.isArray(obj))
+    return { row: { row, offset: 0, problem: 'row is not a JSON object', key: {} } };
+  let size: number;
+  try {
+    size = jsonBytes(obj);
+  } catch {
+    // A cycle or a BigInt: nothing the service could be sent.
+    return { row: { row, offset: 0, problem: 'row cannot be written as JSON', key: {} } };
+  }
+  if (size > limit)
+    return {
+      row: { row, offset: 0, code: ROW_TOO_LARGE, problem: tooLargeProblem(size, limit), key: {} },
+    };
+  const params = paramsOf(endpoint, new Map(), obj as Record<string, unknown>, false);
+  const got = withinLimit(validatedRow(endpoint, row, 0, params), limit);
+  return isInvalidRow(got) && got.code === ROW_TOO_LARGE ? { row: got } : { row: got, cells: obj };
 }
 
 /** Input format from the file name, unless given; `name` is how a message names the file. */

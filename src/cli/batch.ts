@@ -11,6 +11,7 @@ import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/ind
 import { ResultFollower } from '../store/follow.js';
 import { writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
 import { exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
+import type { NoLineLabel } from '../batch/flatten.js';
 import { loadProgressBar } from './load-progress.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
 import { exportBatchOutput, type ExportFormat } from '../batch/export.js';

@@ -14,7 +14,8 @@ import {
 } from '../batch/launch.js';
 import { projectRoot } from '../temporal/cli-binary.js';
 import { temporalClient } from '../temporal/data-converter.js';
-import { summaryText, watchBatch } from './batch.js';
+import { BatchStore, openStoreFromSettings } from '../store/index.js';
+import { summaryText, watchStoredBatch } from './batch.js';
 import { startDevStack } from './dev-stack.js';
 import { action, UsageError } from './output.js';
 import { portArg } from './args.js';
@@ -77,19 +78,28 @@ export function registerDemoCommand(program: Command): Command {
           ...(o.webhookPort !== undefined ? { webhookPort: o.webhookPort } : {}),
         });
         const connection = await Connection.connect({ address: stack.temporal.address });
+        const opened = await openStoreFromSettings(stack.config);
+        const store = new BatchStore(opened);
         try {
           const client = temporalClient(connection, stack.config);
           const uiUrl = stack.uiUrl ?? stack.config.PCDS_TEMPORAL_UI_URL;
           const ns = stack.temporal.namespace;
-          const handle = await startBatchWorkflow(client, stack.config.PCDS_TASK_QUEUE, prepared);
+          // The demo reads its file here and hands the rows to the store the worker reads.
+          const handle = await startBatchWorkflow(client, stack.config.PCDS_TASK_QUEUE, prepared, {
+            store,
+          });
           const { batchId } = prepared.input;
           process.stderr.write(
             `batch ${batchId}: ${prepared.inspection.total} rows of ${prepared.input.source.path}\n` +
               `Web UI (up while the demo runs): ${webUiLink(uiUrl, ns, handle.workflowId)}\n`,
           );
-          const summary = await watchBatch(handle, {
-            onDetach: () => process.stderr.write('\nstopping the demo...\n'),
-          });
+          const { output, csvOutput } = prepared.input;
+          const summary = await watchStoredBatch(
+            handle,
+            store,
+            { output, ...(csvOutput ? { csvOutput } : {}) },
+            { onDetach: () => process.stderr.write('\nstopping the demo...\n') },
+          );
           if (summary) {
             process.stdout.write(`${summaryText(summary)}\n`);
             // The Web UI stops with the stack: its links are only worth printing when it stays up.
@@ -112,6 +122,7 @@ export function registerDemoCommand(program: Command): Command {
             });
           }
         } finally {
+          await opened.close();
           await connection.close();
           process.stderr.write('stopping Temporal, the emulator and the worker...\n');
           await stack.stop();

@@ -152,6 +152,40 @@ export class BatchStore {
     return (await this.record(batchId))!;
   }
 
+  /** Sets the input's columns of a batch still loading (a JSONL's keys are known only at its end). */
+  async setColumns(batchId: string, columns: string[]): Promise<void> {
+    await this.db
+      .updateTable('pcds_batches')
+      .set({ columns: this.seal.seal(columns) })
+      .where('batch_id', '=', batchId)
+      .where('state', '=', 'loading')
+      .execute();
+  }
+
+  /** Drops a load that failed half way (its rows and record); a loaded batch is left as it is. */
+  async abandonLoad(batchId: string): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      const existing = await tx
+        .selectFrom('pcds_batches')
+        .select('state')
+        .where('batch_id', '=', batchId)
+        .executeTakeFirst();
+      if (existing?.state !== 'loading') return;
+      await tx.deleteFrom('pcds_rows').where('batch_id', '=', batchId).execute();
+      await tx.deleteFrom('pcds_batches').where('batch_id', '=', batchId).execute();
+    });
+  }
+
+  /** How many rows share an earlier row's call (marked by finishLoad). */
+  async duplicateCount(batchId: string): Promise<number> {
+    const got = await this.db
+      .selectFrom('pcds_rows')
+      .select((eb) => eb.fn.count<number>('duplicate_of').as('n'))
+      .where('batch_id', '=', batchId)
+      .executeTakeFirstOrThrow();
+    return Number(got.n);
+  }
+
   async record(batchId: string): Promise<BatchRecord | undefined> {
     const r = await this.db
       .selectFrom('pcds_batches')
@@ -480,16 +514,6 @@ export class BatchStore {
       .groupBy(['outcome', 'code'])
       .execute();
     return got.map((g) => ({ outcome: g.outcome, code: g.code, n: Number(g.n) }));
-  }
-
-  /** Rows marked as sharing an earlier row's call. */
-  async duplicateCount(batchId: string): Promise<number> {
-    const got = await this.db
-      .selectFrom('pcds_rows')
-      .select((eb) => eb.fn.count<number>('duplicate_of').as('n'))
-      .where('batch_id', '=', batchId)
-      .executeTakeFirstOrThrow();
-    return Number(got.n);
   }
 
   /** Results that shared a call, and found results that were sent (charged) themselves. */

@@ -25,6 +25,18 @@ export {
   type StoreEngine,
   type StoreLocation,
 } from './open.js';
+export {
+  LOAD_CHUNK_ROWS,
+  loadFailure,
+  loadFileIntoStore,
+  LoadError,
+  loadRowsIntoStore,
+  MAX_INPUT_COLUMNS,
+  type FileLoadOptions,
+  type LoadProgress,
+  type LoadResult,
+  type RowsLoadOptions,
+} from './load.js';
 export { createSealer, StoreSealError, type Sealer } from './sealer.js';
 
 /**

@@ -311,9 +311,8 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   // opens its current details, which the Web UI shows beside it, with the same summary.
   const runHeading =
     `${batchSummaryLine(s.total, endpoint.name)} (run ${s.runs})\n` +
-    (input.store
-      ? `rows and results in the store, batch ${input.batchId}`
-      : `input ${input.source.path}\noutput ${input.output}`);
+    `input ${input.source.path}\noutput ${input.output}` +
+    (input.store ? '\nrows and results in the store' : '');
   let lastState: BatchStateName | undefined;
   let shownCounts = '';
   let countsShownAt = 0;

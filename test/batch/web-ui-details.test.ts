@@ -9,6 +9,7 @@ import { prepareBatch, startBatchWorkflow } from '../../src/batch/launch.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import { sharedBatchEnv, tempDir, uniqueBatchId, writeCsv } from './fixtures.js';
+import { batchTestStore } from './fixtures.js';
 
 const fast = sharedBatchEnv({ latency: { queuedMs: 50, processingMs: 200 } });
 // Jobs that take longer than the test looks: the row stays pending, polling.
@@ -40,7 +41,9 @@ describe('Web UI details of a batch', () => {
         historyThreshold: 30,
         compact: true,
       });
-      const handle = await startBatchWorkflow(client, taskQueue, prepared);
+      const handle = await startBatchWorkflow(client, taskQueue, prepared, {
+        store: await batchTestStore(),
+      });
       const first = await handle.describe();
       expect(await first.staticSummary()).toBe('batch of 24 person_enrichment rows');
       const summary = await handle.result();
@@ -72,7 +75,9 @@ describe('Web UI details of a batch', () => {
         pollIntervalMs: 200,
         compact: true,
       });
-      const handle = await startBatchWorkflow(client, taskQueue, prepared);
+      const handle = await startBatchWorkflow(client, taskQueue, prepared, {
+        store: await batchTestStore(),
+      });
       const seen: unknown[] = [];
       try {
         // Past the first heartbeat throttle interval (0.8 x the 30 s heartbeat timeout).
