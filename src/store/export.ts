@@ -46,8 +46,15 @@ export interface StoreExportRequest {
 /** Rows listed by number in a report (as batch/export.ts). */
 const FIRST_SHOWN = 10;
 const DEFAULT_PAGE = 1000;
-/** DuckDB's memory while it builds a Parquet file; past it, it spills to a private folder. */
-const PARQUET_MEMORY_LIMIT = '256MB';
+/**
+ * DuckDB's memory while it builds a Parquet file (its table lives in a database file; pages past
+ * the limit leave memory). Half of it failed to flush the appender in the export bench.
+ */
+const PARQUET_MEMORY_LIMIT = '64MB';
+/** Rows the appender holds before it hands them to DuckDB. */
+const APPENDER_FLUSH_ROWS = 2_048;
+/** Rows per Parquet row group: the writer holds one group at a time. */
+const PARQUET_ROW_GROUP = 16_384;
 
 /** A result column's type in a typed export: one JSON type throughout, or text. */
 export type ValueKind = 'integer' | 'double' | 'boolean' | 'text';
@@ -334,17 +341,19 @@ async function writeParquet(
   tally: Tally,
 ): Promise<void> {
   await writeAtomically(req.target, async (tmp) => {
-    // DuckDB's spill files and its output hold row data in clear: a folder of the owner's only
+    // DuckDB's database, spill files and output hold row data in clear: a folder of the owner's only
     // (mkdtemp makes it 0700), beside the target, removed whatever happens.
     const work = await mkdtemp(join(dirname(tmp), '.pcds-parquet-'));
     let instance: DuckDBInstance | undefined;
     try {
       // Loaded here: every other user of the store goes without the native engine.
       const { DuckDBInstance } = await import('@duckdb/node-api');
-      instance = await DuckDBInstance.create(':memory:', {
+      // A database file, not memory: its pages leave memory past the limit, whatever the rows.
+      instance = await DuckDBInstance.create(join(work, 'export.duckdb'), {
         memory_limit: PARQUET_MEMORY_LIMIT,
         temp_directory: join(work, 'spill'),
-        threads: '2',
+        // One thread: each would hold buffers of its own, and the store's reads are the slow part.
+        threads: '1',
       });
       const connection = await instance.connect();
       try {
@@ -360,7 +369,7 @@ async function writeParquet(
             layout.columns.forEach((c, i) => appendValue(appender, c.type, values[i]));
             appender.endRow();
             tally.written += 1;
-            if (++pending >= 10_000) {
+            if (++pending >= APPENDER_FLUSH_ROWS) {
               appender.flushSync();
               pending = 0;
             }
@@ -375,7 +384,7 @@ async function writeParquet(
           .map((c, i) => `${names[i]} AS ${quotedName(c.label)}`)
           .join(', ');
         await connection.run(
-          `COPY (SELECT ${select} FROM export) TO ${quotedText(file)} (FORMAT parquet)`,
+          `COPY (SELECT ${select} FROM export) TO ${quotedText(file)} (FORMAT parquet, ROW_GROUP_SIZE ${PARQUET_ROW_GROUP})`,
         );
         await chmod(file, PRIVATE_FILE_MODE);
         await rename(file, tmp);
