@@ -38,23 +38,29 @@ export function cellText(value: unknown): string {
 }
 
 /**
- * A result as [column, cell] pairs in its own key order: nested objects give dotted names
- * (`social_profiles.linkedin.url`), arrays are JSON text, empty objects give no column. A
- * result that is not an object (an array, a scalar) is one column named `result`.
+ * A result as [column, value] pairs in its own key order: nested objects give dotted names
+ * (`social_profiles.linkedin.url`), arrays and other leaves are kept as they are, empty objects
+ * give no column. A result that is not an object (an array, a scalar) is one column named
+ * `result`. What a typed export (Parquet) reads; flattenResult makes cell text of it.
  */
-export function flattenResult(result: unknown): [string, string][] {
+export function flattenValues(result: unknown): [string, unknown][] {
   if (result === undefined) return [];
-  if (!isPlainObject(result)) return [['result', cellText(result)]];
-  const out: [string, string][] = [];
+  if (!isPlainObject(result)) return [['result', result]];
+  const out: [string, unknown][] = [];
   const walk = (obj: Record<string, unknown>, prefix: string) => {
     for (const [k, v] of Object.entries(obj)) {
       const name = prefix + k;
       if (isPlainObject(v)) walk(v, `${name}.`);
-      else out.push([name, cellText(v)]);
+      else out.push([name, v]);
     }
   };
   walk(result, '');
   return out;
+}
+
+/** A result as [column, cell] pairs (flattenValues, arrays as JSON text). */
+export function flattenResult(result: unknown): [string, string][] {
+  return flattenValues(result).map(([name, value]) => [name, cellText(value)]);
 }
 
 /**

@@ -393,10 +393,10 @@ export const MAX_FAILED_ROWS = 10;
 /** What an export needs of the input: where it is, its format, and the row limit the batch read it with. */
 export type InputFiles = Pick<InputSource, 'path' | 'format'> & { maxRowBytes?: number };
 
-/** What an ordered export (batch/export.ts) wrote. */
+/** What an ordered export (batch/export.ts from the files, store/export.ts from the store) wrote. */
 export interface ExportReport {
   path: string;
-  format: 'csv' | 'jsonl';
+  format: 'csv' | 'jsonl' | 'parquet';
   /** In row order (a CSV always is; a JSONL copy is in file order unless sorted). */
   sorted: boolean;
   /** Data rows of the input. */

@@ -505,6 +505,104 @@ export class BatchStore {
     });
   }
 
+  /**
+   * Up to `limit` input rows after row `after`, in row order, each with its result when it has
+   * one (rows LEFT JOIN results): what an ordered export walks, one page at a time.
+   */
+  async rowsWithResults(
+    batchId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ row: number; key: Record<string, unknown>; cells?: unknown; line?: ResultLine }[]> {
+    const got = await this.db
+      .selectFrom('pcds_rows as r')
+      .leftJoin('pcds_results as res', (j) =>
+        j.onRef('res.batch_id', '=', 'r.batch_id').onRef('res.row', '=', 'r.row'),
+      )
+      .select([
+        'r.row',
+        'r.data',
+        'res.outcome',
+        'res.code',
+        'res.message',
+        'res.request_id',
+        'res.duplicate_of',
+        'res.result',
+      ])
+      .where('r.batch_id', '=', batchId)
+      .where('r.row', '>', after)
+      .orderBy('r.row')
+      .limit(limit)
+      .execute();
+    return got.map((g) => {
+      const row = Number(g.row);
+      const data = this.seal.open(g.data) as { key: Record<string, unknown>; cells?: unknown };
+      const line: ResultLine | undefined =
+        g.outcome === null
+          ? undefined
+          : {
+              row,
+              key: data.key,
+              outcome: g.outcome,
+              ...(g.code !== null ? { code: g.code } : {}),
+              ...(g.message !== null ? { message: this.seal.open(g.message) as string } : {}),
+              ...(g.request_id !== null ? { requestId: g.request_id } : {}),
+              ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
+              ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
+            };
+      return {
+        row,
+        key: data.key,
+        ...(data.cells !== undefined ? { cells: data.cells } : {}),
+        ...(line ? { line } : {}),
+      };
+    });
+  }
+
+  /**
+   * Up to `limit` results after row `after` in row order, the result value alone (no row data,
+   * no message): what an export reads first to learn the result's columns.
+   */
+  async resultValues(
+    batchId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ row: number; result?: unknown }[]> {
+    const got = await this.db
+      .selectFrom('pcds_results')
+      .select(['row', 'result'])
+      .where('batch_id', '=', batchId)
+      .where('row', '>', after)
+      .orderBy('row')
+      .limit(limit)
+      .execute();
+    return got.map((g) => ({
+      row: Number(g.row),
+      ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
+    }));
+  }
+
+  /** Results whose row is not among the batch's input rows (an ordered export leaves them out). */
+  async strayResults(batchId: string): Promise<number> {
+    const got = await this.db
+      .selectFrom('pcds_results as res')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('res.batch_id', '=', batchId)
+      .where((eb) =>
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('pcds_rows as r')
+              .select('r.row')
+              .whereRef('r.batch_id', '=', 'res.batch_id')
+              .whereRef('r.row', '=', 'res.row'),
+          ),
+        ),
+      )
+      .executeTakeFirstOrThrow();
+    return Number(got.n);
+  }
+
   /** Counts of results by outcome and failure code. */
   async counts(batchId: string): Promise<{ outcome: string; code: string | null; n: number }[]> {
     const got = await this.db

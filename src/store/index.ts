@@ -16,6 +16,17 @@ import { createSealer } from './sealer.js';
 
 export { BatchStore, BatchStoreError, type BatchRecord, type LoadedRow } from './batch-store.js';
 export {
+  batchResultPages,
+  batchResults,
+  exportBatchFromStore,
+  type BatchResultsQuery,
+  type ResultCursor,
+  type ResultPage,
+  type StoredResult,
+  type StoreExportFormat,
+  type StoreExportRequest,
+} from './export.js';
+export {
   migrateStore,
   openStore,
   parseStoreUrl,
