@@ -3,7 +3,7 @@
 // summary, finds it again by id, reads its status and finds its files for an export. Used by
 // the CLI, the demo, the client and the tests.
 import { randomBytes } from 'node:crypto';
-import { access, open, rm, stat } from 'node:fs/promises';
+import { access, open, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -14,7 +14,7 @@ import { exportBatchFromStore, type StoreExportFormat } from '../store/export.js
 import type { NoLineLabel } from '../batch/flatten.js';
 import { loadProgressBar } from './load-progress.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
-import { exportBatchOutput, type ExportFormat } from '../batch/export.js';
+import { exportBatchOutput } from '../batch/export.js';
 import { failedRowOfLine, failedRowText, type FailedRowReason } from '../batch/failed-rows.js';
 import {
   BatchSetupError,
@@ -874,7 +874,11 @@ export function registerBatchCommand(program: Command): Command {
       action(async (id: string) =>
         withBatch(id, async (handle, config) => {
           const status = await batchStatus(handle);
-          const named = status.ended ? status.summary : status.published ? undefined : status.progress;
+          const named = status.ended
+            ? status.summary
+            : status.published
+              ? undefined
+              : status.progress;
           if (!named?.stored) {
             const summary = await watchBatch(handle, { pace: paceNote(config) });
             if (summary) process.stderr.write(`${summaryText(summary)}\n`);
