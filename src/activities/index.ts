@@ -4,11 +4,20 @@ import { createBatchActivities } from './batch.js';
 import { createBatchRowActivities } from './batch-row.js';
 import { createCallActivities } from './calls.js';
 import type { ActivityDeps } from './deps.js';
+import { lazyBatchStore, openStoreFromSettings } from '../store/index.js';
 import { createSearchPageActivities } from './search-pages.js';
 
 export type { ActivityDeps } from './deps.js';
 
-export function createActivities(deps: ActivityDeps) {
+/**
+ * Without a store of its own (createWorker passes one), the activities open the configured one
+ * (PCDS_STORE_URL, or the embedded file under PCDS_DATA_DIR) on first use.
+ */
+export function createActivities(given: ActivityDeps) {
+  const deps: ActivityDeps = {
+    ...given,
+    store: given.store ?? lazyBatchStore(() => openStoreFromSettings(given.config)),
+  };
   return {
     ...createCallActivities(deps),
     ...createSearchPageActivities(deps),

@@ -321,6 +321,8 @@ export interface BatchProgress {
   output: string;
   /** The rows and results are in the store (`output` is the caller's file, written by the caller). */
   stored?: boolean;
+  /** The CSV output keeps its cells as they are (BatchInput.csvRawCells). */
+  csvRawCells?: boolean;
   /** Blank lines of the input, skipped (not rows). */
   blankLines: number;
   /** The files an export needs; paths and formats only, never row data. */
@@ -350,6 +352,8 @@ export interface BatchSummary {
   output: string;
   /** The rows and results are in the store (`output` is the caller's file, written by the caller). */
   stored?: boolean;
+  /** The CSV output keeps its cells as they are (BatchInput.csvRawCells). */
+  csvRawCells?: boolean;
   startedAt: string;
   finishedAt: string;
   seconds: number;

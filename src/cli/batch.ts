@@ -10,7 +10,7 @@ import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
 import { ResultFollower } from '../store/follow.js';
 import { writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
-import { exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
+import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import { loadProgressBar } from './load-progress.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
@@ -308,8 +308,14 @@ export async function watchStoredBatch(
 }
 
 /** The files of a stored batch, as its progress or summary names them. */
-export function outputsOf(p: Pick<BatchProgress, 'output' | 'csvOutput'>): BatchOutputs {
-  return { output: p.output, ...(p.csvOutput ? { csvOutput: p.csvOutput } : {}) };
+export function outputsOf(
+  p: Pick<BatchProgress, 'output' | 'csvOutput' | 'csvRawCells'>,
+): BatchOutputs {
+  return {
+    output: p.output,
+    ...(p.csvOutput ? { csvOutput: p.csvOutput } : {}),
+    ...(p.csvRawCells ? { csvRawCells: true } : {}),
+  };
 }
 
 /**
@@ -613,6 +619,16 @@ async function withStore<T>(config: Config, fn: (store: BatchStore) => Promise<T
   }
 }
 
+/** Lists a stored batch's failed rows (number, code, reason); false when the store has no such batch. */
+async function printFailedRows(store: BatchStore, id: string, json?: boolean): Promise<boolean> {
+  if (!(await store.record(id))) return false;
+  for await (const line of batchResults(store, id, { outcome: 'failed' })) {
+    const f = failedRowOfLine(line);
+    if (f) process.stdout.write(json ? `${JSON.stringify(f)}\n` : `${failedRowText(f)}\n`);
+  }
+  return true;
+}
+
 async function withBatch(
   id: string,
   fn: (handle: BatchHandle, config: Config, client: Client) => Promise<void>,
@@ -828,6 +844,9 @@ export function registerBatchCommand(program: Command): Command {
     .action(
       action(async (id: string, o: { json?: boolean; failed?: boolean }) =>
         withBatch(id, async (handle, config) => {
+          // A stored batch's failed rows are read from the store: no worker, no file needed.
+          if (o.failed && (await withStore(config, (store) => printFailedRows(store, id, o.json))))
+            return;
           const status = await batchStatus(handle);
           if (!status.ended && status.published) {
             // No worker answered: the failed rows are still in the output, but its path is not.
@@ -997,6 +1016,16 @@ export function registerBatchCommand(program: Command): Command {
           // A stored batch is exported from the store, running or ended, with or without a worker.
           const fromStore = await withStore(config, async (store) => {
             if (!(await store.record(id))) return undefined;
+            // The batch's own files (named by its progress or summary, when one answers).
+            const status = await batchStatus(handle);
+            const named = status.ended ? status.summary : status.progress;
+            if (named) {
+              const own = [named.output, named.csvOutput, named.source.path];
+              if (own.includes(target))
+                throw new UsageError(
+                  `--output must not be the batch's ${target === named.source.path ? 'input' : 'own output'} (${target})`,
+                );
+            }
             const noLine = await noLineOf(handle);
             const report = await exportBatchFromStore(store, {
               batchId: id,

@@ -16,9 +16,9 @@ export interface BatchOutputs {
 export const summaryPathOf = (output: string) => `${output}.summary.json`;
 
 /**
- * Brings the files up to date with the store: the JSONL gets the lines it lacks; once the batch
- * ended (`summary` given), the CSV is written in row order and the summary beside the file the
- * user asked for. Returns the summary with what the CSV export wrote (or why it could not).
+ * Brings the files up to date with the store: while the batch runs the JSONL gets the lines it
+ * lacks; once it ended (`summary` given), the JSONL and the CSV are written whole in row order
+ * and the summary beside the file the user asked for. Returns the summary with what the CSV export wrote (or why it could not).
  */
 export async function writeBatchOutputs(
   store: BatchStore,
@@ -27,8 +27,18 @@ export async function writeBatchOutputs(
   summary?: BatchSummary,
   follower: ResultFollower = new ResultFollower(store, batchId, files.output),
 ): Promise<BatchSummary | undefined> {
-  await follower.step();
-  if (!summary) return undefined;
+  if (!summary) {
+    await follower.step();
+    return undefined;
+  }
+  // Once the batch ended, the JSONL is written whole in row order: a batch run again for its
+  // budget replaced lines the file may hold from before.
+  await exportBatchFromStore(store, {
+    batchId,
+    format: 'jsonl',
+    target: files.output,
+    noLine: summary.state === 'done' ? 'missing' : 'not_run',
+  });
   let final = summary;
   if (files.csvOutput) {
     try {

@@ -303,6 +303,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     ...rules.progress(Date.now(), state),
     output: input.output,
     ...(input.store ? { stored: true } : {}),
+    ...(input.csvRawCells ? { csvRawCells: true } : {}),
     source: inputFiles,
     ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
   });
@@ -742,6 +743,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       ...s.counters,
       output: input.output,
       ...(input.store ? { stored: true } : {}),
+      ...(input.csvRawCells ? { csvRawCells: true } : {}),
       startedAt: s.startedAt,
       finishedAt: finishedAt.toISOString(),
       seconds: Math.round(seconds * 10) / 10,

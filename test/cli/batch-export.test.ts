@@ -59,7 +59,11 @@ it(
     );
     expect(started.code, started.stderr).toBe(0);
     expect(started.stderr).toContain(`-> ${csv} (results stream to ${csv}.jsonl)`);
+    expect(started.stderr).toContain(`results: pcds batch watch ${id} writes them to ${csv}.jsonl`);
     const summary = await shared.cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+    // Detached: the files are written by a watch (here, of the ended batch), where it runs.
+    const watched = await pcds('batch', 'watch', id);
+    expect(watched.code, watched.stderr).toBe(0);
     expect(summary).toMatchObject({ done: 10, failed: 2, csvOutput: csv, output: `${csv}.jsonl` });
     expect(summary.failedRows).toEqual(bad.map((row) => ({ row, code: 'invalid_row' })));
 
@@ -202,9 +206,12 @@ it(
     const linesDone = readLines(finalSorted);
     expect(linesDone.map((l) => l.row)).toEqual(Array.from({ length: N }, (_, i) => i + 1));
     expect(linesDone.slice(0, linesNow.length)).toEqual(linesNow);
-    // Without --sorted: the batch's JSONL as it is, in the order rows finished.
-    expect(readFileSync(finalCopy, 'utf8')).toBe(readFileSync(stream, 'utf8'));
-    expect([...readLines(finalCopy)].sort((a, b) => a.row - b.row)).toEqual(linesDone);
+    // An export from the store is in row order with or without --sorted.
+    expect(readFileSync(finalCopy, 'utf8')).toBe(readFileSync(finalSorted, 'utf8'));
+    // A detached batch's own output is written by whoever watches it: here, after its end.
+    const watched = await pcds('batch', 'watch', id);
+    expect(watched.code, watched.stderr).toBe(0);
+    expect([...readLines(stream)].sort((a, b) => a.row - b.row)).toEqual(linesDone);
   },
 );
 
@@ -259,7 +266,11 @@ it(
       );
       expect(started.code, started.stderr).toBe(0);
     }
-    for (const id of ids) await shared.cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+    for (const id of ids) {
+      await shared.cli.client.workflow.getHandle(batchWorkflowId(id)).result();
+      // Detached: a watch writes the CSV, with the batch's choice of cells.
+      expect((await pcds('batch', 'watch', id)).code).toBe(0);
+    }
     const notes = (path: string) =>
       readCsv(path)
         .slice(1)

@@ -132,6 +132,8 @@ it(
       `  ${json.requestsPerRow} requests per found/empty row; job duration estimate ${json.jobMsEstimate} ms\n`,
     );
 
+    // Detached: the output is written by a watch, where the CLI runs.
+    expect((await pcds('batch', 'watch', id)).code).toBe(0);
     const lines = readFileSync(output, 'utf8').split('\n');
     expect(lines.pop()).toBe('');
     expect(lines).toHaveLength(10);
@@ -224,6 +226,8 @@ it(
     expect(resumed.stdout).toMatch(/runs again with a budget of 10 credits/);
     expect(await waitDone()).toMatchObject({ done: 6, found: 5, failed: 1, credits: 4 });
     expect(shared.cli.emulator.stats().jobsSubmitted - submitsBefore).toBe(4);
+    // A watch writes the detached batch's output, where the CLI runs.
+    expect((await pcds('batch', 'watch', id)).code).toBe(0);
     const lines = readFileSync(output, 'utf8')
       .trim()
       .split('\n')
