@@ -99,6 +99,23 @@ function makeLeaf(dir: string, name: string, ca: string, subject: string, ext: s
   );
 }
 
+/** Where makeTestCertificates puts each file in `dir`. */
+export function testCertificatePaths(dir: string): TestCertificates {
+  const at = (file: string) => join(dir, file);
+  return {
+    dir,
+    ca: at('ca.pem'),
+    serverCert: at('server.pem'),
+    serverKey: at('server.key'),
+    clientCert: at('client.pem'),
+    clientKey: at('client.key'),
+    otherCa: at('other-ca.pem'),
+    otherClientCert: at('other-client.pem'),
+    otherClientKey: at('other-client.key'),
+    serverName: TEST_SERVER_NAME,
+  };
+}
+
 /** Makes the set in `dir` (created if missing); keys are readable by their owner only. */
 export function makeTestCertificates(dir: string): TestCertificates {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -118,17 +135,5 @@ export function makeTestCertificates(dir: string): TestCertificates {
   makeLeaf(dir, 'client', 'ca', '/CN=pcds worker', clientExt);
   makeCa(dir, 'other-ca', '/CN=another CA');
   makeLeaf(dir, 'other-client', 'other-ca', '/CN=pcds worker of another CA', clientExt);
-  const at = (file: string) => join(dir, file);
-  return {
-    dir,
-    ca: at('ca.pem'),
-    serverCert: at('server.pem'),
-    serverKey: at('server.key'),
-    clientCert: at('client.pem'),
-    clientKey: at('client.key'),
-    otherCa: at('other-ca.pem'),
-    otherClientCert: at('other-client.pem'),
-    otherClientKey: at('other-client.key'),
-    serverName: TEST_SERVER_NAME,
-  };
+  return testCertificatePaths(dir);
 }
