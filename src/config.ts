@@ -10,6 +10,12 @@ import { idSecretEnvShape } from './temporal/idempotency.js';
 /** The fastest pace `pcds dev --time-scale` offers: an hour in a second. */
 export const MAX_TIME_SCALE = 3600;
 
+/** A text setting where an empty value (as `docker compose` passes `${X:-}`) means unset. */
+const optionalText = () =>
+  z
+    .string()
+    .optional()
+    .transform((v) => v || undefined);
 const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
 const intUpTo = (def: number, max: number) =>
   z.coerce.number().int().positive().max(max, `at most ${max}`).default(def);
@@ -41,12 +47,12 @@ const envSchema = z.object({
    * read at start), and a Temporal Cloud API key. Any of them turns TLS on; PCDS_TEMPORAL_TLS=true
    * turns it on alone (a publicly trusted server).
    */
-  PCDS_TEMPORAL_TLS: z.stringbool().optional(),
-  PCDS_TEMPORAL_TLS_CERT: z.string().min(1).optional(),
-  PCDS_TEMPORAL_TLS_KEY: z.string().min(1).optional(),
-  PCDS_TEMPORAL_TLS_CA: z.string().min(1).optional(),
-  PCDS_TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
-  PCDS_TEMPORAL_API_KEY: z.string().min(1).optional(),
+  PCDS_TEMPORAL_TLS: z.preprocess((v) => (v === '' ? undefined : v), z.stringbool().optional()),
+  PCDS_TEMPORAL_TLS_CERT: optionalText(),
+  PCDS_TEMPORAL_TLS_KEY: optionalText(),
+  PCDS_TEMPORAL_TLS_CA: optionalText(),
+  PCDS_TEMPORAL_TLS_SERVER_NAME: optionalText(),
+  PCDS_TEMPORAL_API_KEY: optionalText(),
   PCDS_TEMPORAL_UI_URL: z.string().default('http://127.0.0.1:8233'),
   PCDS_TASK_QUEUE: z.string().default('pcds'),
   PCDS_DATA_DIR: z.string().default('.data'),

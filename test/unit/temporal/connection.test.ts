@@ -118,6 +118,16 @@ describe('PCDS_TEMPORAL_* settings', () => {
     }
   });
 
+  it('take an empty value (as docker compose passes ${X:-}) as unset', () => {
+    const config = loadConfig({
+      PCDS_TEMPORAL_TLS: '',
+      PCDS_TEMPORAL_TLS_CERT: '',
+      PCDS_TEMPORAL_TLS_KEY: '',
+      PCDS_TEMPORAL_API_KEY: '',
+    });
+    expect(resolveConnectionOptions(temporalConnectionOptions(config)).tls).toBeUndefined();
+  });
+
   it('refuse PCDS_TEMPORAL_TLS=false beside an API key (it goes over TLS only)', () => {
     expect(() =>
       loadConfig({ PCDS_TEMPORAL_TLS: 'false', PCDS_TEMPORAL_API_KEY: API_KEY }),
