@@ -217,18 +217,14 @@ export async function connectTemporalClient(o: TemporalConnectionOptions): Promi
   }
 }
 
-/** A worker's native connection (Rust core), checked with a first call as clients are. */
+/** A worker's native connection (Rust core; its connect makes a first call, as clients do). */
 export async function connectTemporalNative(
   o: TemporalConnectionOptions,
 ): Promise<NativeConnection> {
   const r = resolveConnectionOptions(o);
-  let connection: NativeConnection | undefined;
   try {
-    connection = await NativeConnection.connect(nativeConnectionOptions(r));
-    await connection.workflowService.getSystemInfo({});
-    return connection;
+    return await NativeConnection.connect(nativeConnectionOptions(r));
   } catch (err) {
-    await connection?.close().catch(() => undefined);
     if (o.explain === false) throw err;
     throw await explainConnectFailure(err, r);
   }
