@@ -9,7 +9,7 @@ import {
   type ConnectionOptions,
 } from 'node:tls';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config-error.js';
 
@@ -222,6 +222,8 @@ export async function connectTemporalNative(
   o: TemporalConnectionOptions,
 ): Promise<NativeConnection> {
   const r = resolveConnectionOptions(o);
+  // Loaded here: a client-only process (createPcdsClient, the CLI) never loads the worker's core.
+  const { NativeConnection } = await import('@temporalio/worker');
   try {
     return await NativeConnection.connect(nativeConnectionOptions(r));
   } catch (err) {
