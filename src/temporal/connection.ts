@@ -392,7 +392,7 @@ const splitAddress = (address: string): { host: string; port: number } => {
  */
 export function probeTransport(
   r: ResolvedConnectionOptions,
-  waitMs = 2_000,
+  waitMs = 3_000,
 ): Promise<TransportOutcome> {
   const { host, port } = splitAddress(r.address);
   return new Promise((resolve) => {
