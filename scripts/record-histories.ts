@@ -5,8 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { batchProgressQuery, pauseBatchSignal, resumeBatchSignal } from '../src/batch/messages.js';
 import {
   batchWorkflowId,
@@ -19,6 +19,7 @@ import { sampleRows } from '../src/emulator/index.js';
 import { unthrottled } from '../src/http/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
+import { connectTemporalClient, connectTemporalNative } from '../src/temporal/connection.js';
 import { idSecretFromSettings } from '../src/temporal/idempotency.js';
 import { createWorkflowPermitGate } from '../src/throttle/gate.js';
 import { throttleWorkflowId } from '../src/throttle/protocol.js';
@@ -62,8 +63,8 @@ async function main(): Promise<void> {
   });
   const emulator = await fastEmulator({ allowLoopbackCallbacks: true });
   const dir = tempDir('replay');
-  const connection = await Connection.connect({ address: server.address });
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const connection = await connectTemporalClient({ address: server.address });
+  const nativeConnection = await connectTemporalNative({ address: server.address });
   // Recorded in clear: the replay test proves that the codec passes clear payloads through.
   const client = new Client({ connection, namespace: server.namespace });
   const settings: WebhookSettings = {

@@ -1,6 +1,7 @@
 // The production topology on one machine, without Docker: a real Temporal server (built from its Go
 // module, all services in one process on loopback) on Debian's PostgreSQL, schemas from Temporal's
-// own SQL tool, the namespace and the project's search attributes.
+// own SQL tool, the namespace and the project's search attributes. Its frontend is on mutual TLS
+// (certificates made with openssl at `up`); traffic between its services stays plain.
 //
 //   npx tsx scripts/temporal-cluster.ts up        build the binaries if missing, then start it all
 //   npx tsx scripts/temporal-cluster.ts down      stop it all and delete its data
@@ -9,8 +10,9 @@
 //   npx tsx scripts/temporal-cluster.ts build     build the binaries only
 //   npx tsx scripts/temporal-cluster.ts test [vitest args]   up, the cluster test suite, down
 //
-// Binaries live in .tools/temporal-server-<version>/ (git-ignored), state in .data/temporal-cluster/,
-// logs in .data/temporal-cluster-logs/ (kept after `down`). Ports: CLUSTER_PORTS below.
+// Binaries live in .tools/temporal-server-<version>/ (git-ignored), state in .data/temporal-cluster/
+// (certificates in its tls/), logs in .data/temporal-cluster-logs/ (kept after `down`). Ports:
+// CLUSTER_PORTS below.
 import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
 import {
   chmodSync,
@@ -32,14 +34,19 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { projectRoot } from '../src/temporal/cli-binary.js';
 import {
+  connectTemporalClient,
+  type TemporalConnectionOptions,
+} from '../src/temporal/connection.js';
+import {
   PCDS_SEARCH_ATTRIBUTES,
   registerSearchAttributes,
 } from '../src/temporal/search-attributes.js';
+import { makeTestCertificates, testCertificatePaths } from './tls-certs.js';
 
 /** The server release under test; docker-compose.yml runs the same one. */
 export const TEMPORAL_SERVER_VERSION = '1.32.1';
@@ -61,6 +68,8 @@ export const LOG_DIR = join(root, '.data', 'temporal-cluster-logs');
 const PG_LOG = join(LOG_DIR, 'postgresql.log');
 export const SERVER_LOG = join(LOG_DIR, 'temporal-server.log');
 const SERVER_PID = join(STATE_DIR, 'temporal-server.pid');
+/** The frontend's certificates (a CA, the server's, a client's, and another CA's client). */
+export const CLUSTER_TLS = testCertificatePaths(join(STATE_DIR, 'tls'));
 
 /**
  * Fixed ports on loopback, below Linux's ephemeral range (32768-60999) where the dev servers of
@@ -87,6 +96,33 @@ const DB_USER = 'temporal';
 const DB_PASSWORD = 'temporal';
 
 const STOP_GRACE_MS = 10_000;
+
+/**
+ * The settings a client or worker of the cluster needs: the client certificate, the CA of the
+ * server's, and a name of the server's certificate other than the address (to exercise it).
+ */
+export function clusterTlsEnv(): Record<string, string> {
+  return {
+    PCDS_TEMPORAL_TLS_CERT: CLUSTER_TLS.clientCert,
+    PCDS_TEMPORAL_TLS_KEY: CLUSTER_TLS.clientKey,
+    PCDS_TEMPORAL_TLS_CA: CLUSTER_TLS.ca,
+    PCDS_TEMPORAL_TLS_SERVER_NAME: CLUSTER_TLS.serverName,
+  };
+}
+
+/** The script's own connections: the cluster's client certificate, as any client's. */
+function clusterConnection(extra: Partial<TemporalConnectionOptions> = {}): Promise<Connection> {
+  return connectTemporalClient({
+    address: CLUSTER_ADDRESS,
+    tls: {
+      cert: CLUSTER_TLS.clientCert,
+      key: CLUSTER_TLS.clientKey,
+      ca: CLUSTER_TLS.ca,
+      serverName: CLUSTER_TLS.serverName,
+    },
+    ...extra,
+  });
+}
 
 function log(line: string): void {
   process.stderr.write(`[cluster] ${line}\n`);
@@ -327,6 +363,14 @@ function serverEnv(): NodeJS.ProcessEnv {
     PROMETHEUS_PORT: String(CLUSTER_PORTS.metrics),
     DYNAMIC_CONFIG_FILE_PATH: DYNAMIC_CONFIG_FILE,
     LOG_LEVEL: process.env.PCDS_CLUSTER_LOG_LEVEL ?? 'warn',
+    // The frontend on mutual TLS; the server's own system worker presents the client certificate.
+    TEMPORAL_TLS_FRONTEND_CERT: CLUSTER_TLS.serverCert,
+    TEMPORAL_TLS_FRONTEND_KEY: CLUSTER_TLS.serverKey,
+    TEMPORAL_TLS_CLIENT_CA_CERT: CLUSTER_TLS.ca,
+    TEMPORAL_TLS_SERVER_CA_CERT: CLUSTER_TLS.ca,
+    TEMPORAL_TLS_FRONTEND_SERVER_NAME: CLUSTER_TLS.serverName,
+    TEMPORAL_TLS_SYSTEM_WORKER_CERT: CLUSTER_TLS.clientCert,
+    TEMPORAL_TLS_SYSTEM_WORKER_KEY: CLUSTER_TLS.clientKey,
   };
 }
 
@@ -391,7 +435,7 @@ async function startServer(): Promise<void> {
     }
     let connection: Connection | undefined;
     try {
-      connection = await Connection.connect({ address: CLUSTER_ADDRESS, connectTimeout: 1_000 });
+      connection = await clusterConnection({ connectTimeoutMs: 1_000, explain: false });
       await connection.workflowService.getSystemInfo({});
       log(
         `temporal-server ${TEMPORAL_SERVER_VERSION} (pid ${pid}) on ${CLUSTER_ADDRESS} in ${seconds(started)} s`,
@@ -445,7 +489,7 @@ function tail(file: string, lines: number): string {
  */
 async function setupNamespace(namespace: string): Promise<void> {
   const started = Date.now();
-  const connection = await Connection.connect({ address: CLUSTER_ADDRESS });
+  const connection = await clusterConnection();
   try {
     try {
       await connection.workflowService.registerNamespace({
@@ -530,6 +574,8 @@ async function assertPortsFree(): Promise<void> {
 export interface ClusterInfo {
   address: string;
   namespace: string;
+  /** PCDS_TEMPORAL_TLS_* for its clients and workers. */
+  tlsEnv: Record<string, string>;
 }
 
 /** Up from nothing: PostgreSQL, schemas, server, namespace, search attributes. */
@@ -543,6 +589,7 @@ export async function up(namespace = CLUSTER_NAMESPACE): Promise<ClusterInfo> {
   rmSync(STATE_DIR, { recursive: true, force: true });
   await assertPortsFree();
   mkdirSync(STATE_DIR, { recursive: true });
+  makeTestCertificates(CLUSTER_TLS.dir);
   rmSync(LOG_DIR, { recursive: true, force: true });
   ownedByPostgres(LOG_DIR); // PostgreSQL writes its log there
   try {
@@ -555,8 +602,13 @@ export async function up(namespace = CLUSTER_NAMESPACE): Promise<ClusterInfo> {
     await down().catch((downErr: unknown) => log(`down after a failed up: ${String(downErr)}`));
     throw err;
   }
-  log(`up in ${seconds(started)} s: ${CLUSTER_ADDRESS}, namespace ${namespace}`);
-  return { address: CLUSTER_ADDRESS, namespace };
+  log(`up in ${seconds(started)} s: ${CLUSTER_ADDRESS} (mutual TLS), namespace ${namespace}`);
+  log(
+    `connect with: ${Object.entries(clusterTlsEnv())
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
+  );
+  return { address: CLUSTER_ADDRESS, namespace, tlsEnv: clusterTlsEnv() };
 }
 
 /** Stops the server and PostgreSQL, then deletes the cluster's data. Safe when nothing runs. */
@@ -582,7 +634,7 @@ function status(): void {
   const pid = serverPid();
   const pg = existsSync(join(PG_DATA, 'postmaster.pid'));
   process.stdout.write(
-    `temporal-server ${TEMPORAL_SERVER_VERSION}: ${pid ? `running (pid ${pid}) on ${CLUSTER_ADDRESS}` : 'not running'}\n` +
+    `temporal-server ${TEMPORAL_SERVER_VERSION}: ${pid ? `running (pid ${pid}) on ${CLUSTER_ADDRESS}, mutual TLS (certificates in ${CLUSTER_TLS.dir})` : 'not running'}\n` +
       `PostgreSQL: ${pg ? `running on 127.0.0.1:${CLUSTER_PORTS.postgres}` : 'not running'}\n` +
       `binaries: ${existsSync(SERVER_BIN) ? BIN_DIR : 'not built yet'}\n` +
       `logs (kept after down): ${SERVER_LOG}, ${PG_LOG}\n`,
@@ -619,6 +671,8 @@ async function testRun(vitestArgs: string[]): Promise<number> {
           PCDS_TEST_TEMPORAL_ADDRESS: info.address,
           PCDS_TEST_TEMPORAL_NAMESPACE: info.namespace,
           PCDS_TEST_CLUSTER: '1',
+          // Every client and worker of the suites, spawned `pcds` processes too, goes through TLS.
+          ...info.tlsEnv,
         },
       },
     );

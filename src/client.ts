@@ -45,6 +45,7 @@ import {
 } from './store/export.js';
 import { writeBatchOutputs, type BatchOutputs } from './store/outputs.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
+import { connectTemporalClient, type TemporalTlsOptions } from './temporal/connection.js';
 import { dataConverterFromEnv } from './temporal/data-converter.js';
 import { checkWorkers, type WorkerPresence } from './temporal/pollers.js';
 import {
@@ -96,6 +97,14 @@ export interface PcdsClientOptions {
   connection?: Connection;
   /** Default 127.0.0.1:7233; ignored when a connection is given. */
   address?: string;
+  /**
+   * TLS to the frontend (ignored when a connection is given): true for a publicly trusted server,
+   * or the client certificate and key (mutual TLS), the server's CA and name, each PEM text or a
+   * file path. Default: plain, or TLS when `apiKey` is set.
+   */
+  tls?: boolean | TemporalTlsOptions;
+  /** A Temporal Cloud API key, sent as `Authorization: Bearer` over TLS (never logged). */
+  apiKey?: string;
   namespace?: string;
   taskQueue?: string;
   /** Defaults for every call started by this client, batch rows included (e.g. from the PCDS_ configuration). */
@@ -389,7 +398,12 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
   const ownsConnection = !options.connection;
   const connection =
     options.connection ??
-    (await Connection.connect({ address: options.address ?? '127.0.0.1:7233' }));
+    (await connectTemporalClient({
+      address: options.address ?? '127.0.0.1:7233',
+      ...(options.namespace ? { namespace: options.namespace } : {}),
+      ...(options.tls !== undefined ? { tls: options.tls } : {}),
+      ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    }));
   const temporal = new Client({
     connection,
     namespace: options.namespace ?? 'default',

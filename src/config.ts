@@ -10,6 +10,12 @@ import { idSecretEnvShape } from './temporal/idempotency.js';
 /** The fastest pace `pcds dev --time-scale` offers: an hour in a second. */
 export const MAX_TIME_SCALE = 3600;
 
+/** A text setting where an empty value (as `docker compose` passes `${X:-}`) means unset. */
+const optionalText = () =>
+  z
+    .string()
+    .optional()
+    .transform((v) => v || undefined);
 const intFrom = (def: number) => z.coerce.number().int().positive().default(def);
 const intUpTo = (def: number, max: number) =>
   z.coerce.number().int().positive().max(max, `at most ${max}`).default(def);
@@ -35,6 +41,18 @@ const envSchema = z.object({
   PCDS_API_KEYS: z.string().optional(),
   PCDS_TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   PCDS_TEMPORAL_NAMESPACE: z.string().default('default'),
+  /**
+   * Reaching a secured Temporal (src/temporal/connection.ts): the client certificate and key for
+   * mutual TLS, the server's CA, the name its certificate carries (each a file path or PEM text,
+   * read at start), and a Temporal Cloud API key. Any of them turns TLS on; PCDS_TEMPORAL_TLS=true
+   * turns it on alone (a publicly trusted server).
+   */
+  PCDS_TEMPORAL_TLS: z.preprocess((v) => (v === '' ? undefined : v), z.stringbool().optional()),
+  PCDS_TEMPORAL_TLS_CERT: optionalText(),
+  PCDS_TEMPORAL_TLS_KEY: optionalText(),
+  PCDS_TEMPORAL_TLS_CA: optionalText(),
+  PCDS_TEMPORAL_TLS_SERVER_NAME: optionalText(),
+  PCDS_TEMPORAL_API_KEY: optionalText(),
   PCDS_TEMPORAL_UI_URL: z.string().default('http://127.0.0.1:8233'),
   PCDS_TASK_QUEUE: z.string().default('pcds'),
   PCDS_DATA_DIR: z.string().default('.data'),
@@ -184,6 +202,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       if (!env[name]) e[name] = Math.max(1, Math.round(e[name] / e.PCDS_TIME_SCALE));
     if (!env.PCDS_THROTTLE_TIME_SCALE) e.PCDS_THROTTLE_TIME_SCALE = 1 / e.PCDS_TIME_SCALE;
   }
+  if (!e.PCDS_TEMPORAL_TLS_CERT !== !e.PCDS_TEMPORAL_TLS_KEY)
+    throw new ConfigError(
+      'PCDS_TEMPORAL_TLS_CERT and PCDS_TEMPORAL_TLS_KEY go together: set both (the client certificate and its key)',
+    );
+  if (
+    e.PCDS_TEMPORAL_TLS === false &&
+    (e.PCDS_TEMPORAL_API_KEY || e.PCDS_TEMPORAL_TLS_CERT || e.PCDS_TEMPORAL_TLS_CA)
+  )
+    throw new ConfigError(
+      'PCDS_TEMPORAL_TLS=false, yet a PCDS_TEMPORAL_TLS_* setting or PCDS_TEMPORAL_API_KEY is set: certificates and API keys go over TLS only',
+    );
   const keys: ApiKeyConfig[] = [];
   if (e.PCDS_API_KEYS) {
     let raw: unknown;

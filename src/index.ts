@@ -15,6 +15,11 @@ export {
   type StartCallOptions,
 } from './client.js';
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
+export {
+  TemporalConnectionError,
+  type ConnectionProblem,
+  type TemporalTlsOptions,
+} from './temporal/connection.js';
 export { BatchSetupError, type BatchRequest, type BatchStatus } from './batch/launch.js';
 export type { BatchPlan } from './batch/plan.js';
 export type { PlanLimits } from './batch/plan-input.js';

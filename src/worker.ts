@@ -14,6 +14,11 @@ import { installMetricsExporter } from './metrics/exporter.js';
 import { metricsRecorded } from './metrics/instruments.js';
 import { meteredPermitGate } from './metrics/metered.js';
 import { permitGateFromConfig } from './throttle/gate.js';
+import {
+  connectTemporalNative,
+  temporalConnectionOptions,
+  type TemporalTlsOptions,
+} from './temporal/connection.js';
 import { dataConverterFromSettings, temporalClient } from './temporal/data-converter.js';
 import { registerSearchAttributes } from './temporal/search-attributes.js';
 import { callbackUrlsFromConfig } from './webhooks/callback-urls.js';
@@ -30,8 +35,15 @@ export const WORKFLOWS_PATH = fileURLToPath(
 
 export interface CreateWorkerOptions {
   config: Config;
-  /** Default: a connection to config.PCDS_TEMPORAL_ADDRESS, closed with the worker. */
+  /**
+   * Default: a connection to config.PCDS_TEMPORAL_ADDRESS with its PCDS_TEMPORAL_TLS_* and
+   * PCDS_TEMPORAL_API_KEY settings (or `tls` and `apiKey` below), closed with the worker.
+   */
   connection?: NativeConnection;
+  /** Overrides the configuration's TLS settings (see createPcdsClient's `tls`). */
+  tls?: boolean | TemporalTlsOptions;
+  /** Overrides PCDS_TEMPORAL_API_KEY. */
+  apiKey?: string;
   /** Default: config.PCDS_TASK_QUEUE. */
   taskQueue?: string;
   /** Default: the shared throttle (src/throttle), or none when PCDS_THROTTLE=off. */
@@ -59,10 +71,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const dataConverter = dataConverterFromSettings(config);
   // Checked at start: a public URL the service would refuse stops the worker with the reason.
   const urlFor = opts.callbackUrlFor ?? callbackUrlsFromConfig(config);
-  const clients = createServiceClients(config);
   const ownsConnection = !opts.connection;
   const connection =
-    opts.connection ?? (await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS }));
+    opts.connection ??
+    (await connectTemporalNative({
+      ...temporalConnectionOptions(config),
+      ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
+      ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
+    }));
+  const clients = createServiceClients(config);
   const permits = meteredPermitGate(
     opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
   );
@@ -127,7 +144,7 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
   dataConverterFromSettings(config);
   // Before the first connection: the SDK's runtime is made once, with its exporter.
   installMetricsExporter(config);
-  const connection = await NativeConnection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
+  const connection = await connectTemporalNative(temporalConnectionOptions(config));
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
   const pcds = await createWorker({ config, connection });
   const receiverClient =

@@ -2,7 +2,7 @@
 // UI, the emulator, a worker), runs a batch over examples/leads.csv with a live progress bar,
 // prints the summary, then stops everything (or keeps it up, with the Web UI links, with --keep).
 import { join, resolve } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { connectTemporalClient } from '../temporal/connection.js';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Command } from 'commander';
 import {
@@ -77,7 +77,7 @@ export function registerDemoCommand(program: Command): Command {
           codecPort: o.codecPort,
           ...(o.webhookPort !== undefined ? { webhookPort: o.webhookPort } : {}),
         });
-        const connection = await Connection.connect({ address: stack.temporal.address });
+        const connection = await connectTemporalClient({ address: stack.temporal.address });
         const opened = await openStoreFromSettings(stack.config);
         const store = new BatchStore(opened);
         try {

@@ -2,7 +2,7 @@
 // UI on), the emulator with its development key, and a worker. `pcds dev` and the demo use it.
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { connectTemporalClient } from '../temporal/connection.js';
 import { ensureDevEncryptionKey, ensureDevIdSecret } from '../codec/dev-key.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import {
@@ -155,13 +155,21 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     const stackEnv = {
       ...baseEnv,
       PCDS_API_KEYS: undefined,
+      // The stack's dev server is plain: a shell's settings for a secured Temporal stay out.
+      PCDS_TEMPORAL_TLS: undefined,
+      PCDS_TEMPORAL_TLS_CERT: undefined,
+      PCDS_TEMPORAL_TLS_KEY: undefined,
+      PCDS_TEMPORAL_TLS_CA: undefined,
+      PCDS_TEMPORAL_TLS_SERVER_NAME: undefined,
+      PCDS_TEMPORAL_API_KEY: undefined,
       // At another pace the throttle's windows follow PCDS_TIME_SCALE, not a shell's leftover.
       ...(timeScale !== 1 ? { PCDS_THROTTLE_TIME_SCALE: undefined } : {}),
       PCDS_DATA_DIR: dataDir,
       ...env,
       ...webhookEnv,
     };
-    const receiverConnection = await Connection.connect({ address: temporal.address });
+    // The stack's own dev server: plain, on loopback, whatever the shell's PCDS_TEMPORAL_TLS_* say.
+    const receiverConnection = await connectTemporalClient({ address: temporal.address });
     stops.push(() => receiverConnection.close());
     const receiverConfig = loadConfig(stackEnv);
     const receiver = await startReceiverFromConfig({

@@ -1,9 +1,15 @@
-// How CLI commands reach Temporal: one connection per command, one clear message (with the fix)
-// when the server cannot be reached, and a word within seconds when no worker polls the queue.
+// How CLI commands reach Temporal: one connection per command (through the project's connection
+// factory), one clear message naming the setting to fix when the server cannot be reached or
+// refuses the client, and a word within seconds when no worker polls the queue.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { createPcdsClient, type PcdsClient } from '../client.js';
 import type { Config } from '../config.js';
+import {
+  connectTemporalClient,
+  temporalConnectionOptions,
+  TemporalConnectionError,
+} from '../temporal/connection.js';
 import { dataConverterFromSettings, temporalClient } from '../temporal/data-converter.js';
 import { idSecretFromSettings } from '../temporal/idempotency.js';
 import {
@@ -25,16 +31,24 @@ export function temporalUnreachable(config: Config): CliError {
   );
 }
 
+/** A connection failure as the CLI reports it: the factory's message, which names the setting. */
+export function asCliConnectionError(err: unknown, config: Config): unknown {
+  if (err instanceof TemporalConnectionError) return new TemporalUnreachableError(err.message);
+  // Configuration problems (an unreadable certificate file) keep their own message.
+  if (err instanceof Error && err.name === 'ConfigError') return err;
+  return temporalUnreachable(config);
+}
+
 export async function connectTemporal(
   config: Config,
 ): Promise<{ client: Client; close: () => Promise<void> }> {
   // A missing key is reported before any connection is tried.
   dataConverterFromSettings(config);
-  let connection: Connection;
+  let connection: Awaited<ReturnType<typeof connectTemporalClient>>;
   try {
-    connection = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
-  } catch {
-    throw temporalUnreachable(config);
+    connection = await connectTemporalClient(temporalConnectionOptions(config));
+  } catch (err) {
+    throw asCliConnectionError(err, config);
   }
   const client = temporalClient(connection, config);
   return { client, close: () => connection.close() };
@@ -45,11 +59,14 @@ export async function connectPcdsClient(config: Config): Promise<PcdsClient> {
   const dataConverter = dataConverterFromSettings(config);
   // A bad id secret (short, unreadable file) is reported before any connection is tried.
   const idSecret = idSecretFromSettings(config);
+  const { tls, apiKey } = temporalConnectionOptions(config);
   try {
     return await createPcdsClient({
       dataConverter,
       ...(idSecret ? { idSecret: idSecret.key.toString('utf8') } : {}),
       address: config.PCDS_TEMPORAL_ADDRESS,
+      ...(tls !== undefined ? { tls } : {}),
+      ...(apiKey !== undefined ? { apiKey } : {}),
       namespace: config.PCDS_TEMPORAL_NAMESPACE,
       taskQueue: config.PCDS_TASK_QUEUE,
       defaults: {
@@ -58,8 +75,8 @@ export async function connectPcdsClient(config: Config): Promise<PcdsClient> {
         webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS,
       },
     });
-  } catch {
-    throw temporalUnreachable(config);
+  } catch (err) {
+    throw asCliConnectionError(err, config);
   }
 }
 

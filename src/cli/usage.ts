@@ -1,7 +1,7 @@
 // `pcds usage [--month m] [--year y] [--key-id id]`: the account's credit usage (synchronous, free).
 // Also the reader of GET /usage that the CLI's other commands and `pcds mcp` use: every read takes
 // a permit from the key's shared throttle (which lives in Temporal), like a worker's requests.
-import { Connection, type ConnectionLike } from '@temporalio/client';
+import type { Connection, ConnectionLike } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { unthrottled, type PermitGate } from '../http/permits.js';
@@ -11,7 +11,8 @@ import { readUsage } from '../http/usage-read.js';
 import { permitGateFromConfig } from '../throttle/gate.js';
 import { action, printJson } from './output.js';
 import { intArg } from './args.js';
-import { temporalUnreachable } from './temporal-connection.js';
+import { connectTemporalClient, temporalConnectionOptions } from '../temporal/connection.js';
+import { asCliConnectionError } from './temporal-connection.js';
 
 /** How long a permit may take before the CLI says what it waits for (a worker must run). */
 const SLOW_PERMIT_MS = 10_000;
@@ -39,9 +40,9 @@ export function createUsageReader(config: Config, options: UsageReaderOptions = 
   const connect = async (): Promise<ConnectionLike> => {
     if (options.connection) return options.connection();
     try {
-      owned = await Connection.connect({ address: config.PCDS_TEMPORAL_ADDRESS });
-    } catch {
-      throw temporalUnreachable(config);
+      owned = await connectTemporalClient(temporalConnectionOptions(config));
+    } catch (err) {
+      throw asCliConnectionError(err, config);
     }
     return owned;
   };

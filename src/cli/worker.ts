@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { runWorkerMain } from '../worker.js';
 import { action } from './output.js';
-import { temporalUnreachable } from './temporal-connection.js';
+import { asCliConnectionError } from './temporal-connection.js';
 
 export function registerWorkerCommand(program: Command): Command {
   return program
@@ -22,8 +22,12 @@ export function registerWorkerCommand(program: Command): Command {
           await runWorkerMain(config);
         } catch (err) {
           // The core's connection error reads "tonic::transport::Error(...)": name the fix instead.
-          if (err instanceof Error && err.name === 'TransportError' && /connect/i.test(err.message))
-            throw temporalUnreachable(config);
+          if (
+            err instanceof Error &&
+            (err.name === 'TemporalConnectionError' ||
+              (err.name === 'TransportError' && /connect/i.test(err.message)))
+          )
+            throw asCliConnectionError(err, config);
           throw err;
         }
       }),

@@ -214,7 +214,10 @@ export const ERRORS = [
   own('export_not_found', 'no search export with that id'),
   own('export_unavailable', "the batch's files cannot be found for an export (no worker answered)"),
   own('call_not_found', 'no call with that workflow id'),
-  own('temporal_unreachable', 'the Temporal server cannot be reached at PCDS_TEMPORAL_ADDRESS'),
+  own(
+    'temporal_unreachable',
+    'the Temporal server cannot be reached or refused the connection (the message names the PCDS_TEMPORAL_* setting to fix)',
+  ),
   own(
     'idempotency_conflict',
     'the idempotency key was used before with other parameters: the earlier work stands, nothing new started',

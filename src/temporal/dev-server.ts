@@ -5,7 +5,8 @@ import { mkdirSync, openSync, closeSync, readFileSync, writeSync } from 'node:fs
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
+import { connectTemporalClient } from './connection.js';
 import { findOrInstallTemporalCli, projectRoot } from './cli-binary.js';
 import { searchAttributeCliArgs } from './search-attributes.js';
 
@@ -181,7 +182,11 @@ async function waitUntilReady(
     }
     let connection: Connection | undefined;
     try {
-      connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      connection = await connectTemporalClient({
+        address,
+        connectTimeoutMs: 1_000,
+        explain: false,
+      });
       await connection.workflowService.describeNamespace({ namespace });
       return;
     } catch (err) {

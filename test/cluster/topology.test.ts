@@ -12,9 +12,8 @@ import { restartServer } from '../../scripts/temporal-cluster.js';
 import { spawnCli } from '../cli/cli-env.js';
 import {
   connectClient,
-  temporalAddress,
+  testTemporalEnv,
   testEncryptionEnv,
-  testNamespace,
   uniqueTaskQueue,
 } from '../harness/temporal.js';
 import {
@@ -67,8 +66,7 @@ async function startWorker(taskQueue: string, name: string): Promise<ChildProces
   const dataDir = tempDir(`topology-${name}`);
   workerDirs.push(dataDir);
   const child = spawnCli(['worker'], {
-    PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-    PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+    ...testTemporalEnv(),
     PCDS_TASK_QUEUE: taskQueue,
     PCDS_BASE_URL: emu.url,
     PCDS_API_KEY: emu.devKey.key,

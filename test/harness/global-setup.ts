@@ -2,10 +2,11 @@
 // to the test files through vitest's provide/inject.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { Connection } from '@temporalio/client';
 import type { TestProject } from 'vitest/node';
 import { findOrInstallTemporalCli, projectRoot } from '../../src/temporal/cli-binary.js';
 import { startDevServer } from '../../src/temporal/dev-server.js';
+import { loadConfig } from '../../src/config.js';
+import { connectTemporalClient, temporalConnectionOptions } from '../../src/temporal/connection.js';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes.js';
 
 declare module 'vitest' {
@@ -26,7 +27,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const external = process.env.PCDS_TEST_TEMPORAL_ADDRESS;
   if (external) {
     const namespace = process.env.PCDS_TEST_TEMPORAL_NAMESPACE ?? 'default';
-    const connection = await Connection.connect({ address: external });
+    // Its PCDS_TEMPORAL_TLS_* settings come from the environment (the cluster runs on mutual TLS).
+    const connection = await connectTemporalClient(
+      temporalConnectionOptions(
+        loadConfig({
+          ...process.env,
+          PCDS_TEMPORAL_ADDRESS: external,
+          PCDS_TEMPORAL_NAMESPACE: namespace,
+        }),
+      ),
+    );
     try {
       await registerSearchAttributes(connection, namespace);
     } finally {

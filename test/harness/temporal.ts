@@ -2,12 +2,11 @@
 // worker that runs only for the duration of a callback.
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
 import type { DataConverter, Payload } from '@temporalio/common';
 import {
   bundleWorkflowCode,
   DefaultLogger,
-  NativeConnection,
   Runtime,
   Worker,
   type WorkerOptions,
@@ -15,6 +14,11 @@ import {
 } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
+import {
+  connectTemporalClient,
+  connectTemporalNative,
+  type TemporalConnectionOptions,
+} from '../../src/temporal/connection.js';
 import { dataConverterFromEnv, FAILURE_CONVERTER_PATH } from '../../src/temporal/data-converter.js';
 
 /** host:port of the dev server started by the global setup. */
@@ -24,6 +28,60 @@ export function temporalAddress(): string {
 
 export function testNamespace(): string {
   return inject('temporalNamespace');
+}
+
+/** The settings that reach a secured shared server (`npm run test:cluster` runs it on mutual TLS). */
+const TEMPORAL_TLS_SETTINGS = [
+  'PCDS_TEMPORAL_TLS',
+  'PCDS_TEMPORAL_TLS_CERT',
+  'PCDS_TEMPORAL_TLS_KEY',
+  'PCDS_TEMPORAL_TLS_CA',
+  'PCDS_TEMPORAL_TLS_SERVER_NAME',
+  'PCDS_TEMPORAL_API_KEY',
+] as const;
+
+/** The shared server's PCDS_TEMPORAL_TLS_* settings, as the run's environment gives them. */
+export function temporalTlsEnv(): Record<string, string> {
+  return Object.fromEntries(
+    TEMPORAL_TLS_SETTINGS.flatMap((name) => {
+      const value = process.env[name];
+      return value ? [[name, value]] : [];
+    }),
+  );
+}
+
+/** The shared server's address, namespace and TLS settings, for a `pcds` process a test spawns. */
+export function testTemporalEnv(): Record<string, string> {
+  return {
+    PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+    PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+    ...temporalTlsEnv(),
+  };
+}
+
+/**
+ * How to connect to `address`: with the run's TLS settings when it is the shared server, plain
+ * when it is a dev server a test started for itself.
+ */
+export function connectionOptionsFor(address: string): TemporalConnectionOptions {
+  if (address !== temporalAddress()) return { address };
+  const tls = temporalTlsEnv();
+  return {
+    address,
+    ...(tls.PCDS_TEMPORAL_API_KEY ? { apiKey: tls.PCDS_TEMPORAL_API_KEY } : {}),
+    ...(tls.PCDS_TEMPORAL_TLS_CERT || tls.PCDS_TEMPORAL_TLS_CA || tls.PCDS_TEMPORAL_TLS === 'true'
+      ? {
+          tls: {
+            ...(tls.PCDS_TEMPORAL_TLS_CERT ? { cert: tls.PCDS_TEMPORAL_TLS_CERT } : {}),
+            ...(tls.PCDS_TEMPORAL_TLS_KEY ? { key: tls.PCDS_TEMPORAL_TLS_KEY } : {}),
+            ...(tls.PCDS_TEMPORAL_TLS_CA ? { ca: tls.PCDS_TEMPORAL_TLS_CA } : {}),
+            ...(tls.PCDS_TEMPORAL_TLS_SERVER_NAME
+              ? { serverName: tls.PCDS_TEMPORAL_TLS_SERVER_NAME }
+              : {}),
+          },
+        }
+      : {}),
+  };
 }
 
 /**
@@ -88,7 +146,9 @@ export function installQuietRuntime(): void {
 export async function connectClient(
   opts: { address?: string; namespace?: string; dataConverter?: DataConverter } = {},
 ): Promise<{ client: Client; connection: Connection }> {
-  const connection = await Connection.connect({ address: opts.address ?? temporalAddress() });
+  const connection = await connectTemporalClient(
+    connectionOptionsFor(opts.address ?? temporalAddress()),
+  );
   const client = new Client({
     connection,
     namespace: opts.namespace ?? testNamespace(),
@@ -131,7 +191,7 @@ export async function withWorker<T>(
   const namespace = opts.namespace ?? testNamespace();
   const taskQueue = opts.taskQueue ?? uniqueTaskQueue('test');
   const bundle = await workflowBundle(opts.workflowsPath ?? DEFAULT_WORKFLOWS_PATH);
-  const nativeConnection = await NativeConnection.connect({ address });
+  const nativeConnection = await connectTemporalNative(connectionOptionsFor(address));
   try {
     const worker = await Worker.create({
       connection: nativeConnection,

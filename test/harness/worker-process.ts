@@ -2,7 +2,7 @@
 // for tests that kill one with SIGKILL. Resolves once it polls its task queue.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
-import { temporalAddress, testNamespace } from './temporal.js';
+import { testTemporalEnv } from './temporal.js';
 
 export async function spawnWorkerProcess(
   taskQueue: string,
@@ -12,8 +12,7 @@ export async function spawnWorkerProcess(
     cwd: projectRoot(),
     env: {
       ...process.env,
-      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+      ...testTemporalEnv(),
       PCDS_TASK_QUEUE: taskQueue,
       ...env,
     },

@@ -9,7 +9,7 @@ import { sampleRows } from '../../src/emulator/index.js';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
 import {
   connectClient,
-  temporalAddress,
+  testTemporalEnv,
   testNamespace,
   uniqueTaskQueue,
 } from '../harness/temporal.js';
@@ -35,8 +35,7 @@ async function freePort(): Promise<number> {
 function workerEnv(taskQueue: string, webhook: Record<string, string>): NodeJS.ProcessEnv {
   return {
     ...process.env,
-    PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-    PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+    ...testTemporalEnv(),
     PCDS_TASK_QUEUE: taskQueue,
     PCDS_BASE_URL: env.config.PCDS_BASE_URL,
     PCDS_API_KEYS: JSON.stringify(env.config.keys),

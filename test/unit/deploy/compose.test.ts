@@ -239,6 +239,13 @@ describe('docker-compose.yml', () => {
         'PCDS_API_KEY',
         'PCDS_API_SECRET',
         'PCDS_ENCRYPTION_KEY',
+        'PCDS_TEMPORAL_ADDRESS',
+        'PCDS_TEMPORAL_NAMESPACE',
+        'PCDS_TEMPORAL_TLS_CERT',
+        'PCDS_TEMPORAL_TLS_KEY',
+        'PCDS_TEMPORAL_TLS_CA',
+        'PCDS_TEMPORAL_TLS_SERVER_NAME',
+        'PCDS_TEMPORAL_API_KEY',
       ]),
     );
     // The shell scripts do use variables of their own, escaped.
@@ -253,6 +260,9 @@ describe('docker-compose.yml', () => {
       // The emulator's development key for its default seed 42, overridable.
       ['PCDS_API_KEY', [dev.key]],
       ['PCDS_API_SECRET', [dev.secret]],
+      // A secured Temporal's key and API key: empty unless the environment gives them.
+      ['PCDS_TEMPORAL_TLS_KEY', ['']],
+      ['PCDS_TEMPORAL_API_KEY', ['']],
     ]);
     const secretName = /PASSWORD|PWD|SECRET|TOKEN|(^|_)KEY$/;
     for (const [name, s] of services) {
