@@ -1,0 +1,120 @@
+// What an MCP task reports for the work behind it (pure): its status, a message saying where the
+// work stands, and how long the assistant should wait before asking again.
+import type { Task } from '@modelcontextprotocol/sdk/types.js';
+import type { BatchStatus } from '../batch/launch.js';
+
+export type TaskStatus = Task['status'];
+
+export interface TaskView {
+  status: TaskStatus;
+  statusMessage: string;
+  /** Milliseconds until asking again is worth it; absent once the task ended. */
+  pollInterval?: number;
+}
+
+/**
+ * Poll intervals (ms). Never under MIN: every tasks/get is a describe and a query on Temporal, so
+ * a short job gains nothing from faster polling. Paused or workerless work waits on a person.
+ */
+export const POLL_MS = {
+  min: 2_000,
+  max: 60_000,
+  default: 5_000,
+  throttled: 10_000,
+  waiting: 30_000,
+} as const;
+
+const clamp = (ms: number) => Math.round(Math.min(POLL_MS.max, Math.max(POLL_MS.min, ms)));
+
+/** How a closed workflow's execution status reads as a task status. */
+export function closedTaskStatus(execution: string): TaskStatus {
+  if (execution === 'COMPLETED') return 'completed';
+  if (execution === 'CANCELED' || execution === 'CANCELLED') return 'cancelled';
+  return 'failed';
+}
+
+/** `credits 12 of 20`, `credits 12`, or nothing when the batch counts none. */
+function creditsPart(p: { credits?: number; maxCredits?: number }): string[] {
+  if (p.maxCredits !== undefined) return [`credits ${p.credits ?? 0} of ${p.maxCredits} used`];
+  return p.credits ? [`credits ${p.credits} used`] : [];
+}
+
+const rowsPart = (p: {
+  done: number;
+  total: number;
+  found: number;
+  empty: number;
+  failed: number;
+}) => `rows ${p.done} of ${p.total} done (${p.found} found, ${p.empty} empty, ${p.failed} failed)`;
+
+/**
+ * A batch's task: working with its rows, credits and pause while it runs; the poll interval
+ * follows the learned job time of its rows (a row rarely finishes sooner) and the time left.
+ */
+export function batchTaskView(s: BatchStatus): TaskView {
+  if (s.ended) {
+    const m = s.summary;
+    const skipped = m.skipped ? [`${m.skipped} skipped (credit_budget)`] : [];
+    return {
+      status: m.state === 'cancelled' ? 'cancelled' : 'completed',
+      statusMessage: [`${m.state}: ${rowsPart(m)}`, ...skipped, ...creditsPart(m)].join('; '),
+    };
+  }
+  if (s.published) {
+    const p = s.published;
+    const done = p.done !== undefined ? [`rows ${p.done} done as last published`] : [];
+    return {
+      status: 'working',
+      statusMessage: [`waiting: ${p.reason}`, ...done].join('; '),
+      pollInterval: POLL_MS.waiting,
+    };
+  }
+  const p = s.progress;
+  const parts = [
+    rowsPart(p),
+    ...(p.inFlight ? [`${p.inFlight} in flight`] : []),
+    ...creditsPart(p),
+    ...(p.skipped ? [`${p.skipped} skipped (credit_budget)`] : []),
+  ];
+  if (p.paused)
+    return {
+      status: 'working',
+      statusMessage: [`paused (${p.paused.code}): ${p.paused.message}`, ...parts].join('; '),
+      pollInterval: POLL_MS.waiting,
+    };
+  const eta = p.etaSeconds !== undefined ? [`about ${Math.ceil(p.etaSeconds)} s left`] : [];
+  const job = p.jobMsEstimate ?? POLL_MS.default;
+  const left = p.etaSeconds !== undefined ? p.etaSeconds * 1000 : job;
+  return {
+    status: 'working',
+    statusMessage: [`${p.state}: ${parts[0]}`, ...parts.slice(1), ...eta].join('; '),
+    pollInterval: clamp(Math.min(job, Math.max(left, POLL_MS.min))),
+  };
+}
+
+/** A running call's task: its phase, or that it waits for the throttle (PcdsState throttled). */
+export function runningCallView(o: {
+  shownState?: string;
+  phase?: string;
+  polls?: number;
+  noWorker?: string;
+}): TaskView {
+  if (o.noWorker)
+    return {
+      status: 'working',
+      statusMessage: `waiting: ${o.noWorker}`,
+      pollInterval: POLL_MS.waiting,
+    };
+  if (o.shownState === 'throttled')
+    return {
+      status: 'working',
+      statusMessage: 'throttled: a request waits for a permit of the shared throttle',
+      pollInterval: POLL_MS.throttled,
+    };
+  const polls = o.polls ? ` (${o.polls} polls so far)` : '';
+  return {
+    status: 'working',
+    statusMessage: `${o.phase ?? o.shownState ?? 'running'}${polls}`,
+    pollInterval: POLL_MS.default,
+  };
+}
