@@ -7,6 +7,7 @@ import type {
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { pathToFileURL } from 'node:url';
+import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { BATCH_ID_PATTERN, batchWorkflowId } from '../batch/types.js';
 import type { PcdsClient } from '../client.js';
 import { PcdsError } from '../contract/pcds-error.js';
@@ -249,19 +250,38 @@ export class TemporalTaskStore implements TaskStore {
 
   /**
    * The caller's tasks, newest first: the work it started as tasks (its memo says so) among the
-   * most recent workflows. One page; `cursor` is not used.
+   * most recent workflows of its task queue. One page; `cursor` is not used. A memo that does not
+   * open (written under a key this process lacks) is someone else's: skipped, not an error.
    */
   async listTasks(): Promise<{ tasks: Task[]; nextCursor?: string }> {
     const client = await this.deps.client();
+    const { temporal } = client;
     const types = ['pcdsEndpointCall', BATCH_WORKFLOW_TYPE, 'pcdsSearchExport'];
-    const query = `WorkflowType IN (${types.map((t) => `"${t}"`).join(', ')}) AND ExecutionStatus != "ContinuedAsNew"`;
+    const query =
+      `WorkflowType IN (${types.map((t) => `"${t}"`).join(', ')}) AND ` +
+      `TaskQueue = "${client.taskQueue}" AND ExecutionStatus != "ContinuedAsNew"`;
     const ids: string[] = [];
+    let nextPageToken: Uint8Array | undefined;
     let scanned = 0;
-    for await (const w of client.temporal.workflow.list({ query })) {
-      if (++scanned > LIST_SCAN || ids.length >= LIST_PAGE) break;
-      if (w.memo?.[TASK_TTL_MEMO] === undefined || !this.deps.visible(w.memo)) continue;
-      if (!ids.includes(w.workflowId)) ids.push(w.workflowId);
-    }
+    do {
+      const page = await temporal.workflowService.listWorkflowExecutions({
+        namespace: temporal.options.namespace,
+        query,
+        pageSize: 200,
+        ...(nextPageToken ? { nextPageToken } : {}),
+      });
+      for (const e of page.executions ?? []) {
+        if (++scanned > LIST_SCAN || ids.length >= LIST_PAGE) break;
+        const id = e.execution?.workflowId;
+        if (!id || ids.includes(id) || !e.memo?.fields) continue;
+        const memo = await decodeMapFromPayloads(
+          temporal.options.loadedDataConverter,
+          e.memo.fields,
+        ).catch(() => undefined);
+        if (memo?.[TASK_TTL_MEMO] !== undefined && this.deps.visible(memo)) ids.push(id);
+      }
+      nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+    } while (nextPageToken && scanned < LIST_SCAN && ids.length < LIST_PAGE);
     const tasks: Task[] = [];
     for (const id of ids) {
       const task = await this.getTask(id);

@@ -48,6 +48,8 @@ const idArg = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/)
   .describe('letters, digits, _ or -');
+/** A refused start or a failed task: every answer of a start tool fits its output schema. */
+const toolError = z.object({ code: z.string(), message: z.string() });
 const readOnly = { readOnlyHint: true, openWorldHint: false };
 
 /** A closed workflow's status from its description; a running one answers queries. */
@@ -100,9 +102,10 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         .describe('the same key returns the same call instead of starting another'),
     },
     outputSchema: z.looseObject({
-      call_id: z.string(),
-      state: z.enum(['running', 'done']),
+      call_id: z.string().optional(),
+      state: z.enum(['running', 'done']).optional(),
       warning: z.string().optional(),
+      error: toolError.optional(),
       outcome: z.enum(['found', 'empty']).optional(),
     }),
     start: async ({ endpoint, params, idempotency_key }, memo) => {
@@ -181,9 +184,10 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         .describe('configured keys to spread the rows over (default: all)'),
     },
     outputSchema: z.looseObject({
-      batch_id: z.string(),
-      state: z.enum(['running', 'done', 'cancelled']),
+      batch_id: z.string().optional(),
+      state: z.enum(['running', 'done', 'cancelled']).optional(),
       warning: z.string().optional(),
+      error: toolError.optional(),
       summary: z.looseObject({ total: z.number(), done: z.number() }).optional(),
     }),
     start: async (a, memo) => {
@@ -300,9 +304,10 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       overwrite: z.boolean().optional(),
     },
     outputSchema: z.looseObject({
-      export_id: z.string(),
-      state: z.enum(['running', 'done']),
+      export_id: z.string().optional(),
+      state: z.enum(['running', 'done']).optional(),
       warning: z.string().optional(),
+      error: toolError.optional(),
       summary: z.looseObject({ rows: z.number() }).optional(),
     }),
     start: async (a, memo) => {
