@@ -3,7 +3,7 @@
 // `pcds mcp`, cancels it, and stays the caller's own. A real worker runs the work against the
 // emulator on the dev server.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -288,13 +288,22 @@ describe('pcds mcp tasks', () => {
         expect((await bob.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).not.toContain(
           task.taskId,
         );
-        expect((await alice.experimental.tasks.getTask(task.taskId)).status).toBe('working');
+        // Mid-batch: a row written, others still to come.
+        await taskUntil(alice, task.taskId, (t) =>
+          /rows [1-4] of 5 done/.test(t.statusMessage ?? ''),
+        );
 
         const cancelled = await alice.experimental.tasks.cancelTask(task.taskId);
         expect(cancelled.status).toBe('cancelled');
         const summary = await pcds.getBatch(batchId).result();
         expect(summary.state).toBe('cancelled');
+        expect(summary.done).toBeGreaterThanOrEqual(1);
         expect(summary.done).toBeLessThan(5);
+        // What finished is written, as when cancel_batch cancels it.
+        const lines = readFileSync(join(dir, 'alice', `${batchId}.jsonl`), 'utf8')
+          .trim()
+          .split('\n');
+        expect(lines.length).toBeGreaterThanOrEqual(1);
         const result = await alice.experimental.tasks.getTaskResult(
           task.taskId,
           CallToolResultSchema,
