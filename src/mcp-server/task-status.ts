@@ -92,12 +92,31 @@ export function batchTaskView(s: BatchStatus): TaskView {
   };
 }
 
-/** A running call's task: its phase, or that it waits for the throttle (PcdsState throttled). */
+/**
+ * The wait a throttled call shows in its current details (workflows/permit-waits.ts words it:
+ * `<endpoint>: throttled: poll waits for a permit on key k1: <why>, until about <ISO>`): the
+ * message from `throttled:` on, and when the permit is due.
+ */
+export function permitWaitOf(details: string | undefined): { message: string; until?: number } {
+  const at = details?.indexOf('throttled: ') ?? -1;
+  if (!details || at < 0) return { message: 'throttled: a request waits for a permit' };
+  const message = details.slice(at).replace(/ \(request [^)]*\)$/, '');
+  const until = Date.parse(/until about (\S+?Z)/.exec(message)?.[1] ?? '');
+  return Number.isNaN(until) ? { message } : { message, until };
+}
+
+/**
+ * A running call's task: its phase, or that it waits for the throttle (PcdsState throttled), why,
+ * and until when: asked again once the permit is due.
+ */
 export function runningCallView(o: {
   shownState?: string;
   phase?: string;
   polls?: number;
   noWorker?: string;
+  /** The call's current details (the Web UI's), read while it is throttled. */
+  details?: string;
+  now?: number;
 }): TaskView {
   if (o.noWorker)
     return {
@@ -105,12 +124,15 @@ export function runningCallView(o: {
       statusMessage: `waiting: ${o.noWorker}`,
       pollInterval: POLL_MS.waiting,
     };
-  if (o.shownState === 'throttled')
+  if (o.shownState === 'throttled') {
+    const wait = permitWaitOf(o.details);
     return {
       status: 'working',
-      statusMessage: 'throttled: a request waits for a permit of the shared throttle',
-      pollInterval: POLL_MS.throttled,
+      statusMessage: wait.message,
+      pollInterval:
+        wait.until !== undefined ? clamp(wait.until - (o.now ?? Date.now())) : POLL_MS.throttled,
     };
+  }
   const polls = o.polls ? ` (${o.polls} polls so far)` : '';
   return {
     status: 'working',

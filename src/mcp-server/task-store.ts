@@ -29,6 +29,8 @@ export const TASK_CREATED_MEMO = 'pcdsMcpTaskCreatedAt';
 
 /** Time to live of a task: asked by the client, kept within these bounds (ms). */
 export const TASK_TTL_MS = { default: 7 * 86_400_000, min: 60_000, max: 30 * 86_400_000 };
+/** The query every workflow answers with its current details (the Web UI's). */
+const WORKFLOW_METADATA_QUERY = '__temporal_workflow_metadata';
 /** tasks/list looks at this many recent workflows at most and answers this many tasks. */
 const LIST_SCAN = 1000;
 const LIST_PAGE = 50;
@@ -173,11 +175,23 @@ export class TemporalTaskStore implements TaskStore {
           ? runningCallView({ noWorker: missing })
           : { status: 'working', statusMessage: 'pages are written', pollInterval: 5_000 };
       if (missing) return runningCallView({ noWorker: missing });
-      const state = await client.getCall(id).state();
+      const call = client.getCall(id);
+      const state = await call.state();
+      const shownState = d.typedSearchAttributes.get(PcdsState);
+      // Why it is throttled is in its current details (the SDK's metadata query).
+      const details =
+        shownState === 'throttled'
+          ? await call.workflow
+              .query<{ currentDetails?: string }>(WORKFLOW_METADATA_QUERY)
+              .then((m) => m.currentDetails)
+              .catch(() => undefined)
+          : undefined;
       return runningCallView({
-        shownState: d.typedSearchAttributes.get(PcdsState),
+        shownState,
         phase: state.phase,
         polls: state.polls,
+        details,
+        now: this.now(),
       });
     }
     const status: TaskStatus = closedTaskStatus(d.status.name);

@@ -7,9 +7,11 @@ import { taskIdOf, taskTarget, taskTtl, TASK_TTL_MS } from '../../../src/mcp-ser
 import {
   batchTaskView,
   closedTaskStatus,
+  permitWaitOf,
   POLL_MS,
   runningCallView,
 } from '../../../src/mcp-server/task-status.js';
+import { describePermitWait } from '../../../src/workflows/permit-waits.js';
 
 const progress = (p: Partial<BatchProgress> = {}): BatchStatus => ({
   ended: false,
@@ -98,11 +100,34 @@ describe('batch task view', () => {
 });
 
 describe('call task view', () => {
-  it('rule: a throttled call says so and is asked every 10 s; otherwise its phase and polls', () => {
+  it('rule: a throttled call says why (its current details) and is asked again when the permit is due', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const wait = describePermitWait({
+      keyId: 'k1',
+      kind: 'poll',
+      reason: 'minute_window',
+      until: now + 7_000,
+      reportAfterMs: 1_000,
+    });
+    const details = `person_enrichment: throttled: ${wait} (request r-1)`;
+    expect(runningCallView({ shownState: 'throttled', phase: 'polling', details, now })).toEqual({
+      status: 'working',
+      statusMessage: `throttled: ${wait}`,
+      pollInterval: 7_000,
+    });
+    expect(permitWaitOf(details).message).toMatch(/minute window is full/);
+    // A permit due later than a minute: asked every minute; details not read: every 10 s.
+    const late = details.replace(/until about \S+Z/, 'until about 2026-01-01T13:00:00Z');
+    expect(runningCallView({ shownState: 'throttled', details: late, now }).pollInterval).toBe(
+      POLL_MS.max,
+    );
     expect(runningCallView({ shownState: 'throttled', phase: 'polling' })).toMatchObject({
       statusMessage: expect.stringMatching(/^throttled/),
       pollInterval: POLL_MS.throttled,
     });
+  });
+
+  it('rule: a call that is not throttled shows its phase and polls', () => {
     expect(runningCallView({ shownState: 'polling', phase: 'polling', polls: 3 })).toEqual({
       status: 'working',
       statusMessage: 'polling (3 polls so far)',
