@@ -1,9 +1,18 @@
 // What a task of `pcds mcp` reports for its work: the status, where the work stands, and a poll
-// interval that follows what the work waits for; and how a task id names its workflow.
+// interval that follows what the work waits for; how a task id names its workflow; how long an
+// ended task is kept.
 import { describe, expect, it } from 'vitest';
 import type { BatchStatus } from '../../../src/batch/launch.js';
 import type { BatchProgress, BatchSummary } from '../../../src/batch/types.js';
-import { taskIdOf, taskTarget, taskTtl, TASK_TTL_MS } from '../../../src/mcp-server/task-store.js';
+import type { PcdsClient } from '../../../src/client.js';
+import {
+  taskIdOf,
+  taskMemo,
+  taskTarget,
+  taskTtl,
+  TASK_TTL_MS,
+  TemporalTaskStore,
+} from '../../../src/mcp-server/task-store.js';
 import {
   batchTaskView,
   closedTaskStatus,
@@ -164,5 +173,53 @@ describe('task ids and time to live', () => {
     expect(taskTtl(1)).toBe(TASK_TTL_MS.min);
     expect(taskTtl(3_600_000)).toBe(3_600_000);
     expect(taskTtl(1e12)).toBe(TASK_TTL_MS.max);
+  });
+});
+
+describe('task store: time to live', () => {
+  const summary = { state: 'done', total: 1, done: 1, found: 1, empty: 0, failed: 0 };
+  const storeAt = (now: number, closed: boolean) =>
+    new TemporalTaskStore({
+      now: () => now,
+      visible: () => true,
+      client: () =>
+        Promise.resolve({
+          getBatch: () => ({
+            workflow: {
+              describe: () =>
+                Promise.resolve({
+                  status: { name: closed ? 'COMPLETED' : 'RUNNING' },
+                  startTime: new Date('2026-01-01T00:00:00Z'),
+                  ...(closed ? { closeTime: new Date('2026-01-01T00:10:00Z') } : {}),
+                  memo: taskMemo(3_600_000, new Date('2026-01-01T00:00:00Z')),
+                  typedSearchAttributes: { get: () => undefined },
+                  raw: {},
+                }),
+            },
+            status: () =>
+              Promise.resolve(
+                closed
+                  ? { ended: true, summary }
+                  : { ended: false, progress: { ...progress().progress! } },
+              ),
+          }),
+        } as unknown as PcdsClient),
+    });
+
+  it('rule: an ended task is found until its time to live from creation has passed, then not', async () => {
+    const created = Date.parse('2026-01-01T00:00:00Z');
+    const within = await storeAt(created + 3_599_000, true).getTask('batch-b1');
+    expect(within).toMatchObject({
+      taskId: 'batch-b1',
+      status: 'completed',
+      ttl: 3_600_000,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      lastUpdatedAt: '2026-01-01T00:10:00.000Z',
+    });
+    expect(await storeAt(created + 3_601_000, true).getTask('batch-b1')).toBeNull();
+    // Running work is never dropped: its task stays while it works.
+    expect(await storeAt(created + 86_400_000, false).getTask('batch-b1')).toMatchObject({
+      status: 'working',
+    });
   });
 });
