@@ -51,7 +51,11 @@ const rowsPart = (p: {
  * A batch's task: working with its rows, credits and pause while it runs; the poll interval
  * follows the learned job time of its rows (a row rarely finishes sooner) and the time left.
  */
-export function batchTaskView(s: BatchStatus): TaskView {
+export function batchTaskView(
+  s: BatchStatus,
+  throttled?: { rows: number; wait?: PermitWaitShown },
+  now = Date.now(),
+): TaskView {
   if (s.ended) {
     const m = s.summary;
     const skipped = m.skipped ? [`${m.skipped} skipped (credit_budget)`] : [];
@@ -83,12 +87,19 @@ export function batchTaskView(s: BatchStatus): TaskView {
       pollInterval: POLL_MS.waiting,
     };
   const eta = p.etaSeconds !== undefined ? [`about ${Math.ceil(p.etaSeconds)} s left`] : [];
+  // Rows held by the throttle: how many, and one's wait (its key, why, until when).
+  const held = throttled?.rows
+    ? [
+        `${throttled.rows} ${throttled.rows === 1 ? 'row' : 'rows'} ${throttled.wait ? throttled.wait.message : 'throttled'}`,
+      ]
+    : [];
   const job = p.jobMsEstimate ?? POLL_MS.default;
   const left = p.etaSeconds !== undefined ? p.etaSeconds * 1000 : job;
+  const permit = throttled?.wait?.until !== undefined ? throttled.wait.until - now : Infinity;
   return {
     status: 'working',
-    statusMessage: [`${p.state}: ${parts[0]}`, ...parts.slice(1), ...eta].join('; '),
-    pollInterval: clamp(Math.min(job, Math.max(left, POLL_MS.min))),
+    statusMessage: [`${p.state}: ${parts[0]}`, ...parts.slice(1), ...held, ...eta].join('; '),
+    pollInterval: clamp(Math.min(job, permit, Math.max(left, POLL_MS.min))),
   };
 }
 
@@ -97,7 +108,13 @@ export function batchTaskView(s: BatchStatus): TaskView {
  * `<endpoint>: throttled: poll waits for a permit on key k1: <why>, until about <ISO>`): the
  * message from `throttled:` on, and when the permit is due.
  */
-export function permitWaitOf(details: string | undefined): { message: string; until?: number } {
+export interface PermitWaitShown {
+  message: string;
+  /** When the permit is due (epoch ms), when the details say. */
+  until?: number;
+}
+
+export function permitWaitOf(details: string | undefined): PermitWaitShown {
   const at = details?.indexOf('throttled: ') ?? -1;
   if (!details || at < 0) return { message: 'throttled: a request waits for a permit' };
   const message = details.slice(at).replace(/ \(request [^)]*\)$/, '');

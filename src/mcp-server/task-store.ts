@@ -18,6 +18,8 @@ import { answer } from './answers.js';
 import {
   batchTaskView,
   closedTaskStatus,
+  permitWaitOf,
+  type PermitWaitShown,
   runningCallView,
   type TaskStatus,
   type TaskView,
@@ -162,7 +164,9 @@ export class TemporalTaskStore implements TaskStore {
       };
     if (kind === 'batch') {
       try {
-        return batchTaskView(await client.getBatch(id).status());
+        const status = await client.getBatch(id).status();
+        const throttled = status.progress ? await this.throttledRows(client, id) : undefined;
+        return batchTaskView(status, throttled, this.now());
       } catch (err) {
         if (err instanceof PcdsError) return failedView(err);
         throw err;
@@ -208,6 +212,34 @@ export class TemporalTaskStore implements TaskStore {
       if (err instanceof PcdsError) return failedView(err);
       if (status === 'failed') return { status, statusMessage: d.status.name.toLowerCase() };
       throw err;
+    }
+  }
+
+  /**
+   * A running batch's rows held by the throttle (PcdsState throttled, a visibility count) and the
+   * wait one of them shows; nothing when visibility cannot say (the task still answers).
+   */
+  private async throttledRows(
+    client: PcdsClient,
+    batchId: string,
+  ): Promise<{ rows: number; wait?: PermitWaitShown } | undefined> {
+    const query =
+      `PcdsBatchId = "${batchId}" AND PcdsState = "throttled" AND ` +
+      `ExecutionStatus = "Running" AND WorkflowType IN ("pcdsEndpointCall", "endpointCall")`;
+    try {
+      const { count } = await client.temporal.workflow.count(query);
+      if (count === 0) return { rows: 0 };
+      for await (const row of client.temporal.workflow.list({ query, pageSize: 1 })) {
+        const details = await client.temporal.workflow
+          .getHandle(row.workflowId)
+          .query<{ currentDetails?: string }>(WORKFLOW_METADATA_QUERY)
+          .then((m) => m.currentDetails)
+          .catch(() => undefined);
+        return { rows: count, ...(details ? { wait: permitWaitOf(details) } : {}) };
+      }
+      return { rows: count };
+    } catch {
+      return undefined;
     }
   }
 

@@ -9,6 +9,7 @@ import type { RunningEmulator } from '../../src/emulator/index.js';
 import { startPcdsMcpHttp } from '../../src/mcp-server/http.js';
 import { POLL_MS } from '../../src/mcp-server/task-status.js';
 import { createPcdsMcpServer } from '../../src/mcp-server/tools.js';
+import { tempDir, uniqueBatchId, writeCsv } from '../batch/fixtures.js';
 import { uniqueTaskQueue } from '../harness/temporal.js';
 import {
   emails,
@@ -21,6 +22,13 @@ import {
 const SCALE = 0.05;
 const LIMITS = { perMinute: 4, perHour: 400 };
 const TOKEN = 'pcds-mcp-tasks-throttled-0123456789abcdef';
+const dir = tempDir('pcds-mcp-tasks-throttled');
+const input = writeCsv(
+  dir,
+  'people.csv',
+  emails(10).map((email) => ({ email })),
+  ['email'],
+);
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -31,7 +39,7 @@ afterAll(async () => {
 });
 
 describe('pcds mcp tasks under the throttle', () => {
-  it('rule: a call task held back by the throttle reports throttled, the wait and its reason, and a poll interval until the permit (2-60 s)', async () => {
+  it('rule: a call task held back by the throttle reports throttled, the wait and its reason, and a poll interval until the permit (2-60 s); a batch task counts its throttled rows with one’s wait', async () => {
     const taskQueue = uniqueTaskQueue('mcp-task-throttled');
     const keyId = `key-${taskQueue}`;
     const config = throttledConfig(emulator, LIMITS, keyId, SCALE);
@@ -45,6 +53,7 @@ describe('pcds mcp tasks under the throttle', () => {
           createPcdsMcpServer({
             version: '0.1.0',
             client: () => Promise.resolve(pcds),
+            files: dir,
             usage: () => Promise.reject(new Error('not needed')),
           }),
         { port: 0, tokens: [{ id: 'default', token: TOKEN }] },
@@ -96,6 +105,51 @@ describe('pcds mcp tasks under the throttle', () => {
         for (const h of taskIds) await pcds.getCall(h).result();
         for (const id of taskIds)
           expect((await client.experimental.tasks.getTask(id)).status).toBe('completed');
+
+        // A batch of as many rows, all in flight at once: its task counts the held rows.
+        const batchId = uniqueBatchId('taskthrottled');
+        const stream = client.experimental.tasks.callToolStream(
+          {
+            name: 'start_batch',
+            arguments: {
+              input,
+              output: `${batchId}.jsonl`,
+              batch_id: batchId,
+              window: 10,
+              key_ids: [keyId],
+            },
+          },
+          CallToolResultSchema,
+          { task: {} },
+        );
+        const first = await stream.next();
+        await stream.return(undefined);
+        if (first.done || first.value.type !== 'taskCreated') throw new Error('no task');
+        const batchTask = first.value.task.taskId;
+        let held: GetTaskResult | undefined;
+        await expect
+          .poll(
+            async () => {
+              held = await client.experimental.tasks.getTask(batchTask);
+              return held.statusMessage ?? '';
+            },
+            { timeout: 30_000, interval: 200 },
+          )
+          .toMatch(
+            new RegExp(
+              `; \\d+ rows? throttled: (submit|poll) waits for a permit on key ${keyId}: ` +
+                `(the key's (minute|hour) window is full|the key is closed after a 429), until about `,
+            ),
+          );
+        expect(held!.status).toBe('working');
+        expect(held!.pollInterval).toBeGreaterThanOrEqual(POLL_MS.min);
+        expect(held!.pollInterval).toBeLessThanOrEqual(POLL_MS.max);
+        const result = await client.experimental.tasks.getTaskResult(
+          batchTask,
+          CallToolResultSchema,
+          { timeout: 120_000 },
+        );
+        expect(result.structuredContent).toMatchObject({ state: 'done', summary: { done: 10 } });
       } finally {
         await client.close();
         await http.close();

@@ -68,6 +68,26 @@ describe('batch task view', () => {
     expect(batchTaskView(progress()).pollInterval).toBe(POLL_MS.default);
   });
 
+  it('rule: rows held by the throttle are counted with one row’s wait, and the batch is asked again when that permit is due', () => {
+    const now = Date.parse('2026-01-01T12:00:00Z');
+    const wait = permitWaitOf(
+      `person_enrichment: throttled: ${describePermitWait({
+        keyId: 'k1',
+        kind: 'submit',
+        reason: 'hour_window',
+        until: now + 3_000,
+        reportAfterMs: 1_000,
+      })}`,
+    );
+    const v = batchTaskView(progress({ jobMsEstimate: 20_000 }), { rows: 2, wait }, now);
+    expect(v.statusMessage).toContain(
+      "; 2 rows throttled: submit waits for a permit on key k1: the key's hour window is full, until about 2026-01-01T12:00:03Z",
+    );
+    expect(v.pollInterval).toBe(3_000);
+    expect(batchTaskView(progress(), { rows: 1 }, now).statusMessage).toContain('1 row throttled');
+    expect(batchTaskView(progress(), { rows: 0 }, now).statusMessage).not.toContain('throttled');
+  });
+
   it('rule: a paused batch says why and is asked rarely; one no worker answers for says so', () => {
     const paused = batchTaskView(
       progress({ state: 'paused', paused: { code: 'credit_budget', message: 'budget spent' } }),
