@@ -8,7 +8,7 @@ import type {
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { pathToFileURL } from 'node:url';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { BATCH_ID_PATTERN, batchWorkflowId } from '../batch/types.js';
+import { BATCH_ID_PATTERN } from '../batch/types.js';
 import type { PcdsClient } from '../client.js';
 import { PcdsError } from '../contract/pcds-error.js';
 import { noWorkerWarning } from '../temporal/pollers.js';
@@ -59,9 +59,6 @@ export function taskTarget(taskId: string): { kind: TaskKind; id: string } | und
   if (exp) return { kind: 'export', id: exp[1] };
   return undefined;
 }
-
-export const taskIdOf = (kind: TaskKind, id: string): string =>
-  kind === 'batch' ? batchWorkflowId(id) : kind === 'export' ? `search-export-${id}` : id;
 
 interface Described {
   status: { name: string };

@@ -6,7 +6,6 @@ import type { BatchStatus } from '../../../src/batch/launch.js';
 import type { BatchProgress, BatchSummary } from '../../../src/batch/types.js';
 import type { PcdsClient } from '../../../src/client.js';
 import {
-  taskIdOf,
   taskMemo,
   taskTarget,
   taskTtl,
@@ -183,8 +182,6 @@ describe('task ids and time to live', () => {
     expect(taskTarget('search-export-e1')).toEqual({ kind: 'export', id: 'e1' });
     for (const id of ['b_1', 'batch-', 'batch-../x', 'search-export-a b', 'other-1'])
       expect(taskTarget(id), id).toBeUndefined();
-    expect(taskIdOf('batch', 'b_1')).toBe('batch-b_1');
-    expect(taskIdOf('export', 'e1')).toBe('search-export-e1');
   });
 
   it('rule: the time to live asked is kept within bounds; none asked is the default', () => {
