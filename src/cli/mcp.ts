@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
 import { loadConfig } from '../config.js';
 import { extraAllowedHosts, resolveMcpTokens } from '../mcp-server/access.js';
-import { callerScopedClient, callerScopeOf } from '../mcp-server/caller-client.js';
+import { callerScopedClient, callerScopeOf, visibleTo } from '../mcp-server/caller-client.js';
 import { callerFilesDir, fileRootDir } from '../mcp-server/file-root.js';
 import { startPcdsMcpHttp } from '../mcp-server/http.js';
 import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
@@ -78,13 +78,15 @@ export function registerMcpCommand(program: Command): Command {
         }
         const { tokens, file, generated } = await resolveMcpTokens(config, flags.host);
         const http = await startPcdsMcpHttp(
-          (caller) =>
-            createPcdsMcpServer({
+          (caller) => {
+            const scope = callerScopeOf(tokens, caller);
+            return createPcdsMcpServer({
               ...deps,
               files: callerFilesDir(rootDir, tokens, caller),
-              client: async () =>
-                callerScopedClient(await deps.client(), callerScopeOf(tokens, caller)),
-            }),
+              client: async () => callerScopedClient(await deps.client(), scope),
+              visible: visibleTo(scope),
+            });
+          },
           {
             tokens,
             host: flags.host,

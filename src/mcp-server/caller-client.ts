@@ -33,12 +33,17 @@ export const callerScopeOf = (tokens: readonly McpToken[], caller: McpCaller): C
   untaggedVisible: isSoleDefaultToken(tokens),
 });
 
-export function callerScopedClient(client: PcdsClient, scope: CallerScope): PcdsClient {
-  const memo = { [CALLER_MEMO]: scope.caller.tokenId };
-  const visible = (m: Record<string, unknown> | undefined) => {
+/** Whether work with this memo is the caller's to see: its own, or untagged when allowed. */
+export const visibleTo =
+  (scope: CallerScope) =>
+  (m: Record<string, unknown> | undefined): boolean => {
     const owner = m?.[CALLER_MEMO];
     return owner === undefined ? scope.untaggedVisible : owner === scope.caller.tokenId;
   };
+
+export function callerScopedClient(client: PcdsClient, scope: CallerScope): PcdsClient {
+  const memo = { [CALLER_MEMO]: scope.caller.tokenId };
+  const visible = visibleTo(scope);
 
   /** One ownership verdict per handle; `notFound` is the error an unknown id gives there. */
   const ownership = <W extends Describable>(workflow: W) => {
@@ -124,7 +129,7 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
       ...(idempotencyKey !== undefined
         ? { idempotencyKey: `${scope.caller.tokenId}:${idempotencyKey}` }
         : {}),
-      memo,
+      memo: { ...options.memo, ...memo },
     });
     return getCall(handle.workflowId);
   };
@@ -136,12 +141,15 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
       (await startCall(endpoint, params, options)).result(),
     getCall,
     startSearchExport: async (params, options) => {
-      const handle = await client.startSearchExport(params, { ...options, memo });
+      const handle = await client.startSearchExport(params, {
+        ...options,
+        memo: { ...options.memo, ...memo },
+      });
       return getSearchExport(handle.exportId);
     },
     getSearchExport,
     startBatch: async (request) => {
-      const handle = await client.startBatch({ ...request, memo });
+      const handle = await client.startBatch({ ...request, memo: { ...request.memo, ...memo } });
       return getBatch(handle.batchId);
     },
     getBatch,

@@ -1,8 +1,8 @@
 // The tools of `pcds mcp`, an MCP server through which an assistant does durable work: one call,
 // a batch from a file, a search export, the usage. Long work never blocks a tool call: a start
-// tool returns at once with an id, and a status tool tells where that work stands.
+// tool returns at once with an id, and a status tool tells where that work stands (or, started as
+// an MCP task, tasks/get and tasks/result do).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { PcdsClient } from '../client.js';
 import { ASYNC_ENDPOINTS } from '../contract/index.js';
@@ -10,7 +10,9 @@ import { PcdsError } from '../contract/pcds-error.js';
 import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
 import { noWorkerWarning } from '../temporal/pollers.js';
-import { TemporalUnreachableError } from '../cli/temporal-connection.js';
+import { answer, NotFound } from './answers.js';
+import { TemporalTaskStore } from './task-store.js';
+import { registerStartTool, routeStartTools } from './task-tools.js';
 
 /** A `warning` field when no worker polls the client's task queue: the work waits for one. */
 async function workerWarning(client: PcdsClient): Promise<{ warning?: string }> {
@@ -34,48 +36,11 @@ export interface PcdsMcpDeps {
    * PCDS_MCP_FILES or PCDS_DATA_DIR in the environment.
    */
   files?: string;
-}
-
-const json = (doc: unknown): CallToolResult => ({
-  content: [{ type: 'text', text: JSON.stringify(doc) }],
-  structuredContent: doc as Record<string, unknown>,
-});
-
-/** An id this caller cannot see: the same answer as one that names nothing. */
-class NotFound extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * Expected failures (a bad parameter, an unknown id, a failed call) are tool errors the
- * assistant can read and act on: the project's own errors, whose messages hold no personal data
- * and no path of the server. Any other error's message may (a Node file error names its path):
- * a file error gives its errno code alone, anything else a generic message.
- */
-export async function answer(work: () => Promise<unknown>): Promise<CallToolResult> {
-  const failed = (code: string, message: string): CallToolResult => ({
-    ...json({ error: { code, message } }),
-    isError: true,
-  });
-  try {
-    return json(await work());
-  } catch (err) {
-    if (
-      err instanceof PcdsError ||
-      err instanceof NotFound ||
-      err instanceof TemporalUnreachableError
-    )
-      return failed(String(err.code), err.message);
-    const errno = (err as NodeJS.ErrnoException | undefined)?.code;
-    if (typeof errno === 'string' && /^E[A-Z0-9]+$/.test(errno))
-      return failed('io_error', `the file operation failed (${errno})`);
-    return failed('internal_error', 'The tool failed unexpectedly.');
-  }
+  /**
+   * Whether a workflow with this memo is the caller's, for tasks/list (an HTTP caller's own work);
+   * default: all (stdio, the operator).
+   */
+  visible?: (memo: Record<string, unknown> | undefined) => boolean;
 }
 
 const ENDPOINT_NAMES = ASYNC_ENDPOINTS.map((e) => e.name) as [string, ...string[]];
@@ -83,6 +48,8 @@ const idArg = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/)
   .describe('letters, digits, _ or -');
+/** A refused start or a failed task: every answer of a start tool fits its output schema. */
+const toolError = z.object({ code: z.string(), message: z.string() });
 const readOnly = { readOnlyHint: true, openWorldHint: false };
 
 /** A closed workflow's status from its description; a running one answers queries. */
@@ -106,40 +73,56 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       instructions:
         'Durable work on the Person and Company Data Service. start_call, start_batch and ' +
         'start_search_export return at once with an id; check it with call_status, batch_status ' +
-        'or search_export_status (every few seconds) until it is done. Files are read and ' +
-        'written only inside one folder, the file root: give paths relative to it.',
+        'or search_export_status (every few seconds) until it is done. A client with MCP tasks ' +
+        'may call them as tasks instead and follow them with tasks/get and tasks/result. Files ' +
+        'are read and written only inside one folder, the file root: give paths relative to it.',
+      // Tasks are the workflows themselves: any `pcds mcp` process answers for them.
+      capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+      taskStore: new TemporalTaskStore({
+        client: () => deps.client(),
+        visible: deps.visible ?? (() => true),
+      }),
     },
   );
 
-  server.registerTool(
-    'start_call',
-    {
-      title: 'Start one endpoint call',
-      description:
-        'Starts one durable call of a data endpoint (submit, poll, throttle, retries) and returns ' +
-        'its call_id at once. Read the outcome with call_status. params take no callback_url.',
-      inputSchema: {
-        endpoint: z.enum(ENDPOINT_NAMES).describe('endpoint name, e.g. person_enrichment'),
-        params: z.record(z.string(), z.unknown()).describe('the endpoint parameters'),
-        idempotency_key: z
-          .string()
-          .regex(/^[A-Za-z0-9_.:-]{1,128}$/)
-          .optional()
-          .describe('the same key returns the same call instead of starting another'),
-      },
+  const startCall = registerStartTool(server, {
+    name: 'start_call',
+    title: 'Start one endpoint call',
+    description:
+      'Starts one durable call of a data endpoint (submit, poll, throttle, retries) and returns ' +
+      'its call_id at once. Read the outcome with call_status. params take no callback_url. As a ' +
+      'task, its result is the outcome.',
+    inputSchema: {
+      endpoint: z.enum(ENDPOINT_NAMES).describe('endpoint name, e.g. person_enrichment'),
+      params: z.record(z.string(), z.unknown()).describe('the endpoint parameters'),
+      idempotency_key: z
+        .string()
+        .regex(/^[A-Za-z0-9_.:-]{1,128}$/)
+        .optional()
+        .describe('the same key returns the same call instead of starting another'),
     },
-    ({ endpoint, params, idempotency_key }) =>
-      answer(async () => {
-        refuseCallbackUrl(params);
-        const client = await deps.client();
-        const handle = await client.startCall(
-          endpoint,
-          params,
-          idempotency_key ? { idempotencyKey: idempotency_key } : {},
-        );
-        return { call_id: handle.workflowId, state: 'running', ...(await workerWarning(client)) };
-      }),
-  );
+    outputSchema: z.looseObject({
+      call_id: z.string().optional(),
+      state: z.enum(['running', 'done']).optional(),
+      warning: z.string().optional(),
+      error: toolError.optional(),
+      outcome: z.enum(['found', 'empty']).optional(),
+    }),
+    start: async ({ endpoint, params, idempotency_key }, memo) => {
+      refuseCallbackUrl(params);
+      const client = await deps.client();
+      const handle = await client.startCall(endpoint, params, {
+        ...(idempotency_key ? { idempotencyKey: idempotency_key } : {}),
+        ...(memo ? { memo } : {}),
+      });
+      const doc = {
+        call_id: handle.workflowId,
+        state: 'running',
+        ...(await workerWarning(client)),
+      };
+      return { doc, taskId: handle.workflowId };
+    },
+  });
 
   server.registerTool(
     'call_status',
@@ -175,56 +158,63 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       }),
   );
 
-  server.registerTool(
-    'start_batch',
-    {
-      title: 'Start a batch from a file',
-      description:
-        'Starts a durable batch over a CSV or JSONL file (one call per row) and returns its ' +
-        'batch_id at once. Both paths lie in the file root (relative paths are taken from it); the ' +
-        'worker reads the input and writes the output. Follow it with batch_status.',
-      inputSchema: {
-        input: z.string().min(1).describe('path of the CSV or JSONL input, in the file root'),
-        output: z
-          .string()
-          .min(1)
-          .describe('path of the JSONL (or .csv) output, in the file root; a new file'),
-        endpoint: z.enum(ENDPOINT_NAMES).optional().describe('default person_enrichment'),
-        map: z.string().optional().describe('column mapping, e.g. "email=Email Address"'),
-        batch_id: idArg.optional(),
-        window: z.number().int().min(1).optional().describe('rows in flight at once'),
-        overwrite: z.boolean().optional().describe('replace an existing output file'),
-        key_ids: z
-          .array(z.string().min(1))
-          .min(1)
-          .optional()
-          .describe('configured keys to spread the rows over (default: all)'),
-      },
+  const startBatch = registerStartTool(server, {
+    name: 'start_batch',
+    title: 'Start a batch from a file',
+    description:
+      'Starts a durable batch over a CSV or JSONL file (one call per row) and returns its ' +
+      'batch_id at once. Both paths lie in the file root (relative paths are taken from it); the ' +
+      'worker reads the input and writes the output. Follow it with batch_status. As a task, its ' +
+      'result is the summary with a link to the output.',
+    inputSchema: {
+      input: z.string().min(1).describe('path of the CSV or JSONL input, in the file root'),
+      output: z
+        .string()
+        .min(1)
+        .describe('path of the JSONL (or .csv) output, in the file root; a new file'),
+      endpoint: z.enum(ENDPOINT_NAMES).optional().describe('default person_enrichment'),
+      map: z.string().optional().describe('column mapping, e.g. "email=Email Address"'),
+      batch_id: idArg.optional(),
+      window: z.number().int().min(1).optional().describe('rows in flight at once'),
+      overwrite: z.boolean().optional().describe('replace an existing output file'),
+      key_ids: z
+        .array(z.string().min(1))
+        .min(1)
+        .optional()
+        .describe('configured keys to spread the rows over (default: all)'),
     },
-    (a) =>
-      answer(async () => {
-        const input = await files.resolve(a.input, 'input');
-        const client = await deps.client();
-        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true);
-        try {
-          const batch = await client.startBatch({
-            input,
-            output,
-            ...(a.endpoint ? { endpoint: a.endpoint } : {}),
-            ...(a.map ? { map: a.map } : {}),
-            ...(a.batch_id ? { batchId: a.batch_id } : {}),
-            ...(a.window ? { window: a.window } : {}),
-            ...(a.overwrite ? { overwrite: true } : {}),
-            ...(a.key_ids ? { keyIds: a.key_ids } : {}),
-            filesByRole: true,
-          });
-          return { batch_id: batch.batchId, state: 'running', ...(await workerWarning(client)) };
-        } catch (err) {
-          await undo();
-          throw err;
-        }
-      }),
-  );
+    outputSchema: z.looseObject({
+      batch_id: z.string().optional(),
+      state: z.enum(['running', 'done', 'cancelled']).optional(),
+      warning: z.string().optional(),
+      error: toolError.optional(),
+      summary: z.looseObject({ total: z.number(), done: z.number() }).optional(),
+    }),
+    start: async (a, memo) => {
+      const input = await files.resolve(a.input, 'input');
+      const client = await deps.client();
+      const { output, undo } = await claimOutput(files, a.output, a.overwrite === true);
+      try {
+        const batch = await client.startBatch({
+          input,
+          output,
+          ...(a.endpoint ? { endpoint: a.endpoint } : {}),
+          ...(a.map ? { map: a.map } : {}),
+          ...(a.batch_id ? { batchId: a.batch_id } : {}),
+          ...(a.window ? { window: a.window } : {}),
+          ...(a.overwrite ? { overwrite: true } : {}),
+          ...(a.key_ids ? { keyIds: a.key_ids } : {}),
+          ...(memo ? { memo } : {}),
+          filesByRole: true,
+        });
+        const doc = { batch_id: batch.batchId, state: 'running', ...(await workerWarning(client)) };
+        return { doc, taskId: batch.workflowId };
+      } catch (err) {
+        await undo();
+        throw err;
+      }
+    },
+  });
 
   server.registerTool(
     'batch_status',
@@ -293,49 +283,58 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     (c, id) => c.getBatch(id).cancel(),
   );
 
-  server.registerTool(
-    'start_search_export',
-    {
-      title: 'Export a person search to a file',
-      description:
-        'Pages one person search into a JSONL file written by the worker (in the file root) and ' +
-        'returns its export_id at once. Follow it with search_export_status.',
-      inputSchema: {
-        params: z
-          .record(z.string(), z.unknown())
-          .describe('person_search parameters (no callback_url)'),
-        max_results: z.number().int().min(1).max(1099),
-        output: z
-          .string()
-          .min(1)
-          .describe(
-            'JSONL path (ending in .jsonl) the worker writes, in the file root; a new file',
-          ),
-        page_size: z.number().int().min(1).max(100).optional(),
-        export_id: idArg.optional(),
-        overwrite: z.boolean().optional(),
-      },
+  const startExport = registerStartTool(server, {
+    name: 'start_search_export',
+    title: 'Export a person search to a file',
+    description:
+      'Pages one person search into a JSONL file written by the worker (in the file root) and ' +
+      'returns its export_id at once. Follow it with search_export_status. As a task, its result ' +
+      'is the summary with a link to the output.',
+    inputSchema: {
+      params: z
+        .record(z.string(), z.unknown())
+        .describe('person_search parameters (no callback_url)'),
+      max_results: z.number().int().min(1).max(1099),
+      output: z
+        .string()
+        .min(1)
+        .describe('JSONL path (ending in .jsonl) the worker writes, in the file root; a new file'),
+      page_size: z.number().int().min(1).max(100).optional(),
+      export_id: idArg.optional(),
+      overwrite: z.boolean().optional(),
     },
-    (a) =>
-      answer(async () => {
-        refuseCallbackUrl(a.params);
-        const client = await deps.client();
-        const { output, undo } = await claimOutput(files, a.output, a.overwrite === true, 'export');
-        try {
-          const handle = await client.startSearchExport(a.params, {
-            maxResults: a.max_results,
-            output,
-            ...(a.page_size ? { pageSize: a.page_size } : {}),
-            ...(a.export_id ? { exportId: a.export_id } : {}),
-            ...(a.overwrite ? { overwrite: true } : {}),
-          });
-          return { export_id: handle.exportId, state: 'running', ...(await workerWarning(client)) };
-        } catch (err) {
-          await undo();
-          throw err;
-        }
-      }),
-  );
+    outputSchema: z.looseObject({
+      export_id: z.string().optional(),
+      state: z.enum(['running', 'done']).optional(),
+      warning: z.string().optional(),
+      error: toolError.optional(),
+      summary: z.looseObject({ rows: z.number() }).optional(),
+    }),
+    start: async (a, memo) => {
+      refuseCallbackUrl(a.params);
+      const client = await deps.client();
+      const { output, undo } = await claimOutput(files, a.output, a.overwrite === true, 'export');
+      try {
+        const handle = await client.startSearchExport(a.params, {
+          maxResults: a.max_results,
+          output,
+          ...(a.page_size ? { pageSize: a.page_size } : {}),
+          ...(a.export_id ? { exportId: a.export_id } : {}),
+          ...(a.overwrite ? { overwrite: true } : {}),
+          ...(memo ? { memo } : {}),
+        });
+        const doc = {
+          export_id: handle.exportId,
+          state: 'running',
+          ...(await workerWarning(client)),
+        };
+        return { doc, taskId: handle.workflowId };
+      } catch (err) {
+        await undo();
+        throw err;
+      }
+    },
+  });
 
   server.registerTool(
     'search_export_status',
@@ -380,5 +379,6 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       answer(() => deps.usage({ ...(month ? { month } : {}), ...(year ? { year } : {}) }, key_id)),
   );
 
+  routeStartTools(server, [startCall, startBatch, startExport]);
   return server;
 }

@@ -261,7 +261,7 @@ describe('pcds mcp', () => {
     }
   });
 
-  it('rule: the MCP Inspector CLI (1.x) drives the built `pcds mcp` over stdio: tools listed, usage read', async () => {
+  it('rule: the MCP Inspector CLI (1.x) drives the built `pcds mcp` over stdio: tools listed with their task support, usage read', async () => {
     const cli = join(
       dirname(
         createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json'),
@@ -293,7 +293,25 @@ describe('pcds mcp', () => {
       return JSON.parse(stdout.slice(stdout.indexOf('{'))) as Doc;
     };
     const listed = await inspect('--method', 'tools/list');
-    expect((listed.tools as { name: string }[]).map((t) => t.name)).toContain('start_batch');
+    const support = Object.fromEntries(
+      (listed.tools as { name: string; execution?: { taskSupport?: string } }[]).map((t) => [
+        t.name,
+        t.execution?.taskSupport,
+      ]),
+    );
+    // The start tools run as MCP tasks when the client asks; the others never do.
+    expect(support).toEqual({
+      start_call: 'optional',
+      call_status: 'forbidden',
+      start_batch: 'optional',
+      batch_status: 'forbidden',
+      pause_batch: 'forbidden',
+      resume_batch: 'forbidden',
+      cancel_batch: 'forbidden',
+      start_search_export: 'optional',
+      search_export_status: 'forbidden',
+      usage: 'forbidden',
+    });
     const usage = await inspect('--method', 'tools/call', '--tool-name', 'usage');
     expect(usage.isError).toBeFalsy();
     expect(usage.structuredContent.period).toMatch(/^\d{4}-\d{2}$/);

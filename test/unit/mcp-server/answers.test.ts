@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { BatchSetupError, prepareBatch } from '../../../src/batch/launch.js';
 import { PcdsUsageError } from '../../../src/client-errors.js';
 import { TemporalUnreachableError } from '../../../src/cli/temporal-connection.js';
-import { answer } from '../../../src/mcp-server/tools.js';
+import { answer } from '../../../src/mcp-server/answers.js';
 
 const dir = realpathSync(mkdtempSync(join(tmpdir(), 'pcds-mcp-answers-')));
 const errorOf = async (work: () => Promise<unknown>) => {
