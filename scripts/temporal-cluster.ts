@@ -336,8 +336,15 @@ function setupSchemas(): void {
     run(SQL_TOOL_BIN, ['--db', db, 'setup-schema', '-v', '0.0'], { env });
     run(SQL_TOOL_BIN, ['--db', db, 'update-schema', '-s', schema], { env });
   }
-  log(`schemas (temporal, temporal_visibility) in ${seconds(started)} s`);
+  // The project's store (batch rows and results) in a database of its own; its tables are made
+  // by the project's migrations when a process first opens it.
+  run(SQL_TOOL_BIN, ['--db', STORE_DB, 'create-database'], { env });
+  log(`schemas (temporal, temporal_visibility) and database ${STORE_DB} in ${seconds(started)} s`);
 }
+
+/** The project's store on the cluster's PostgreSQL: what PCDS_STORE_URL is set to for the suites. */
+export const STORE_DB = 'pcds_store';
+export const CLUSTER_STORE_URL = `postgres://${DB_USER}:${DB_PASSWORD}@127.0.0.1:${CLUSTER_PORTS.postgres}/${STORE_DB}`;
 
 // ---- Temporal server -------------------------------------------------------------------------
 
@@ -673,6 +680,8 @@ async function testRun(vitestArgs: string[]): Promise<number> {
           PCDS_TEST_CLUSTER: '1',
           // Every client and worker of the suites, spawned `pcds` processes too, goes through TLS.
           ...info.tlsEnv,
+          // Batches keep their rows and results in PostgreSQL, as in production.
+          PCDS_STORE_URL: CLUSTER_STORE_URL,
         },
       },
     );
