@@ -20,8 +20,10 @@ import {
   newBatchId,
   checkExportOutput,
   prepareBatch,
+  prepareRowsBatch,
   resumeBatch,
   startBatchWorkflow,
+  type BatchOptions,
   type BatchRequest,
   type BatchStatus,
   type BatchWorkflowHandle,
@@ -130,6 +132,16 @@ export interface PcdsClientOptions {
    */
   store?: LazyBatchStore;
 }
+
+/**
+ * A batch over rows handed in by code (an array or an async iterable of parameter objects), each
+ * checked as a JSONL line's object is. Results are read with the handle (results, export); with
+ * an `output`, result() also writes that file (JSONL, or CSV by its name) where this client runs.
+ */
+export type RowsBatchRequest = BatchOptions & {
+  rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
+  output?: string;
+};
 
 export interface StartCallOptions {
   /**
@@ -305,7 +317,9 @@ export interface PcdsClient {
   /** A handle on an export started earlier (by export id). */
   getSearchExport(exportId: string): SearchExportHandle;
   /** Checks the request (endpoint, files, columns, output, id), then starts the batch. */
-  startBatch(request: BatchRequest & { memo?: WorkflowMemo }): Promise<BatchHandle>;
+  startBatch(
+    request: (BatchRequest | RowsBatchRequest) & { memo?: WorkflowMemo },
+  ): Promise<BatchHandle>;
   /**
    * What the batch would take on these keys (rows and requests sent, hours at their limits,
    * credits), after the same checks as startBatch and one pass over the input; starts nothing
@@ -706,7 +720,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     },
 
     async startBatch({ memo, ...request }) {
-      const prepared = await prepareBatch({
+      const withDefaults = {
         ...request,
         pollIntervalMs: request.pollIntervalMs ?? defaults.pollIntervalMs,
         maxWaitMs: request.maxWaitMs ?? defaults.maxWaitMs,
@@ -714,19 +728,31 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         ...((request.transport ?? defaults.transport)
           ? { transport: request.transport ?? defaults.transport }
           : {}),
-      });
+      };
+      const rows = 'rows' in request ? request.rows : undefined;
+      const prepared =
+        'rows' in withDefaults
+          ? prepareRowsBatch(withDefaults)
+          : await prepareBatch(withDefaults as BatchRequest);
       await startBatchWorkflow(temporal, taskQueue, prepared, {
         store: await store.get(),
+        ...(rows ? { rows } : {}),
         ...(memo ? { memo } : {}),
       });
       // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
       // budget after it ended runs again as a new execution under the same id.
       const { batchId, output, csvOutput, csvRawCells } = prepared.input;
-      return batchHandleOf(batchHandle(temporal, batchId), batchId, {
-        output,
-        ...(csvOutput ? { csvOutput } : {}),
-        ...(csvRawCells ? { csvRawCells } : {}),
-      });
+      return batchHandleOf(
+        batchHandle(temporal, batchId),
+        batchId,
+        output
+          ? {
+              output,
+              ...(csvOutput ? { csvOutput } : {}),
+              ...(csvRawCells ? { csvRawCells } : {}),
+            }
+          : undefined,
+      );
     },
     getBatch: (batchId) => batchHandleOf(batchHandle(temporal, batchId), batchId),
 

@@ -12,6 +12,7 @@ export {
   type SearchExportHandle,
   type SearchExportOptions,
   type SearchPeopleOptions,
+  type RowsBatchRequest,
   type StartCallOptions,
 } from './client.js';
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
@@ -20,7 +21,12 @@ export {
   type ConnectionProblem,
   type TemporalTlsOptions,
 } from './temporal/connection.js';
-export { BatchSetupError, type BatchRequest, type BatchStatus } from './batch/launch.js';
+export {
+  BatchSetupError,
+  type BatchOptions,
+  type BatchRequest,
+  type BatchStatus,
+} from './batch/launch.js';
 export type { BatchPlan } from './batch/plan.js';
 export type { PlanLimits } from './batch/plan-input.js';
 export { PcdsError } from './contract/pcds-error.js';
@@ -37,3 +43,11 @@ export {
 export type { CallOutcome, CallState, CallTiming } from './workflows/types.js';
 export type { PersonSearchResult } from './workflows/person-search.js';
 export type { SearchExportSummary } from './workflows/search-export.js';
+export {
+  BatchStore,
+  lazyBatchStore,
+  openStoreFromEnv,
+  openStoreFromSettings,
+  type LazyBatchStore,
+} from './store/index.js';
+export type { BatchResultsQuery, StoreExportFormat, StoredResult } from './store/export.js';

@@ -46,6 +46,7 @@ import {
   DEFAULT_POLL_INTERVAL_MS,
 } from '../workflows/poll-schedule.js';
 import type { ActivityDeps } from './deps.js';
+import { recordRowLines } from '../metrics/instruments.js';
 import { backoffDelayMs, describeCode, retryAfterDelayMs } from './failures.js';
 import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
 import { RESULT_TOO_LARGE, serializedBytes } from './result-size.js';
@@ -106,7 +107,7 @@ async function ledgerOf(deps: ActivityDeps, input: BatchRowInput): Promise<RowLe
       record: (entry) => store.recordRow(input.batchId, entry),
       async writeLine(line) {
         try {
-          await store.writeResults(input.batchId, [line]);
+          recordRowLines((await store.writeResults(input.batchId, [line])).inserted);
           return true;
         } catch {
           // The database is away: the batch gets the line and writes it once it is back.

@@ -12,6 +12,7 @@ import {
   type ReadCursor,
   type ResultLine,
 } from '../batch/types.js';
+import { recordRowLines } from '../metrics/instruments.js';
 import { BatchStoreError, type BatchStore } from '../store/index.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -94,7 +95,11 @@ export function createStoredBatchActivities(deps: ActivityDeps) {
       batchId: string;
       lines: ResultLine[];
     }): Promise<{ written: number; skipped: number }> {
-      return withStore(deps, (store) => store.writeResults(input.batchId, input.lines));
+      return withStore(deps, async (store) => {
+        const { written, skipped, inserted } = await store.writeResults(input.batchId, input.lines);
+        recordRowLines(inserted);
+        return { written, skipped };
+      });
     },
 
     /**

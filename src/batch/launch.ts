@@ -42,7 +42,12 @@ import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
-import { LoadError, loadFileIntoStore, type LoadProgress } from '../store/load.js';
+import {
+  LoadError,
+  loadFileIntoStore,
+  loadRowsIntoStore,
+  type LoadProgress,
+} from '../store/load.js';
 import {
   BATCH_ID_PATTERN,
   MAX_ROW_BYTES_LIMIT,
@@ -64,15 +69,9 @@ export class BatchSetupError extends PcdsError {
   }
 }
 
-export interface BatchRequest {
+/** A batch's options, whatever its rows come from. */
+export interface BatchOptions {
   endpoint?: string;
-  input: string;
-  output: string;
-  format?: string;
-  /** `email=Email Address,name=Full Name` */
-  map?: string;
-  /** Columns to leave out. */
-  ignore?: string[];
   batchId?: string;
   window?: number;
   keyIds?: string[];
@@ -104,6 +103,17 @@ export interface BatchRequest {
    * paths are the server's. The CLI names the paths its user gave.
    */
   filesByRole?: boolean;
+}
+
+/** A batch over an input file. */
+export interface BatchRequest extends BatchOptions {
+  input: string;
+  output: string;
+  format?: string;
+  /** `email=Email Address,name=Full Name` */
+  map?: string;
+  /** Columns to leave out. */
+  ignore?: string[];
 }
 
 export interface PreparedBatch {
@@ -139,6 +149,12 @@ export async function prepareBatch(
   req: BatchRequest,
   opts: { dryRun?: boolean } = {},
 ): Promise<PreparedBatch> {
+  const { endpoint, batchId } = checkBatchOptions(req);
+  return prepareFiles(req, endpoint, batchId, opts);
+}
+
+/** The checks of a batch's options that concern no file: endpoint, id, window, limits. */
+export function checkBatchOptions(req: BatchOptions): { endpoint: EndpointDef; batchId: string } {
   const endpointName = req.endpoint ?? 'person_enrichment';
   const endpoint = findEndpoint(endpointName);
   if (!endpoint) {
@@ -201,6 +217,60 @@ export async function prepareBatch(
   ) {
     throw new BatchSetupError('invalid_options', '--max-credits must be a whole number, 0 or more');
   }
+  return { endpoint, batchId };
+}
+
+/** The parts of a batch's workflow input that come from its options (not from its files). */
+function optionsInput(req: BatchOptions): Partial<BatchInput> {
+  return {
+    ...(req.window ? { window: req.window } : {}),
+    ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
+    ...(req.webhooks ? { webhooks: true } : {}),
+    ...(req.compact ? { compact: true } : {}),
+    ...(req.webhooks && req.webhookFallbackPollMs
+      ? { webhookFallbackPollMs: req.webhookFallbackPollMs }
+      : {}),
+    ...(req.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
+    ...(req.historyThreshold ? { historyThreshold: req.historyThreshold } : {}),
+    ...(req.chunkSize ? { chunkSize: req.chunkSize } : {}),
+    ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),
+    ...(req.maxWaitMs ? { maxWaitMs: req.maxWaitMs } : {}),
+    ...(req.maxRowBytes ? { maxRowBytes: req.maxRowBytes } : {}),
+    ...(req.dedupe === false ? { dedupe: false } : {}),
+    ...(req.maxCredits !== undefined ? { maxCredits: req.maxCredits } : {}),
+  };
+}
+
+/** A batch over rows handed in by code: no input file, an output only if asked for. */
+export function prepareRowsBatch(req: BatchOptions & { output?: string }): PreparedBatch {
+  const { endpoint, batchId } = checkBatchOptions(req);
+  const requested = req.output ? resolve(req.output) : undefined;
+  const csvOutput = requested && isCsvOutput(requested) ? requested : undefined;
+  return {
+    endpoint,
+    // Counted when the rows are loaded.
+    inspection: { total: 0, dataOffset: 0, blankLines: 0 },
+    input: {
+      batchId,
+      endpoint: endpoint.name,
+      source: { path: ROWS_FROM_CODE, format: 'jsonl' },
+      output: csvOutput ? streamPathOf(csvOutput) : (requested ?? ''),
+      ...(csvOutput ? { csvOutput } : {}),
+      ...(req.csvRawCells ? { csvRawCells: true } : {}),
+      ...optionsInput(req),
+    },
+  };
+}
+
+/** What a batch over rows from code names as its input. */
+export const ROWS_FROM_CODE = '(rows handed in by code)';
+
+async function prepareFiles(
+  req: BatchRequest,
+  endpoint: EndpointDef,
+  batchId: string,
+  opts: { dryRun?: boolean },
+): Promise<PreparedBatch> {
   const inputPath = resolve(req.input);
   const requested = resolve(req.output);
   const csvOutput = isCsvOutput(requested) ? requested : undefined;
@@ -285,21 +355,7 @@ export async function prepareBatch(
       output: outputPath,
       ...(csvOutput ? { csvOutput } : {}),
       ...(req.csvRawCells ? { csvRawCells: true } : {}),
-      ...(req.window ? { window: req.window } : {}),
-      ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
-      ...(req.webhooks ? { webhooks: true } : {}),
-      ...(req.compact ? { compact: true } : {}),
-      ...(req.webhooks && req.webhookFallbackPollMs
-        ? { webhookFallbackPollMs: req.webhookFallbackPollMs }
-        : {}),
-      ...(req.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
-      ...(req.historyThreshold ? { historyThreshold: req.historyThreshold } : {}),
-      ...(req.chunkSize ? { chunkSize: req.chunkSize } : {}),
-      ...(req.pollIntervalMs ? { pollIntervalMs: req.pollIntervalMs } : {}),
-      ...(req.maxWaitMs ? { maxWaitMs: req.maxWaitMs } : {}),
-      ...(req.maxRowBytes ? { maxRowBytes: req.maxRowBytes } : {}),
-      ...(req.dedupe === false ? { dedupe: false } : {}),
-      ...(req.maxCredits !== undefined ? { maxCredits: req.maxCredits } : {}),
+      ...optionsInput(req),
     };
     return { input, endpoint, inspection };
   } catch (err) {
@@ -316,6 +372,8 @@ export type BatchHandle = BatchWorkflowHandle;
 export interface StartBatchOptions {
   /** Where the batch's rows go before it starts, and its results as it runs. */
   store: BatchStore;
+  /** The rows, handed in by code; without them the batch's input file is read. */
+  rows?: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
   memo?: Record<string, string>;
   /** Told as the input's rows go into the store (a large file takes a while). */
   onLoad?: (p: LoadProgress) => void;
@@ -332,7 +390,8 @@ export async function startBatchWorkflow(
   prepared: PreparedBatch,
   opts: StartBatchOptions,
 ): Promise<BatchHandle> {
-  const { endpoint, inspection } = prepared;
+  const { endpoint } = prepared;
+  let { inspection } = prepared;
   const input: BatchInput = { ...prepared.input, store: true };
   const memo = opts.memo;
   // A workflow under this id already: refused before its rows are touched.
@@ -352,14 +411,20 @@ export async function startBatchWorkflow(
       `a batch with id ${input.batchId} already exists: choose another --id`,
     );
   try {
-    await loadFileIntoStore(opts.store, {
+    const common = {
       batchId: input.batchId,
       endpoint: endpoint.name,
-      source: input.source,
       dedupe: input.dedupe !== false,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
-      ...(opts.onLoad ? { onProgress: opts.onLoad } : {}),
-    });
+    };
+    const loaded = opts.rows
+      ? await loadRowsIntoStore(opts.store, { ...common, rows: opts.rows })
+      : await loadFileIntoStore(opts.store, {
+          ...common,
+          source: input.source,
+          ...(opts.onLoad ? { onProgress: opts.onLoad } : {}),
+        });
+    inspection = { ...inspection, total: loaded.rows, blankLines: loaded.blankLines };
   } catch (err) {
     if (err instanceof BatchStoreError && err.code === 'batch_exists')
       throw new BatchSetupError(

@@ -12,6 +12,7 @@ import { ResultFollower } from '../store/follow.js';
 import { writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
 import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
 import type { NoLineLabel } from '../batch/flatten.js';
+import type { ResultLine } from '../batch/types.js';
 import { loadProgressBar } from './load-progress.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
 import { exportBatchOutput } from '../batch/export.js';
@@ -1074,6 +1075,58 @@ export function registerBatchCommand(program: Command): Command {
           for (const n of notes) process.stderr.write(`${n}\n`);
         });
       }),
+    );
+
+  cmd
+    .command('rows <id>')
+    .description(
+      "A stored batch's rows with their outcome, code and reason (never their values), from the store",
+    )
+    .addOption(
+      new Option('--outcome <outcome>', 'only rows that ended so').choices([
+        'found',
+        'empty',
+        'failed',
+        'skipped',
+      ]),
+    )
+    .option('--limit <n>', 'at most this many rows', intArg('--limit', 1, 100_000_000))
+    .option('--json', 'one JSON object per row')
+    .action(
+      action(
+        async (
+          id: string,
+          o: { outcome?: ResultLine['outcome']; limit?: number; json?: boolean },
+        ) => {
+          const config = loadConfig();
+          await withStore(config, async (store) => {
+            if (!(await store.record(id)))
+              throw new UsageError(
+                `the store has no batch with id ${id} (started before the store, or elsewhere)`,
+              );
+            const query = {
+              ...(o.outcome ? { outcome: o.outcome } : {}),
+              ...(o.limit ? { limit: o.limit } : {}),
+            };
+            for await (const line of batchResults(store, id, query)) {
+              const f = failedRowOfLine(line);
+              const row = {
+                row: line.row,
+                outcome: line.outcome,
+                ...(line.code ? { code: line.code } : {}),
+                ...(f?.reason ? { reason: f.reason } : {}),
+                ...(line.requestId ? { requestId: line.requestId } : {}),
+                ...(line.duplicateOf !== undefined ? { duplicateOf: line.duplicateOf } : {}),
+              };
+              process.stdout.write(
+                o.json
+                  ? `${JSON.stringify(row)}\n`
+                  : `row ${row.row} ${row.outcome}${row.code ? ` ${row.code}` : ''}${row.reason ? `: ${row.reason}` : ''}\n`,
+              );
+            }
+          });
+        },
+      ),
     );
 
   cmd

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { ensureDevEncryptionKey, ensureDevIdSecret } from '../codec/dev-key.js';
+import { openStoreFromSettings } from '../store/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import {
   startEmulator,
@@ -139,6 +140,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       PCDS_TEMPORAL_ADDRESS: temporal.address,
       PCDS_TEMPORAL_NAMESPACE: temporal.namespace,
       ...(temporal.uiUrl ? { PCDS_TEMPORAL_UI_URL: temporal.uiUrl } : {}),
+      // Batch rows and results: the shell's store, or the embedded file in the data folder.
+      PCDS_STORE_URL: baseEnv.PCDS_STORE_URL || `sqlite:${join(dataDir, 'store.sqlite')}`,
       ...paceEnv,
     };
     // The receiver listens on loopback; its secret lives only in this process.
@@ -179,6 +182,8 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     stops.push(() => receiver.stop());
     // A key pool from the shell would point at the real service: the stack uses the dev key.
     const config = loadConfig({ ...stackEnv, PCDS_WEBHOOK_PUBLIC_URL: receiver.url });
+    // The store is opened (and its migrations run) now: a bad PCDS_STORE_URL stops the stack here.
+    await (await openStoreFromSettings(config)).close();
     // Another pace or no limits only make sense against this emulator, never a real service.
     if (
       (timeScale !== 1 || !limits) &&

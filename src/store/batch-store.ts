@@ -318,8 +318,12 @@ export class BatchStore {
   async writeResults(
     batchId: string,
     lines: readonly ResultLine[],
-  ): Promise<{ written: number; skipped: number }> {
-    if (lines.length === 0) return { written: 0, skipped: 0 };
+  ): Promise<{
+    written: number;
+    skipped: number;
+    inserted: { row: number; outcome: ResultLine['outcome'] }[];
+  }> {
+    if (lines.length === 0) return { written: 0, skipped: 0, inserted: [] };
     return this.db.transaction().execute(async (tx) => {
       const byRow = new Map(lines.map((l) => [l.row, l]));
       const missingLeaders = [
@@ -380,16 +384,18 @@ export class BatchStore {
           result: s.result,
         };
       });
-      let written = 0;
+      // What was inserted (a row already there is not): the caller counts it once.
+      const inserted: { row: number; outcome: ResultLine['outcome'] }[] = [];
       for (let i = 0; i < values.length; i += INSERT_CHUNK) {
-        const res = await tx
+        const got = await tx
           .insertInto('pcds_results')
           .values(values.slice(i, i + INSERT_CHUNK))
           .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
-          .executeTakeFirst();
-        written += Number(res.numInsertedOrUpdatedRows ?? 0);
+          .returning(['row', 'outcome'])
+          .execute();
+        for (const g of got) inserted.push({ row: Number(g.row), outcome: g.outcome });
       }
-      return { written, skipped: lines.length - written };
+      return { written: inserted.length, skipped: lines.length - inserted.length, inserted };
     });
   }
 

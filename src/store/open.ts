@@ -1,7 +1,7 @@
 // Opens the store named by PCDS_STORE_URL: PostgreSQL (postgres://...) for production, or the
 // embedded SQLite file (sqlite:PATH, default <PCDS_DATA_DIR>/store.sqlite) for `pcds dev`, the
 // demo and the tests. One Kysely query layer over both, migrations run on open.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
@@ -68,6 +68,9 @@ function sqliteDialect(path: string): SqliteDialect {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   return new SqliteDialect({
     database: async () => {
+      // Its owner's only, like every file of results: SQLite gives its WAL files the same mode.
+      closeSync(openSync(path, 'a', 0o600));
+      chmodSync(path, 0o600);
       const db = new SqliteDatabase(path);
       // WAL: workers, the CLI and `pcds dev` on one machine share the file; a writer waits its
       // turn (busy_timeout) instead of failing.

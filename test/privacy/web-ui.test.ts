@@ -11,6 +11,7 @@ import { Connection } from '@temporalio/client';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startDevStack, type DevStack } from '../../src/cli/dev-stack.js';
+import { lazyBatchStore, openStoreFromSettings } from '../../src/store/index.js';
 import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { dataConverterFromSettings } from '../../src/temporal/data-converter.js';
@@ -64,6 +65,8 @@ function stackClient(
     namespace: stack.config.PCDS_TEMPORAL_NAMESPACE,
     taskQueue: stack.config.PCDS_TASK_QUEUE,
     dataConverter: dataConverterFromSettings(stack.config),
+    // The stack's store, which its worker reads.
+    store: lazyBatchStore(() => openStoreFromSettings(stack.config)),
     ...(defaults ? { defaults } : {}),
   });
 }

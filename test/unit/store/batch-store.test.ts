@@ -1,7 +1,7 @@
 // The batch store over the embedded engine: one result per row by the key, duplicates found by
 // the database, the submit journal's compare-and-set, and nothing personal in the file.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -78,12 +78,16 @@ describe('batch store (embedded)', () => {
       { row: 1, key: { row: 1 }, outcome: 'found', requestId: 'req_1', result: { name: 'Ada' } },
       { row: 3, key: { row: 3 }, outcome: 'found', duplicateOf: 1 },
     ]);
-    expect(first).toEqual({ written: 2, skipped: 0 });
+    expect(first).toMatchObject({ written: 2, skipped: 0 });
+    expect(first.inserted).toEqual([
+      { row: 1, outcome: 'found' },
+      { row: 3, outcome: 'found' },
+    ]);
     // A retried write, and a zombie's different write, change nothing.
     const again = await store.writeResults('b1', [
       { row: 1, key: { row: 1 }, outcome: 'failed', code: 'timeout' },
     ]);
-    expect(again).toEqual({ written: 0, skipped: 1 });
+    expect(again).toEqual({ written: 0, skipped: 1, inserted: [] });
     await store.writeResults('b1', [
       { row: 2, key: { row: 2 }, outcome: 'empty', requestId: 'req_2' },
       { row: 4, key: { row: 4 }, outcome: 'failed', code: 'invalid_row', message: 'email: bad' },
@@ -144,6 +148,8 @@ describe('batch store (embedded)', () => {
         { row: 1, key: { row: 1 }, outcome: 'found', result: { full_name: 'Ada Lovelace Byron' } },
       ]);
       await Promise.all(open.splice(0).map((s) => s.close()));
+      // The file is its owner's only, as every file of results is.
+      expect(statSync(join(dir, 'store.sqlite')).mode & 0o777).toBe(0o600);
       const raw = readdirSync(dir)
         .map((f) => readFileSync(join(dir, f)).toString('latin1'))
         .join('');
