@@ -45,7 +45,7 @@ import {
   type StoreExportFormat,
   type StoredResult,
 } from './store/export.js';
-import { writeBatchOutputs, type BatchOutputs } from './store/outputs.js';
+import { outputsOf, writeBatchOutputs, type BatchOutputs } from './store/outputs.js';
 import { orNotFound, outcomeOf, PcdsCallError, PcdsUsageError } from './client-errors.js';
 import { connectTemporalClient, type TemporalTlsOptions } from './temporal/connection.js';
 import { dataConverterFromEnv } from './temporal/data-converter.js';
@@ -242,6 +242,13 @@ export interface BatchHandle {
    * summary beside it) from the store first.
    */
   result(): Promise<BatchSummary>;
+  /**
+   * Writes the batch's files, as named when it started, from the store where this client runs:
+   * the JSONL output as far as the batch got, and once it ended the JSONL whole, the CSV and the
+   * summary. Nothing for a batch with no output (rows from code without one), or one started
+   * before the store (its workers write its files). Returns the summary once it ended.
+   */
+  writeOutputs(): Promise<BatchSummary | undefined>;
   /** The batch's results from the store, running or ended, a result at a time. */
   results(query?: BatchResultsQuery): AsyncIterable<StoredResult>;
   /** Writes a CSV, JSONL or Parquet of the batch from the store, running or ended. */
@@ -535,6 +542,18 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         const summary = await batchResult(workflow);
         if (!outputs) return summary;
         return (await writeBatchOutputs(await store.get(), batchId, outputs, summary)) ?? summary;
+      },
+      async writeOutputs() {
+        const status = await batchStatus(workflow);
+        const named = status.ended ? status.summary : status.progress;
+        if (!named?.stored || !named.output) return undefined;
+        const files = outputs ?? outputsOf(named);
+        return writeBatchOutputs(
+          await store.get(),
+          batchId,
+          files,
+          status.ended ? status.summary : undefined,
+        );
       },
       async *results(query = {}) {
         for await (const page of batchResultPages(await store.get(), batchId, query))

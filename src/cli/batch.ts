@@ -9,7 +9,7 @@ import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
 import { ResultFollower } from '../store/follow.js';
-import { writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
+import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
 import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import type { ResultLine } from '../batch/types.js';
@@ -306,17 +306,6 @@ export async function watchStoredBatch(
     return undefined;
   }
   return writeBatchOutputs(store, batchId, files, summary, follower);
-}
-
-/** The files of a stored batch, as its progress or summary names them. */
-export function outputsOf(
-  p: Pick<BatchProgress, 'output' | 'csvOutput' | 'csvRawCells'>,
-): BatchOutputs {
-  return {
-    output: p.output,
-    ...(p.csvOutput ? { csvOutput: p.csvOutput } : {}),
-    ...(p.csvRawCells ? { csvRawCells: true } : {}),
-  };
 }
 
 /**

@@ -118,6 +118,7 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
         yield* inner.results(query);
       },
       export: (options) => ensure(notFound, () => inner.export(options)),
+      writeOutputs: () => ensure(notFound, () => inner.writeOutputs()),
     };
   };
 

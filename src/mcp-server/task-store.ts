@@ -248,7 +248,10 @@ export class TemporalTaskStore implements TaskStore {
     const { kind, id } = target;
     if (kind === 'batch')
       return answerWith(async () => {
-        const summary = await client.getBatch(id).result();
+        const batch = client.getBatch(id);
+        const ended = await batch.result();
+        // The files the links name are written here, in the file root, from the store.
+        const summary = (await batch.writeOutputs()) ?? ended;
         const doc = { batch_id: id, state: summary.state, summary };
         return {
           doc,

@@ -228,8 +228,12 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     },
     ({ batch_id }) =>
       answer(async () => {
-        const s = await (await deps.client()).getBatch(batch_id).status();
-        if (s.ended) return { batch_id, state: s.summary.state, summary: s.summary };
+        const handle = (await deps.client()).getBatch(batch_id);
+        // The batch's output is written here, in the file root, from the store: as far as the
+        // batch got while it runs, whole (with its CSV and summary) once it ended.
+        const written = await handle.writeOutputs().catch(() => undefined);
+        const s = await handle.status();
+        if (s.ended) return { batch_id, state: s.summary.state, summary: written ?? s.summary };
         // No worker answered: the last progress the batch published, and why.
         if (s.published)
           return {

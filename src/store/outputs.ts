@@ -1,7 +1,7 @@
 // A stored batch's files, written where the caller runs: the JSONL output (a line per row as
 // rows finish), the CSV in row order once the batch ended, and the summary beside them.
 import { writeFileAtomic } from '../files/atomic-write.js';
-import type { BatchSummary } from '../batch/types.js';
+import type { BatchProgress, BatchSummary } from '../batch/types.js';
 import type { BatchStore } from './batch-store.js';
 import { exportBatchFromStore } from './export.js';
 import { ResultFollower } from './follow.js';
@@ -11,6 +11,17 @@ export interface BatchOutputs {
   output: string;
   csvOutput?: string;
   csvRawCells?: boolean;
+}
+
+/** The files of a stored batch, as its progress or summary names them. */
+export function outputsOf(
+  p: Pick<BatchProgress, 'output' | 'csvOutput' | 'csvRawCells'>,
+): BatchOutputs {
+  return {
+    output: p.output,
+    ...(p.csvOutput ? { csvOutput: p.csvOutput } : {}),
+    ...(p.csvRawCells ? { csvRawCells: true } : {}),
+  };
 }
 
 export const summaryPathOf = (output: string) => `${output}.summary.json`;
