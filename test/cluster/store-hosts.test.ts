@@ -384,13 +384,13 @@ async function storeAcrossHosts(mode: 'compact' | 'workflows', drawn: number): P
 // timeout and the acceptance grace (see topology.test.ts): up to ~3 min when the kill lands so.
 it(
   'compact rows: CLI and two workers on hosts of their own, a worker SIGKILLed and the server restarted',
-  { timeout: 360_000 },
+  { timeout: 420_000 },
   () => storeAcrossHosts('compact', 150),
 );
 
 it(
   'rows as workflows: CLI and two workers on hosts of their own, a worker SIGKILLed and the server restarted',
-  { timeout: 360_000 },
+  { timeout: 420_000 },
   () => storeAcrossHosts('workflows', 170),
 );
 
