@@ -380,8 +380,9 @@ async function storeAcrossHosts(mode: 'compact' | 'workflows', drawn: number): P
   }
 }
 
-// Usually 40-70 s each. A row whose submit was sent by the killed worker may wait its heartbeat
-// timeout and the acceptance grace (see topology.test.ts): up to ~3 min when the kill lands so.
+// Measured 80-135 s compact and 200-210 s as workflows on two loaded cores: a row whose submit
+// was in flight on the killed worker waits its heartbeat timeout and the acceptance grace (see
+// topology.test.ts), up to ~3 min when the kill lands so.
 it(
   'compact rows: CLI and two workers on hosts of their own, a worker SIGKILLed and the server restarted',
   { timeout: 420_000 },
