@@ -1,6 +1,6 @@
-// `npm run test:cluster`: the batch, call and webhook integration tests plus the topology and TLS
-// tests (test/cluster), against the Temporal cluster on PostgreSQL, its frontend on mutual TLS, that
-// scripts/temporal-cluster.ts brings up (it sets PCDS_TEST_TEMPORAL_ADDRESS,
+// `npm run test:cluster`: the batch, call and webhook integration tests plus the topology, TLS and
+// store-across-hosts tests (test/cluster), against the Temporal cluster on PostgreSQL, its frontend
+// on mutual TLS, that scripts/temporal-cluster.ts brings up (it sets PCDS_TEST_TEMPORAL_ADDRESS,
 // PCDS_TEST_TEMPORAL_NAMESPACE and PCDS_TEMPORAL_TLS_*; see test/harness/global-setup.ts). Run
 // through that script, not directly.
 import { defineConfig } from 'vitest/config';
@@ -38,8 +38,17 @@ export default defineConfig({
         test: {
           name: 'cluster-topology',
           include: ['test/cluster/**/*.test.ts'],
-          exclude: ['test/cluster/tls.test.ts'],
+          exclude: ['test/cluster/tls.test.ts', 'test/cluster/store-hosts.test.ts'],
           sequence: { groupOrder: 1 },
+        },
+      },
+      {
+        // The store across hosts restarts the server too: after the topology tests, alone.
+        extends: true,
+        test: {
+          name: 'cluster-store-hosts',
+          include: ['test/cluster/store-hosts.test.ts'],
+          sequence: { groupOrder: 2 },
         },
       },
     ],

@@ -217,7 +217,7 @@ function seconds(since: number): string {
 // ---- PostgreSQL ------------------------------------------------------------------------------
 
 /** Debian's PostgreSQL binaries (the newest installed), installing the package when absent. */
-function postgresBinDir(): string {
+export function postgresBinDir(): string {
   const find = () => {
     const base = '/usr/lib/postgresql';
     if (!existsSync(base)) return undefined;

@@ -1,6 +1,6 @@
 // docker-compose.yml without a Docker engine: valid against the Compose Specification's JSON schema
-// (vendored in ./compose-spec), and checked for what the schema cannot see: the batch folder shared
-// at one path, the Temporal server the cluster tests run (same version, same configuration files),
+// (vendored in ./compose-spec), and checked for what the schema cannot see: the CLI and the workers
+// meeting only in Temporal and the store (no folder in common), the Temporal server the cluster tests run (same version, same configuration files),
 // references that resolve, variables escaped from Compose, and no secret beyond the development
 // defaults.
 import { readFileSync } from 'node:fs';
@@ -124,26 +124,31 @@ describe('docker-compose.yml', () => {
     for (const [name, s] of serving) expect(envOf(s).PCDS_METRICS_HOST, name).toBe('0.0.0.0');
   });
 
-  it('every service that reads or writes batch files mounts the same batch folder at the same path', () => {
-    // Workers read a batch's input and write its output at the paths the CLI resolved, so the
-    // CLI and every worker (replicas included) must see one folder at one path.
+  it('the CLI alone sees the batch folder: workers share only Temporal and the store with it', () => {
+    // The CLI loads a batch's rows into the store and writes its output from there; workers read
+    // rows and write results in the store and never open a file of the caller's.
     const batchUsers = services.filter(([, s]) => 'PCDS_TEMPORAL_ADDRESS' in envOf(s));
     expect(batchUsers.map(([name]) => name).sort()).toEqual(['pcds', 'worker']);
     expect(service('worker').deploy?.replicas).toBeGreaterThanOrEqual(2);
-    const mounts = batchUsers.map(([name, s]) => {
-      const batch = volumesOf(s).filter((v) => v.target === '/data/batches');
-      expect(batch, `${name} mounts /data/batches once`).toHaveLength(1);
-      return batch[0];
-    });
-    expect(mounts[0].source).toBeTruthy();
-    for (const m of mounts) expect(m).toEqual(mounts[0]);
-    // Worker state (the MCP tokens file and its lock) is shared the same way.
-    const dataDirs = batchUsers.map(([, s]) => envOf(s).PCDS_DATA_DIR);
-    expect(new Set(dataDirs)).toEqual(new Set(['/data/pcds']));
-    const dataMounts = batchUsers.map(([, s]) =>
-      volumesOf(s).find((v) => v.target === '/data/pcds'),
-    );
-    for (const m of dataMounts) expect(m).toEqual({ source: 'pcds-data', target: '/data/pcds' });
+    const stores = new Set(batchUsers.map(([, s]) => envOf(s).PCDS_STORE_URL));
+    expect(stores.size).toBe(1);
+    const storeUrl = new URL([...stores][0] ?? '');
+    expect(storeUrl.protocol).toBe('postgres:');
+    expect(storeUrl.hostname).toBe('postgresql');
+    expect(storeUrl.pathname).toBe('/pcds_store');
+
+    const cliMounts = volumesOf(service('pcds'));
+    expect(cliMounts).toEqual([{ source: './batches', target: '/data/batches' }]);
+    const workerMounts = volumesOf(service('worker'));
+    expect(workerMounts.filter((v) => v.target === '/data/batches')).toEqual([]);
+    for (const m of workerMounts)
+      expect(
+        cliMounts.map((c) => c.source),
+        `the CLI does not mount ${m.source}`,
+      ).not.toContain(m.source);
+    // The workers' own state (the MCP tokens file and its lock) is shared by the replicas.
+    expect(envOf(service('worker')).PCDS_DATA_DIR).toBe('/data/pcds');
+    expect(workerMounts).toEqual([{ source: 'pcds-data', target: '/data/pcds' }]);
   });
 
   it('runs the Temporal server and admin tools the cluster tests run, with the same configuration', () => {
@@ -187,7 +192,14 @@ describe('docker-compose.yml', () => {
       'temporal_visibility create-database',
       'temporal_visibility setup-schema -v 0.0',
       'temporal_visibility update-schema -s postgresql/v12/visibility',
+      'pcds_store create-database',
     ]);
+    // The store's database is the one the workers and the CLI are given, on the same server and
+    // role, its password the same reference to the environment.
+    const storeUrl = envOf(service('worker')).PCDS_STORE_URL ?? '';
+    expect(storeUrl).toBe(
+      `postgres://${envOf(service('temporal-schema')).SQL_USER}:\${TEMPORAL_DB_PASSWORD:-temporal}@${envOf(service('temporal-schema')).SQL_HOST}:${envOf(service('temporal-schema')).SQL_PORT}/pcds_store`,
+    );
     expect(envOf(service('temporal-schema')).SQL_PLUGIN).toBe('postgres12');
     // The server starts only after the schema job succeeded; workers and UI after the namespace.
     expect(service('temporal').depends_on).toMatchObject({
