@@ -156,6 +156,9 @@ describe('the packed package, installed into a service', () => {
         cwd: app,
       },
     );
+    // The one install script a service needs: the embedded store's native module (built from
+    // source against the local Node headers when no prebuilt binary can be fetched).
+    await run('npm', ['rebuild', 'better-sqlite3', '--prefer-offline'], { cwd: app });
     // tsc fails on a type error, and on an @ts-expect-error line that has none (loose types).
     await run(join(app, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: app });
 

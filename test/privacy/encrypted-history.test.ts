@@ -3,6 +3,7 @@
 // webhook receiver, the typed client), then every history of the task queue is read raw, without
 // the codec. With a key, none of the input emails, phones and names nor any profile value is in
 // it; with PCDS_ENCRYPTION=off the same run shows them, so the check can fail.
+import { lazyBatchStore, openStoreFromSettings } from '../../src/store/index.js';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,6 +102,9 @@ async function runScenario(encryption: Record<string, string>, label: string): P
     namespace: config.PCDS_TEMPORAL_NAMESPACE,
     taskQueue,
     dataConverter: dataConverterFromSettings(config),
+    // The worker's store settings, encryption included: the rows it loads are sealed (or not)
+    // as the worker reads them.
+    store: lazyBatchStore(() => openStoreFromSettings(config)),
     defaults: { pollIntervalMs: 100, maxWaitMs: 60_000, webhookFallbackPollMs: 60_000 },
   });
   const personal: string[] = [];
