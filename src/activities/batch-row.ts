@@ -198,6 +198,25 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         );
       }
 
+      /**
+       * Records what this attempt knows once its claim is taken (the job accepted, the claim let
+       * go), waiting out a store that cannot write: an attempt that gave up here would leave its
+       * claim behind, and the next one could only call the row's send unknown (a charged job lost).
+       */
+      async function recordHeld(entry: JournalEntry): Promise<void> {
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await ledger.record(entry);
+            return;
+          } catch (err) {
+            if (signal.aborted) throw err;
+            await sleep(Math.min(30_000, 500 * 2 ** Math.min(attempt - 1, 6)), undefined, {
+              signal,
+            });
+          }
+        }
+      }
+
       function jobOf(e: {
         keyId?: string;
         requestId?: string;
@@ -231,7 +250,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
             );
         }
         const release = () =>
-          ledger.record({ row: input.row, state: 'released', owner, keyId: input.keyId });
+          recordHeld({ row: input.row, state: 'released', owner, keyId: input.keyId });
         let waited = 0;
         for (let attempt = 1; ; attempt++) {
           let reply;
@@ -274,7 +293,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
               status,
               acceptedAt,
             };
-            await ledger.record({ row: input.row, state: 'accepted', owner, ...job });
+            await recordHeld({ row: input.row, state: 'accepted', owner, ...job });
             return outcome.kind === 'done' ? { job, immediate: outcome.poll } : { job };
           }
           if (outcome.kind === 'rejected') {

@@ -83,19 +83,22 @@ function sqliteDialect(path: string): SqliteDialect {
 }
 
 function postgresDialect(url: string): PostgresDialect {
-  return new PostgresDialect({
-    pool: new pg.Pool({
-      connectionString: url,
-      max: 8,
-      // Counts and epoch milliseconds come back as numbers, not strings.
-      types: {
-        getTypeParser: ((oid: number, format?: string) =>
-          oid === PG_BIGINT
-            ? (v: string) => Number(v)
-            : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
-      },
-    }),
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 8,
+    // Counts and epoch milliseconds come back as numbers, not strings.
+    types: {
+      getTypeParser: ((oid: number, format?: string) =>
+        oid === PG_BIGINT
+          ? (v: string) => Number(v)
+          : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    },
   });
+  // An idle connection the database (or the network) drops is reported here; unheard, the
+  // event would end the process. The pool replaces it, and the next query that cannot connect
+  // fails (the activity retries until the database is back).
+  pool.on('error', () => undefined);
+  return new PostgresDialect({ pool });
 }
 
 /** Runs the migrations not yet run; several processes opening at once take turns (a lock). */
