@@ -750,9 +750,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       };
       const rows = 'rows' in request ? request.rows : undefined;
       const prepared =
-        'rows' in withDefaults
-          ? prepareRowsBatch(withDefaults)
-          : await prepareBatch(withDefaults as BatchRequest);
+        'rows' in withDefaults ? prepareRowsBatch(withDefaults) : await prepareBatch(withDefaults);
       await startBatchWorkflow(temporal, taskQueue, prepared, {
         store: await store.get(),
         ...(rows ? { rows } : {}),
