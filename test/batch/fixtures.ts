@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
@@ -133,6 +133,18 @@ afterAll(async () => {
   await testStore?.close();
   testStore = undefined;
 });
+
+/**
+ * PCDS_STORE_URL of batchTestStore(), for processes a test spawns with a data folder of their own:
+ * they read the rows the test loaded.
+ */
+export function testStoreEnv(): { PCDS_STORE_URL: string } {
+  return {
+    PCDS_STORE_URL:
+      process.env.PCDS_STORE_URL ||
+      `sqlite:${resolve(process.env.PCDS_DATA_DIR ?? '.data', 'store.sqlite')}`,
+  };
+}
 
 /** Stored batches by the output path a test named: readOutput reads their results. */
 const storedOutputs = new Map<string, string>();

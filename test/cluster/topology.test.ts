@@ -23,6 +23,7 @@ import {
   tempDir,
   waitForProgress,
   writeCsv,
+  testStoreEnv,
 } from '../batch/fixtures.js';
 
 if (process.env.PCDS_TEST_CLUSTER !== '1') {
@@ -73,6 +74,8 @@ async function startWorker(taskQueue: string, name: string): Promise<ChildProces
     PCDS_API_SECRET: emu.devKey.secret,
     PCDS_THROTTLE: 'off',
     PCDS_DATA_DIR: dataDir,
+    // The store the test loads the batch's rows into (the cluster's PostgreSQL).
+    ...testStoreEnv(),
     ...testEncryptionEnv(),
   });
   let log = '';
