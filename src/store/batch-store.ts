@@ -468,12 +468,7 @@ export class BatchStore {
       return {
         row: Number(g.row),
         key: data.key,
-        outcome: g.outcome,
-        ...(g.code !== null ? { code: g.code } : {}),
-        ...(g.message !== null ? { message: this.seal.open(g.message) as string } : {}),
-        ...(g.request_id !== null ? { requestId: g.request_id } : {}),
-        ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
-        ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
+        ...this.storedFields(g),
         ...(g.key_id !== null ? { keyId: g.key_id } : {}),
       };
     });
@@ -485,6 +480,25 @@ export class BatchStore {
           ? ([Number(lastRow.written_at), Number(lastRow.row)] as [number, number])
           : Number(lastRow.row);
     return { lines, ...(next !== undefined ? { next } : {}) };
+  }
+
+  /** A stored result's own fields, opened: what a line carries beside its row and key. */
+  private storedFields(g: {
+    outcome: ResultLine['outcome'];
+    code: string | null;
+    message: string | null;
+    request_id: string | null;
+    result: string | null;
+    duplicate_of: number | null;
+  }): Omit<ResultLine, 'row' | 'key'> {
+    return {
+      outcome: g.outcome,
+      ...(g.code !== null ? { code: g.code } : {}),
+      ...(g.message !== null ? { message: this.seal.open(g.message) as string } : {}),
+      ...(g.request_id !== null ? { requestId: g.request_id } : {}),
+      ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
+      ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
+    };
   }
 
   /** Input rows in row order with their cells (for exports that show the input beside the result). */
@@ -549,12 +563,7 @@ export class BatchStore {
           : {
               row,
               key: data.key,
-              outcome: g.outcome,
-              ...(g.code !== null ? { code: g.code } : {}),
-              ...(g.message !== null ? { message: this.seal.open(g.message) as string } : {}),
-              ...(g.request_id !== null ? { requestId: g.request_id } : {}),
-              ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
-              ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
+              ...this.storedFields({ ...g, outcome: g.outcome }),
             };
       return {
         row,
