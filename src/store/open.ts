@@ -98,6 +98,10 @@ function postgresDialect(url: string): PostgresDialect {
   // event would end the process. The pool replaces it, and the next query that cannot connect
   // fails (the activity retries until the database is back).
   pool.on('error', () => undefined);
+  // A connection held between two queries (a transaction, the migration lock) that drops
+  // reports to its own client, which the pool does not listen to while it is lent out. The
+  // statement that next uses it fails instead, and the pool discards it when it comes back.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new PostgresDialect({ pool });
 }
 

@@ -7,6 +7,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import { batchWorkflowId } from '../../src/batch/types.js';
@@ -278,6 +279,31 @@ describe.skipIf(!onPostgres)(
       await proxy?.stop();
       await emu?.stop();
     });
+
+    it('a connection dropped while held between two statements fails the next one, and the process goes on', async () => {
+      const viaProxy = new URL(storeUrl);
+      viaProxy.hostname = '127.0.0.1';
+      viaProxy.port = String(proxy!.port);
+      const store = await openStoreFromEnv({ ...process.env, PCDS_STORE_URL: viaProxy.toString() });
+      try {
+        await expect(
+          store.db.connection().execute(async (conn) => {
+            await sql`select 1`.execute(conn);
+            proxy!.cut();
+            // The drop reaches the held client before its next statement: unheard, it would
+            // end the process (vitest reports it as an uncaught exception).
+            await new Promise((r) => setTimeout(r, 500));
+            await sql`select 1`.execute(conn);
+          }),
+        ).rejects.toThrow();
+        proxy!.restore();
+        const { rows } = await sql<{ one: number }>`select 1 as one`.execute(store.db);
+        expect(rows).toEqual([{ one: 1 }]);
+      } finally {
+        proxy!.restore();
+        await store.close();
+      }
+    }, 60_000);
 
     for (const compact of [false, true])
       it(`${compact ? 'compact: ' : 'rows as workflows: '}rows wait out the cut and end once, each`, async () => {
