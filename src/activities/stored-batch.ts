@@ -12,7 +12,7 @@ import {
   type ReadCursor,
   type ResultLine,
 } from '../batch/types.js';
-import { recordRowLines } from '../metrics/instruments.js';
+import { recordCacheLookups, recordRowLines } from '../metrics/instruments.js';
 import { BatchStoreError, type BatchStore } from '../store/index.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -71,7 +71,9 @@ export function createStoredBatchActivities(deps: ActivityDeps) {
       return withStore(deps, async (store) => {
         const got = await store.readRows(input.batchId, input.from.row, input.count, {
           ...(input.skipWritten ? { skipWritten: true } : {}),
+          dedupe: input.dedupe,
         });
+        recordCacheLookups('batch', got.cache.hits, got.cache.misses);
         let bytes = 0;
         const rows: InputRow[] = [];
         let next = got.next;

@@ -323,6 +323,26 @@ export class BatchRules {
       );
   }
 
+  /** A row the result cache answered: counted, its line already written, its followers freed. */
+  private takeCached(row: ValidRow, hit: NonNullable<ValidRow['cached']>, nowMs: number): void {
+    const c = this.s.counters;
+    c.cached = (c.cached ?? 0) + 1;
+    if (hit.outcome === 'found') c.creditsSaved = (c.creditsSaved ?? 0) + this.credits.perRow;
+    this.record(
+      {
+        row: row.row,
+        key: row.key,
+        outcome: hit.outcome,
+        requestId: hit.requestId,
+        cached: true,
+        fetchedAt: hit.fetchedAt,
+      },
+      nowMs,
+      true,
+    );
+    this.leaderEnded(row, { outcome: hit.outcome }, nowMs);
+  }
+
   /** A row not sent because the credit budget is spent. */
   private skip(row: Pick<ValidRow, 'row' | 'key' | 'followers'>, nowMs: number): void {
     this.record(
@@ -388,6 +408,13 @@ export class BatchRules {
         );
         continue;
       }
+      if (next.cached) {
+        // The result cache answered it when it was read: its line is written, no call is made.
+        if (redo) this.s.redo.shift();
+        else this.queue.shift();
+        this.takeCached(next, next.cached, nowMs);
+        continue;
+      }
       const leaderRow = duplicateOf(next);
       if (leaderRow !== undefined) {
         // A duplicate costs no request: it takes its leader's line, now or when the leader ends.
@@ -445,7 +472,8 @@ export class BatchRules {
     if (this.s.paused) return false;
     const next = this.s.redo[0] ?? this.queue[0];
     if (next) {
-      if (isInvalidRow(next) || this.sharesNow(next) || this.s.budgetSpent) return true;
+      if (isInvalidRow(next) || next.cached || this.sharesNow(next) || this.s.budgetSpent)
+        return true;
       if (!this.budgetAllows()) return this.inFlight.size === 0;
       if (this.inFlight.size < this.s.window) return true;
     }

@@ -42,6 +42,11 @@ export interface ValidRow {
    * the leader is not run again (set by the reader).
    */
   leaderLine?: { outcome: ResultLine['outcome']; code?: string };
+  /**
+   * The result cache answered the row when it was read: its line is written, and the batch
+   * takes it without a call (no request, no credit).
+   */
+  cached?: { outcome: 'found' | 'empty'; requestId: string; fetchedAt: string };
 }
 
 /** A duplicate row waiting for its leader: no parameters (it is never sent). */
@@ -107,6 +112,10 @@ export interface ResultLine {
    * row's line (result, request id, code, message) from the output.
    */
   duplicateOf?: number;
+  /** The result came from the result cache: no request, no credit. */
+  cached?: true;
+  /** When a cached result was fetched (ISO 8601); requestId is the request that fetched it. */
+  fetchedAt?: string;
 }
 
 /** Code of a row that was not sent because its input is malformed. */
@@ -161,6 +170,10 @@ export interface Counters {
    * the endpoint's typical price (batch/cost.ts). Empty results and duplicates are free.
    */
   credits?: number;
+  /** Rows the result cache answered (counted in found or empty too): no request, no credit. */
+  cached?: number;
+  /** Credits the cache saved: each cached found row at the endpoint's typical price. */
+  creditsSaved?: number;
 }
 
 export interface BatchInput {

@@ -67,6 +67,12 @@ export const METRICS = {
     help: "Credits the service reports available on the key's account (GET /usage, last read; absent when unlimited).",
     labels: ['key'],
   },
+  cacheLookups: {
+    name: 'pcds_cache_lookups_total',
+    type: 'counter',
+    help: 'Result cache lookups, by result (hit: answered with no request and no credit; miss: sent to the service) and source (batch, call).',
+    labels: ['result', 'source'],
+  },
   webhookDeliveries: {
     name: 'pcds_webhook_deliveries_total',
     type: 'counter',

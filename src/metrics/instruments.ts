@@ -41,6 +41,7 @@ function instrumentsOf(meter: MetricMeter) {
     creditsUsed: gauge(METRICS.creditsUsed),
     creditsAvailable: gauge(METRICS.creditsAvailable),
     webhookDeliveries: counter(METRICS.webhookDeliveries),
+    cacheLookups: counter(METRICS.cacheLookups),
   };
 }
 
@@ -98,6 +99,12 @@ export function recordPermitRefused(key: string): void {
 
 export function recordRows(outcome: RowOutcome, count: number): void {
   if (count > 0) instruments.rows.add(count, { outcome });
+}
+
+/** Result cache lookups of a batch's rows or a single call: hits answered, misses sent. */
+export function recordCacheLookups(source: 'batch' | 'call', hits: number, misses: number): void {
+  if (hits > 0) instruments.cacheLookups.add(hits, { result: 'hit', source });
+  if (misses > 0) instruments.cacheLookups.add(misses, { result: 'miss', source });
 }
 
 export function recordCredits(key: string, used: number, available: number | undefined): void {

@@ -3,8 +3,12 @@
 // duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch/row-journal.js';
-import type { InputRow, ResultLine } from '../batch/types.js';
+import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
+import { cacheTtlOf, fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
 import type { StoreSchema } from './schema.js';
+
+/** How a row the result cache answered ended (set by readRows). */
+type CachedMark = ValidRow['cached'];
 import type { Store } from './open.js';
 
 /** A row as the loader hands it in: valid (params, key) or invalid (problem, code). */
@@ -22,6 +26,8 @@ export interface BatchRecord {
   columns?: string[];
   createdAt: string;
   loadedAt?: string;
+  /** How the batch uses the result cache; absent: not at all. */
+  cache?: CacheUse;
 }
 
 export class BatchStoreError extends Error {
@@ -54,7 +60,12 @@ export class BatchStore {
    * Starts loading a batch's rows. A batch still loading (its loader stopped half way) starts
    * again from nothing; a loaded batch is refused: its id is taken.
    */
-  async beginLoad(batchId: string, endpoint: string, columns?: string[]): Promise<void> {
+  async beginLoad(
+    batchId: string,
+    endpoint: string,
+    columns?: string[],
+    cache?: CacheUse,
+  ): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       const existing = await tx
         .selectFrom('pcds_batches')
@@ -78,6 +89,7 @@ export class BatchStore {
           summary: null,
           created_at: new Date().toISOString(),
           loaded_at: null,
+          cache: cache ? JSON.stringify(cache) : null,
         })
         .execute();
     });
@@ -98,6 +110,7 @@ export class BatchStore {
         code: valid ? null : (r.code ?? 'invalid_row'),
         lookup: valid ? this.seal.lookup(endpoint, r.params) : null,
         duplicate_of: null,
+        subjects: valid ? this.seal.subjects(r.params) : null,
       };
     });
     await this.db.transaction().execute(async (tx) => {
@@ -203,6 +216,7 @@ export class BatchStore {
       ...(r.columns ? { columns: this.seal.open(r.columns) as string[] } : {}),
       createdAt: r.created_at,
       ...(r.loaded_at ? { loadedAt: r.loaded_at } : {}),
+      ...(r.cache ? { cache: JSON.parse(r.cache) as CacheUse } : {}),
     };
   }
 
@@ -240,22 +254,46 @@ export class BatchStore {
     batchId: string,
     from: number,
     count: number,
-    opts: { skipWritten?: boolean } = {},
-  ): Promise<{ rows: InputRow[]; next: number; done: boolean }> {
+    opts: { skipWritten?: boolean; dedupe?: boolean } = {},
+  ): Promise<{
+    rows: InputRow[];
+    next: number;
+    done: boolean;
+    /** Lookups this read made in the result cache: rows answered, rows to send. */
+    cache: { hits: number; misses: number };
+  }> {
     const got = await this.db
       .selectFrom('pcds_rows as r')
       .leftJoin('pcds_results as res', (j) =>
         j.onRef('res.batch_id', '=', 'r.batch_id').onRef('res.row', '=', 'r.row'),
       )
-      .select(['r.row', 'r.data', 'r.problem', 'r.code', 'r.duplicate_of', 'res.outcome'])
+      .select([
+        'r.row',
+        'r.data',
+        'r.problem',
+        'r.code',
+        'r.duplicate_of',
+        'r.lookup',
+        'res.outcome',
+        'res.request_id',
+        'res.cached_at',
+      ])
       .where('r.batch_id', '=', batchId)
       .where('r.row', '>=', from)
       .orderBy('r.row')
       .limit(count)
       .execute();
     const last = got.length > 0 ? Number(got[got.length - 1].row) : from - 1;
-    const total = (await this.record(batchId))?.total ?? 0;
+    const record = await this.record(batchId);
+    const total = record?.total ?? 0;
     const chosen = opts.skipWritten ? got.filter((g) => g.outcome === null) : got;
+    const {
+      marks: cached,
+      hits: newHits,
+      misses,
+    } = record
+      ? await this.answerFromCache(record, chosen, opts.dedupe !== false)
+      : { marks: new Map<number, NonNullable<CachedMark>>(), hits: 0, misses: 0 };
     const followers = await this.followerCounts(
       batchId,
       chosen.filter((g) => g.problem === null && g.duplicate_of === null).map((g) => Number(g.row)),
@@ -277,6 +315,7 @@ export class BatchStore {
       const leader = g.duplicate_of !== null ? Number(g.duplicate_of) : undefined;
       const end = leader !== undefined ? leaderEnds.get(leader) : undefined;
       const n = followers.get(row);
+      const hit = cached.get(row);
       return {
         row,
         offset: 0,
@@ -285,9 +324,109 @@ export class BatchStore {
         ...(leader !== undefined ? { duplicateOf: leader } : {}),
         ...(n ? { followers: n } : {}),
         ...(end ? { leaderLine: end } : {}),
+        ...(hit ? { cached: hit } : {}),
       };
     });
-    return { rows, next: last + 1, done: last >= total };
+    return { rows, next: last + 1, done: last >= total, cache: { hits: newHits, misses } };
+  }
+
+  /**
+   * The rows of a chunk the result cache answers: their lines are written now (the result
+   * copied sealed, marked with when it was fetched), and the batch takes them without a call.
+   * A row whose cached line was written by an earlier read (a run that continued as new before
+   * taking it) is answered by that line. Rows that share another row's call take its line.
+   */
+  private async answerFromCache(
+    record: BatchRecord,
+    chunk: readonly {
+      row: number;
+      problem: string | null;
+      duplicate_of: number | null;
+      lookup: string | null;
+      outcome: ResultLine['outcome'] | null;
+      request_id: string | null;
+      cached_at: number | null;
+    }[],
+    dedupe: boolean,
+  ): Promise<{ marks: Map<number, NonNullable<CachedMark>>; hits: number; misses: number }> {
+    const out = new Map<number, NonNullable<CachedMark>>();
+    const done = (hits: number, misses: number) => ({ marks: out, hits, misses });
+    const asked = chunk.filter(
+      (g) => g.problem === null && g.lookup !== null && (g.duplicate_of === null || !dedupe),
+    );
+    for (const g of asked)
+      if (g.cached_at !== null && (g.outcome === 'found' || g.outcome === 'empty'))
+        out.set(Number(g.row), {
+          outcome: g.outcome,
+          requestId: g.request_id ?? '',
+          fetchedAt: new Date(Number(g.cached_at)).toISOString(),
+        });
+    if (!readsCache(record.endpoint, record.cache)) return done(0, 0);
+    const open = asked.filter((g) => g.outcome === null);
+    if (open.length === 0) return done(0, 0);
+    const now = Date.now();
+    const since = freshSince(record.cache, now);
+    const hits = await this.db
+      .selectFrom('pcds_cache')
+      .select(['lookup', 'outcome', 'request_id', 'result', 'fetched_at'])
+      .where('lookup', 'in', [...new Set(open.map((g) => g.lookup!))])
+      .where('expires_at', '>', now)
+      .$if(Number.isFinite(since), (q) => q.where('fetched_at', '>=', since))
+      .execute();
+    if (hits.length === 0) return done(0, open.length);
+    const byLookup = new Map(hits.map((h) => [h.lookup, h]));
+    const values = open.flatMap((g) => {
+      const h = byLookup.get(g.lookup!);
+      if (!h) return [];
+      return [
+        {
+          batch_id: record.batchId,
+          row: Number(g.row),
+          outcome: h.outcome,
+          code: null,
+          message: null,
+          request_id: h.request_id,
+          key_id: null,
+          duplicate_of: null,
+          result: h.result,
+          written_at: now,
+          cached_at: Number(h.fetched_at),
+        },
+      ];
+    });
+    await this.db.transaction().execute(async (tx) => {
+      for (let i = 0; i < values.length; i += INSERT_CHUNK)
+        await tx
+          .insertInto('pcds_results')
+          .values(values.slice(i, i + INSERT_CHUNK))
+          .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
+          .execute();
+      await tx
+        .updateTable('pcds_cache')
+        .set((eb) => ({ hits: eb('hits', '+', 1) }))
+        .where('lookup', 'in', [...byLookup.keys()])
+        .execute();
+    });
+    // What the store holds now (a concurrent write of the same row keeps the first).
+    const answered = values.length;
+    const written = await this.db
+      .selectFrom('pcds_results')
+      .select(['row', 'outcome', 'request_id', 'cached_at'])
+      .where('batch_id', '=', record.batchId)
+      .where(
+        'row',
+        'in',
+        values.map((v) => v.row),
+      )
+      .execute();
+    for (const w of written)
+      if (w.cached_at !== null && (w.outcome === 'found' || w.outcome === 'empty'))
+        out.set(Number(w.row), {
+          outcome: w.outcome,
+          requestId: w.request_id ?? '',
+          fetchedAt: new Date(Number(w.cached_at)).toISOString(),
+        });
+    return done(answered, open.length - answered);
   }
 
   /** The outcome (and code) of each of `rows` that has its result. */
@@ -336,7 +475,7 @@ export class BatchStore {
       const stored = missingLeaders.length
         ? await tx
             .selectFrom('pcds_results')
-            .select(['row', 'outcome', 'code', 'message', 'request_id', 'result'])
+            .select(['row', 'outcome', 'code', 'message', 'request_id', 'result', 'cached_at'])
             .where('batch_id', '=', batchId)
             .where('row', 'in', missingLeaders)
             .execute()
@@ -355,6 +494,7 @@ export class BatchStore {
           duplicate_of: l.duplicateOf ?? null,
           result: l.result !== undefined ? this.seal.seal(l.result) : null,
           written_at: now,
+          cached_at: l.cached && l.fetchedAt ? Date.parse(l.fetchedAt) : null,
         };
         if (l.duplicateOf === undefined) return own;
         const fresh = byRow.get(l.duplicateOf);
@@ -366,6 +506,7 @@ export class BatchStore {
             message: this.seal.seal(fresh.message ?? sharedMessage(l.duplicateOf)),
             request_id: fresh.requestId ?? null,
             result: fresh.result !== undefined ? this.seal.seal(fresh.result) : null,
+            cached_at: fresh.cached && fresh.fetchedAt ? Date.parse(fresh.fetchedAt) : null,
           };
         const s = storedByRow.get(l.duplicateOf);
         if (!s)
@@ -382,6 +523,7 @@ export class BatchStore {
           message: s.message ?? this.seal.seal(sharedMessage(l.duplicateOf)),
           request_id: s.request_id,
           result: s.result,
+          cached_at: s.cached_at,
         };
       });
       // What was inserted (a row already there is not): the caller counts it once.
@@ -395,8 +537,80 @@ export class BatchStore {
           .execute();
         for (const g of got) inserted.push({ row: Number(g.row), outcome: g.outcome });
       }
+      await this.fillCache(tx, batchId, inserted, now);
       return { written: inserted.length, skipped: lines.length - inserted.length, inserted };
     });
+  }
+
+  /**
+   * Puts the found and empty results just fetched for a batch's own rows into the result cache
+   * (when its policy fills it): the sealed result is copied as it is, never opened.
+   */
+  private async fillCache(
+    tx: Kysely<StoreSchema>,
+    batchId: string,
+    inserted: readonly { row: number; outcome: ResultLine['outcome'] }[],
+    nowMs: number,
+  ): Promise<void> {
+    const rows = inserted
+      .filter((i) => i.outcome === 'found' || i.outcome === 'empty')
+      .map((i) => i.row);
+    if (rows.length === 0) return;
+    const batch = await tx
+      .selectFrom('pcds_batches')
+      .select(['endpoint', 'cache'])
+      .where('batch_id', '=', batchId)
+      .executeTakeFirst();
+    const use = batch?.cache ? (JSON.parse(batch.cache) as CacheUse) : undefined;
+    if (!batch || !fillsCache(batch.endpoint, use)) return;
+    const ttl = cacheTtlOf(batch.endpoint)!;
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+      const fetched = await tx
+        .selectFrom('pcds_results as res')
+        .innerJoin('pcds_rows as r', (j) =>
+          j.onRef('r.batch_id', '=', 'res.batch_id').onRef('r.row', '=', 'res.row'),
+        )
+        .select(['r.lookup', 'r.subjects', 'res.outcome', 'res.request_id', 'res.result'])
+        .where('res.batch_id', '=', batchId)
+        .where('res.row', 'in', rows.slice(i, i + INSERT_CHUNK))
+        .where('res.duplicate_of', 'is', null)
+        .where('res.cached_at', 'is', null)
+        .where('res.request_id', 'is not', null)
+        .where('r.lookup', 'is not', null)
+        .execute();
+      // One entry per lookup (rows sent without dedupe may repeat one): the last wins.
+      const byLookup = new Map(fetched.map((f) => [f.lookup!, f]));
+      for (const f of byLookup.values()) {
+        const found = f.outcome === 'found';
+        const entry = {
+          lookup: f.lookup!,
+          endpoint: batch.endpoint,
+          outcome: found ? ('found' as const) : ('empty' as const),
+          request_id: f.request_id!,
+          status: 'completed',
+          result: found ? f.result : null,
+          subjects: f.subjects,
+          fetched_at: nowMs,
+          expires_at: nowMs + (found ? ttl.foundMs : ttl.emptyMs),
+          hits: 0,
+        };
+        await tx
+          .insertInto('pcds_cache')
+          .values(entry)
+          .onConflict((oc) =>
+            oc.column('lookup').doUpdateSet({
+              outcome: entry.outcome,
+              request_id: entry.request_id,
+              status: entry.status,
+              result: entry.result,
+              subjects: entry.subjects,
+              fetched_at: entry.fetched_at,
+              expires_at: entry.expires_at,
+            }),
+          )
+          .execute();
+      }
+    }
   }
 
   /** Removes the results that match (a reopened batch runs its budget-skipped rows again). */
@@ -443,6 +657,7 @@ export class BatchStore {
         'res.duplicate_of',
         'res.result',
         'res.written_at',
+        'res.cached_at',
         'r.data',
       ])
       .where('res.batch_id', '=', batchId);
@@ -490,6 +705,7 @@ export class BatchStore {
     request_id: string | null;
     result: string | null;
     duplicate_of: number | null;
+    cached_at: number | null;
   }): Omit<ResultLine, 'row' | 'key'> {
     return {
       outcome: g.outcome,
@@ -498,6 +714,9 @@ export class BatchStore {
       ...(g.request_id !== null ? { requestId: g.request_id } : {}),
       ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
       ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
+      ...(g.cached_at !== null
+        ? { cached: true as const, fetchedAt: new Date(Number(g.cached_at)).toISOString() }
+        : {}),
     };
   }
 
@@ -548,6 +767,7 @@ export class BatchStore {
         'res.request_id',
         'res.duplicate_of',
         'res.result',
+        'res.cached_at',
       ])
       .where('r.batch_id', '=', batchId)
       .where('r.row', '>', after)
@@ -639,7 +859,13 @@ export class BatchStore {
           .sum<number>(
             eb
               .case()
-              .when(eb.and([eb('outcome', '=', 'found'), eb('duplicate_of', 'is', null)]))
+              .when(
+                eb.and([
+                  eb('outcome', '=', 'found'),
+                  eb('duplicate_of', 'is', null),
+                  eb('cached_at', 'is', null),
+                ]),
+              )
               .then(1)
               .else(0)
               .end(),

@@ -6,6 +6,7 @@ import { ColumnError } from '../batch/columns.js';
 import { fileRows, InputError, objectRow } from '../batch/row-reader.js';
 import type { InputRow, InputSource } from '../batch/types.js';
 import { getEndpoint } from '../contract/index.js';
+import type { CacheUse } from './cache-policy.js';
 import type { BatchRecord, BatchStore, LoadedRow } from './batch-store.js';
 
 /** Rows handed to the store at a time. */
@@ -58,6 +59,8 @@ interface LoadCommon {
   signal?: AbortSignal;
   /** Rows per call to the store; LOAD_CHUNK_ROWS by default. */
   chunkRows?: number;
+  /** How the batch uses the result cache (kept with its record); absent: not at all. */
+  cache?: CacheUse;
 }
 
 export interface FileLoadOptions extends LoadCommon {
@@ -198,7 +201,7 @@ export async function loadFileIntoStore(
     // The first step reads (and checks) a CSV's header: a bad file creates no batch.
     let step = await items.next();
     opts.signal?.throwIfAborted();
-    await store.beginLoad(batchId, endpoint, header);
+    await store.beginLoad(batchId, endpoint, header, opts.cache);
     began = true;
     for (; !step.done; step = await items.next()) {
       opts.signal?.throwIfAborted();
@@ -235,7 +238,7 @@ export async function loadRowsIntoStore(
   const { batchId, endpoint } = opts;
   getEndpoint(endpoint);
   opts.signal?.throwIfAborted();
-  await store.beginLoad(batchId, endpoint);
+  await store.beginLoad(batchId, endpoint, undefined, opts.cache);
   const chunks = new Chunker(store, batchId, endpoint, opts.chunkRows ?? LOAD_CHUNK_ROWS);
   const keys = new KeysSeen();
   try {

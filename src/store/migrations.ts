@@ -79,9 +79,55 @@ const m0001_batches: Migration = {
   },
 };
 
+const m0002_result_cache: Migration = {
+  async up(db: Kysely<unknown>) {
+    // A batch's cache policy (JSON {mode, maxAgeMs}); null: the batch neither reads nor fills it.
+    await db.schema.alterTable('pcds_batches').addColumn('cache', 'text').execute();
+    // Keyed HMACs of the emails and URLs a row names (space-separated): an erasure finds them.
+    await db.schema.alterTable('pcds_rows').addColumn('subjects', 'text').execute();
+    // Epoch ms when a result taken from the cache was fetched; null: fetched for this row.
+    await db.schema.alterTable('pcds_results').addColumn('cached_at', 'bigint').execute();
+    await db.schema
+      .createTable('pcds_cache')
+      .addColumn('lookup', 'text', (c) => c.primaryKey())
+      .addColumn('endpoint', 'text', (c) => c.notNull())
+      .addColumn('outcome', 'text', (c) => c.notNull())
+      .addColumn('request_id', 'text', (c) => c.notNull())
+      .addColumn('status', 'text')
+      .addColumn('result', 'text')
+      .addColumn('subjects', 'text')
+      .addColumn('fetched_at', 'bigint', (c) => c.notNull())
+      .addColumn('expires_at', 'bigint', (c) => c.notNull())
+      .addColumn('hits', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
+    await db.schema
+      .createIndex('pcds_cache_expiry')
+      .on('pcds_cache')
+      .columns(['expires_at'])
+      .execute();
+    // A single call's job whose result fills the cache when a poll reads it.
+    await db.schema
+      .createTable('pcds_cache_pending')
+      .addColumn('request_id', 'text', (c) => c.primaryKey())
+      .addColumn('lookup', 'text', (c) => c.notNull())
+      .addColumn('endpoint', 'text', (c) => c.notNull())
+      .addColumn('subjects', 'text')
+      .addColumn('created_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('pcds_cache_pending').ifExists().execute();
+    await db.schema.dropTable('pcds_cache').ifExists().execute();
+    await db.schema.alterTable('pcds_results').dropColumn('cached_at').execute();
+    await db.schema.alterTable('pcds_rows').dropColumn('subjects').execute();
+    await db.schema.alterTable('pcds_batches').dropColumn('cache').execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '0001_batches': m0001_batches,
+  '0002_result_cache': m0002_result_cache,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -17,6 +17,8 @@ export interface BatchTable {
   summary: string | null;
   created_at: string;
   loaded_at: string | null;
+  /** JSON of the batch's cache policy ({mode, maxAgeMs}); null: no cache. */
+  cache: string | null;
 }
 
 /** One input row: exactly one per (batch, row). */
@@ -33,6 +35,8 @@ export interface RowTable {
   lookup: string | null;
   /** The first earlier row with the same lookup: this row shares its call. */
   duplicate_of: number | null;
+  /** Keyed HMACs of the emails and URLs in the parameters, space-separated (erasure). */
+  subjects: string | null;
 }
 
 /** One result: exactly one per (batch, row), by the primary key. */
@@ -50,6 +54,8 @@ export interface ResultTable {
   result: string | null;
   /** Epoch milliseconds when the line was written: the order of completion. */
   written_at: number;
+  /** Epoch ms when the result, taken from the cache, was fetched; null when fetched for the row. */
+  cached_at: number | null;
 }
 
 /**
@@ -70,9 +76,40 @@ export interface JournalTable {
   accepted_at: number | null;
 }
 
+/**
+ * One cached result per lookup (endpoint and normalised parameters, keyed HMAC): found or empty,
+ * never a failure. The result is sealed; the rest is ids, codes and times.
+ */
+export interface CacheTable {
+  lookup: string;
+  endpoint: string;
+  outcome: 'found' | 'empty';
+  /** The request that fetched it. */
+  request_id: string;
+  status: string | null;
+  /** Sealed JSON of the result (null when empty). */
+  result: string | null;
+  /** Keyed HMACs of the emails and URLs the parameters named, space-separated (erasure). */
+  subjects: string | null;
+  fetched_at: number;
+  expires_at: number;
+  hits: number;
+}
+
+/** A single call's accepted job, until a poll reads its result into the cache. */
+export interface CachePendingTable {
+  request_id: string;
+  lookup: string;
+  endpoint: string;
+  subjects: string | null;
+  created_at: number;
+}
+
 export interface StoreSchema {
   pcds_batches: BatchTable;
   pcds_rows: RowTable;
   pcds_results: ResultTable;
   pcds_journal: JournalTable;
+  pcds_cache: CacheTable;
+  pcds_cache_pending: CachePendingTable;
 }

@@ -3,7 +3,7 @@
 // lookups made from a keyed HMAC of the normalised parameters, never from a value.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
-import { normalisedParams } from '../batch/duplicates.js';
+import { normalisedParams, subjectValues } from '../batch/duplicates.js';
 import type { IdSecret } from '../temporal/idempotency.js';
 
 const SEALED = 'sealed:';
@@ -20,6 +20,10 @@ export interface Sealer {
   open(text: string): unknown;
   /** The keyed lookup of an endpoint's parameters once normalised. */
   lookup(endpoint: string, params: Record<string, unknown>): string;
+  /** Keyed HMACs of the emails and URLs the parameters name, space-separated; null if none. */
+  subjects(params: Record<string, unknown>): string | null;
+  /** The keyed HMAC of one normalised email or URL (subjectOf): what an erasure looks for. */
+  subject(normalised: string): string;
 }
 
 /**
@@ -64,10 +68,19 @@ export function createSealer(keyring?: EncryptionKeyring, idSecret?: IdSecret): 
       return JSON.parse(plain.toString('utf8')) as unknown;
     },
     lookup(endpoint, params) {
-      const text = `pcds-store-lookup\0${endpoint}\0${normalisedParams(params)}`;
-      return idSecret
-        ? createHmac('sha256', idSecret.key).update(text).digest('base64url')
-        : createHash('sha256').update(text).digest('base64url');
+      return keyed(`pcds-store-lookup\0${endpoint}\0${normalisedParams(params)}`);
+    },
+    subjects(params) {
+      const all = subjectValues(params).map((v) => keyed(`pcds-store-subject\0${v}`));
+      return all.length > 0 ? all.join(' ') : null;
+    },
+    subject(normalised) {
+      return keyed(`pcds-store-subject\0${normalised}`);
     },
   };
+  function keyed(text: string): string {
+    return idSecret
+      ? createHmac('sha256', idSecret.key).update(text).digest('base64url')
+      : createHash('sha256').update(text).digest('base64url');
+  }
 }

@@ -1,0 +1,77 @@
+// How long a cached result serves, and how a run uses the cache. Pure: the store, the CLI, the
+// client and the activities share it.
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/**
+ * How a batch or a call uses the result cache.
+ * - use: a fresh entry answers the row (no request, no credit); what is fetched fills the cache.
+ * - refresh: every row is fetched again, and what is fetched replaces the entry.
+ * - off: the cache is neither read nor filled.
+ * maxAgeMs: an entry fetched longer ago than this does not answer (on top of its time to live).
+ */
+export interface CacheUse {
+  mode: 'use' | 'refresh' | 'off';
+  maxAgeMs?: number;
+}
+
+export const CACHE_DEFAULT: CacheUse = { mode: 'use' };
+
+/** How long a found and an empty result of an endpoint serve; absent: the endpoint is not cached. */
+export interface CacheTtl {
+  foundMs: number;
+  emptyMs: number;
+}
+
+/**
+ * Defaults per endpoint. Profiles change slowly; a newsfeed and an answer about a person go
+ * stale within days. An empty result (no match) is kept shorter: the person may appear. A
+ * person search is not cached: its pages are read by offset from one job, and a cached page
+ * would not continue.
+ */
+export const CACHE_TTL: Readonly<Record<string, CacheTtl>> = {
+  person_enrichment: { foundMs: 30 * DAY, emptyMs: 7 * DAY },
+  person_enrich: { foundMs: 30 * DAY, emptyMs: 7 * DAY },
+  person_lookup_fields: { foundMs: 30 * DAY, emptyMs: 7 * DAY },
+  company_enrichment: { foundMs: 30 * DAY, emptyMs: 7 * DAY },
+  company_search: { foundMs: 7 * DAY, emptyMs: 1 * DAY },
+  person_newsfeed: { foundMs: 1 * DAY, emptyMs: 6 * HOUR },
+  person_ask: { foundMs: 1 * DAY, emptyMs: 6 * HOUR },
+};
+
+export const cacheTtlOf = (endpoint: string): CacheTtl | undefined => CACHE_TTL[endpoint];
+
+/** Whether a run reads the cache for this endpoint. */
+export const readsCache = (endpoint: string, use: CacheUse | undefined): boolean =>
+  use?.mode === 'use' && cacheTtlOf(endpoint) !== undefined;
+
+/** Whether what a run fetches for this endpoint goes into the cache. */
+export const fillsCache = (endpoint: string, use: CacheUse | undefined): boolean =>
+  (use?.mode === 'use' || use?.mode === 'refresh') && cacheTtlOf(endpoint) !== undefined;
+
+/** The oldest fetch time (epoch ms) an entry may have to answer a run at `nowMs`. */
+export const freshSince = (use: CacheUse | undefined, nowMs: number): number =>
+  use?.maxAgeMs !== undefined ? nowMs - use.maxAgeMs : Number.NEGATIVE_INFINITY;
+
+const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: HOUR, d: DAY, w: 7 * DAY };
+
+/** "7d", "12h", "30m", "90s", "2w" (or a bare number of seconds) in milliseconds. */
+export function parseAge(text: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([smhdw]?)\s*$/i.exec(text);
+  if (!m) throw new Error(`not a duration: use a number and s, m, h, d or w (7d, 12h)`);
+  return Math.round(Number(m[1]) * UNITS[(m[2] || 's').toLowerCase()]);
+}
+
+/** A run's cache options as the CLI and the client give them, in one policy. */
+export function cacheUseOf(opts: {
+  noCache?: boolean;
+  refresh?: boolean;
+  maxAgeMs?: number;
+}): CacheUse {
+  if (opts.noCache && opts.refresh)
+    throw new Error('choose one of --no-cache and --refresh: one skips the cache, one renews it');
+  if (opts.noCache) return { mode: 'off' };
+  if (opts.refresh) return { mode: 'refresh' };
+  return { mode: 'use', ...(opts.maxAgeMs !== undefined ? { maxAgeMs: opts.maxAgeMs } : {}) };
+}

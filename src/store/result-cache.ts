@@ -1,0 +1,303 @@
+// The result cache: one found or empty result per lookup (the endpoint and the normalised
+// parameters, keyed HMAC, as duplicate detection keys a batch's rows), shared by every batch and
+// call that uses the same store. A hit costs no request, no permit and no credit. Failures are
+// never cached. Results are sealed like the rest of the store; subjects (keyed HMACs of the
+// emails and URLs a request named) let one command erase a person's entries.
+import { sql, type Kysely } from 'kysely';
+import { subjectOf } from '../batch/duplicates.js';
+import { cacheTtlOf, fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
+import type { Store } from './open.js';
+import type { StoreSchema } from './schema.js';
+
+/** A cached result, opened. */
+export interface CachedResult {
+  outcome: 'found' | 'empty';
+  requestId: string;
+  status: string;
+  result?: unknown;
+  /** Epoch ms when it was fetched. */
+  fetchedAt: number;
+}
+
+export interface CacheStats {
+  endpoint: string;
+  entries: number;
+  found: number;
+  empty: number;
+  expired: number;
+  hits: number;
+  oldestFetchedAt?: number;
+  newestFetchedAt?: number;
+}
+
+export interface PurgeRequest {
+  endpoint?: string;
+  /** Entries fetched longer ago than this many ms. */
+  olderThanMs?: number;
+  /** Only entries past their time to live. */
+  expired?: boolean;
+  /** Entries whose request named this email address (erasure). */
+  email?: string;
+  /** Entries whose request named this URL (erasure). */
+  url?: string;
+}
+
+/** Pending single-call jobs older than this are dropped by the sweep: their poll never came. */
+const PENDING_KEPT_MS = 7 * 24 * 3_600_000;
+
+export class ResultCache {
+  private readonly db: Kysely<StoreSchema>;
+
+  constructor(private readonly store: Store) {
+    this.db = store.db;
+  }
+
+  private get seal() {
+    return this.store.sealer;
+  }
+
+  /** The fresh entry for a call's parameters, or undefined; a hit is counted on the entry. */
+  async get(
+    endpoint: string,
+    params: Record<string, unknown>,
+    use: CacheUse | undefined,
+    nowMs = Date.now(),
+  ): Promise<CachedResult | undefined> {
+    if (!readsCache(endpoint, use)) return undefined;
+    const lookup = this.seal.lookup(endpoint, params);
+    const hit = await this.db
+      .selectFrom('pcds_cache')
+      .selectAll()
+      .where('lookup', '=', lookup)
+      .where('expires_at', '>', nowMs)
+      .executeTakeFirst();
+    if (!hit || Number(hit.fetched_at) < freshSince(use, nowMs)) return undefined;
+    await this.db
+      .updateTable('pcds_cache')
+      .set((eb) => ({ hits: eb('hits', '+', 1) }))
+      .where('lookup', '=', lookup)
+      .execute();
+    return {
+      outcome: hit.outcome,
+      requestId: hit.request_id,
+      status: hit.status ?? 'completed',
+      ...(hit.result !== null ? { result: this.seal.open(hit.result) } : {}),
+      fetchedAt: Number(hit.fetched_at),
+    };
+  }
+
+  /** Remembers a single call's accepted job, so the poll that reads its result fills the cache. */
+  async expect(
+    requestId: string,
+    endpoint: string,
+    params: Record<string, unknown>,
+    use: CacheUse | undefined,
+    nowMs = Date.now(),
+  ): Promise<void> {
+    if (!fillsCache(endpoint, use)) return;
+    await this.db
+      .insertInto('pcds_cache_pending')
+      .values({
+        request_id: requestId,
+        lookup: this.seal.lookup(endpoint, params),
+        endpoint,
+        subjects: this.seal.subjects(params),
+        created_at: nowMs,
+      })
+      .onConflict((oc) => oc.column('request_id').doNothing())
+      .execute();
+  }
+
+  /** A job's result was read: fills the cache if a call expected it (else does nothing). */
+  async fill(
+    requestId: string,
+    got: { outcome: 'found' | 'empty'; status: string; result?: unknown },
+    nowMs = Date.now(),
+  ): Promise<void> {
+    const pending = await this.db
+      .selectFrom('pcds_cache_pending')
+      .selectAll()
+      .where('request_id', '=', requestId)
+      .executeTakeFirst();
+    if (!pending) return;
+    await this.db.transaction().execute(async (tx) => {
+      await this.upsert(tx, {
+        lookup: pending.lookup,
+        endpoint: pending.endpoint,
+        subjects: pending.subjects,
+        requestId,
+        ...got,
+        nowMs,
+      });
+      await tx.deleteFrom('pcds_cache_pending').where('request_id', '=', requestId).execute();
+    });
+  }
+
+  /** Puts a result fetched now for these parameters (a job that completed at its submit). */
+  async put(
+    endpoint: string,
+    params: Record<string, unknown>,
+    use: CacheUse | undefined,
+    got: { outcome: 'found' | 'empty'; requestId: string; status: string; result?: unknown },
+    nowMs = Date.now(),
+  ): Promise<void> {
+    if (!fillsCache(endpoint, use)) return;
+    await this.upsert(this.db, {
+      lookup: this.seal.lookup(endpoint, params),
+      endpoint,
+      subjects: this.seal.subjects(params),
+      ...got,
+      nowMs,
+    });
+  }
+
+  private async upsert(
+    db: Kysely<StoreSchema>,
+    e: {
+      lookup: string;
+      endpoint: string;
+      subjects: string | null;
+      outcome: 'found' | 'empty';
+      requestId: string;
+      status: string;
+      result?: unknown;
+      nowMs: number;
+    },
+  ): Promise<void> {
+    const ttl = cacheTtlOf(e.endpoint);
+    if (!ttl) return;
+    const row = {
+      lookup: e.lookup,
+      endpoint: e.endpoint,
+      outcome: e.outcome,
+      request_id: e.requestId,
+      status: e.status,
+      result: e.outcome === 'found' ? this.seal.seal(e.result) : null,
+      subjects: e.subjects,
+      fetched_at: e.nowMs,
+      expires_at: e.nowMs + (e.outcome === 'found' ? ttl.foundMs : ttl.emptyMs),
+      hits: 0,
+    };
+    await db
+      .insertInto('pcds_cache')
+      .values(row)
+      .onConflict((oc) =>
+        oc.column('lookup').doUpdateSet({
+          outcome: row.outcome,
+          request_id: row.request_id,
+          status: row.status,
+          result: row.result,
+          subjects: row.subjects,
+          fetched_at: row.fetched_at,
+          expires_at: row.expires_at,
+        }),
+      )
+      .execute();
+  }
+
+  /**
+   * How many of a loaded batch's rows a run started now would answer from the cache, and how
+   * many of those were found (credits saved). Rows that share a call count once.
+   */
+  async expectedHits(
+    batchId: string,
+    use: CacheUse | undefined,
+    nowMs = Date.now(),
+  ): Promise<{ rows: number; found: number }> {
+    const batch = await this.db
+      .selectFrom('pcds_batches')
+      .select('endpoint')
+      .where('batch_id', '=', batchId)
+      .executeTakeFirst();
+    if (!batch || !readsCache(batch.endpoint, use)) return { rows: 0, found: 0 };
+    const since = freshSince(use, nowMs);
+    const got = await this.db
+      .selectFrom('pcds_rows as r')
+      .innerJoin('pcds_cache as c', 'c.lookup', 'r.lookup')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('rows'),
+        eb.fn
+          .sum<number>(eb.case().when('c.outcome', '=', 'found').then(1).else(0).end())
+          .as('found'),
+      ])
+      .where('r.batch_id', '=', batchId)
+      .where('r.duplicate_of', 'is', null)
+      .where('c.expires_at', '>', nowMs)
+      .$if(Number.isFinite(since), (q) => q.where('c.fetched_at', '>=', since))
+      .executeTakeFirstOrThrow();
+    return { rows: Number(got.rows ?? 0), found: Number(got.found ?? 0) };
+  }
+
+  /** Entries per endpoint: found, empty, past their time to live, hits, oldest and newest. */
+  async stats(nowMs = Date.now()): Promise<CacheStats[]> {
+    const got = await this.db
+      .selectFrom('pcds_cache')
+      .select((eb) => [
+        'endpoint',
+        eb.fn.countAll<number>().as('entries'),
+        eb.fn
+          .sum<number>(eb.case().when('outcome', '=', 'found').then(1).else(0).end())
+          .as('found'),
+        eb.fn
+          .sum<number>(eb.case().when('expires_at', '<=', nowMs).then(1).else(0).end())
+          .as('expired'),
+        eb.fn.sum<number>('hits').as('hits'),
+        eb.fn.min<number>('fetched_at').as('oldest'),
+        eb.fn.max<number>('fetched_at').as('newest'),
+      ])
+      .groupBy('endpoint')
+      .orderBy('endpoint')
+      .execute();
+    return got.map((g) => ({
+      endpoint: g.endpoint,
+      entries: Number(g.entries),
+      found: Number(g.found ?? 0),
+      empty: Number(g.entries) - Number(g.found ?? 0),
+      expired: Number(g.expired ?? 0),
+      hits: Number(g.hits ?? 0),
+      ...(g.oldest !== null ? { oldestFetchedAt: Number(g.oldest) } : {}),
+      ...(g.newest !== null ? { newestFetchedAt: Number(g.newest) } : {}),
+    }));
+  }
+
+  /**
+   * Removes the entries that match every given condition (none given: every entry). An email or
+   * a URL removes the entries whose request named it, and the single calls still pending on it.
+   */
+  async purge(req: PurgeRequest, nowMs = Date.now()): Promise<number> {
+    const subjects = [
+      ...(req.email !== undefined ? [this.seal.subject(subjectOf('email', req.email))] : []),
+      ...(req.url !== undefined ? [this.seal.subject(subjectOf('url', req.url))] : []),
+    ];
+    const named = (col: 'subjects') =>
+      subjects.map((s) => sql<boolean>`(' ' || ${sql.ref(col)} || ' ') LIKE ${`% ${s} %`}`);
+    const res = await this.db
+      .deleteFrom('pcds_cache')
+      .$if(req.endpoint !== undefined, (q) => q.where('endpoint', '=', req.endpoint!))
+      .$if(req.olderThanMs !== undefined, (q) =>
+        q.where('fetched_at', '<', nowMs - req.olderThanMs!),
+      )
+      .$if(req.expired === true, (q) => q.where('expires_at', '<=', nowMs))
+      .$if(subjects.length > 0, (q) => q.where((eb) => eb.or(named('subjects'))))
+      .executeTakeFirst();
+    if (subjects.length > 0)
+      await this.db
+        .deleteFrom('pcds_cache_pending')
+        .where((eb) => eb.or(named('subjects')))
+        .execute();
+    return Number(res.numDeletedRows ?? 0);
+  }
+
+  /** Drops entries past their time to live and single-call jobs whose poll never came. */
+  async sweep(nowMs = Date.now()): Promise<{ expired: number }> {
+    const res = await this.db
+      .deleteFrom('pcds_cache')
+      .where('expires_at', '<=', nowMs)
+      .executeTakeFirst();
+    await this.db
+      .deleteFrom('pcds_cache_pending')
+      .where('created_at', '<', nowMs - PENDING_KEPT_MS)
+      .execute();
+    return { expired: Number(res.numDeletedRows ?? 0) };
+  }
+}
