@@ -755,6 +755,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         store: await store.get(),
         ...(rows ? { rows } : {}),
         ...(memo ? { memo } : {}),
+        ...(request.cache ? { cache: request.cache } : {}),
       });
       // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
       // budget after it ended runs again as a new execution under the same id.

@@ -130,6 +130,10 @@ export function createStoredBatchActivities(deps: ActivityDeps) {
           const dup = await store.resultCounts(input.batchId);
           if (dup.duplicates > 0) counters.duplicates = dup.duplicates;
           if (dup.foundSent > 0) counters.credits = dup.foundSent * input.perRow;
+          if (dup.cached > 0) {
+            counters.cached = dup.cached;
+            counters.creditsSaved = dup.cachedFound * input.perRow;
+          }
           const failedRows: FailedRow[] = [];
           for (const f of await store.firstFailed(input.batchId))
             noteFailedRow(failedRows, { row: f.row, code: f.code ?? 'unknown' });

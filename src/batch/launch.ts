@@ -42,6 +42,7 @@ import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
+import { CACHE_DEFAULT, type CacheUse } from '../store/cache-policy.js';
 import {
   LoadError,
   loadFileIntoStore,
@@ -98,6 +99,12 @@ export interface BatchOptions {
   dedupe?: boolean;
   /** Credit budget (see BatchInput.maxCredits). */
   maxCredits?: number;
+  /**
+   * How the batch uses the result cache: `{ mode: 'use' }` by default (a fresh cached result
+   * answers a row with no request and no credit), `maxAgeMs` to accept only younger entries,
+   * `'refresh'` to fetch every row again and renew the entries, `'off'` to neither read nor fill.
+   */
+  cache?: CacheUse;
   /**
    * Messages name the files by role ("the input file"), not by path: for `pcds mcp`, whose
    * paths are the server's. The CLI names the paths its user gave.
@@ -377,6 +384,8 @@ export interface StartBatchOptions {
   memo?: Record<string, string>;
   /** Told as the input's rows go into the store (a large file takes a while). */
   onLoad?: (p: LoadProgress) => void;
+  /** How the batch uses the result cache; CACHE_DEFAULT (use it) when absent. */
+  cache?: CacheUse;
 }
 
 /**
@@ -416,6 +425,7 @@ export async function startBatchWorkflow(
       endpoint: endpoint.name,
       dedupe: input.dedupe !== false,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      cache: opts.cache ?? CACHE_DEFAULT,
     };
     const loaded = opts.rows
       ? await loadRowsIntoStore(opts.store, { ...common, rows: opts.rows })

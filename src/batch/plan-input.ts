@@ -12,14 +12,25 @@ export interface InputCounts {
   rows: number;
   invalid: number;
   duplicates: number;
+  /** Rows the result cache would answer (found or empty), and the found among them. */
+  cached?: number;
+  cachedFound?: number;
 }
+
+/** Counts, of the rows a batch would send, those the result cache would answer. */
+export type CacheHitCounter = (
+  params: Record<string, unknown>[],
+) => Promise<{ rows: number; found: number }>;
 
 export async function countPlanRows(
   input: Pick<BatchInput, 'source' | 'endpoint' | 'maxRowBytes' | 'dedupe'>,
   inspection: InputInspection,
+  cacheHits?: CacheHitCounter,
 ): Promise<InputCounts> {
   const finder = input.dedupe === false ? undefined : new DuplicateFinder();
   let invalid = 0;
+  let cached = 0;
+  let cachedFound = 0;
   let from = { row: 1, byteOffset: inspection.dataOffset, done: inspection.total === 0 };
   while (!from.done) {
     const got = await readRows({
@@ -31,13 +42,27 @@ export async function countPlanRows(
       maxBytes: 64 * 1024 * 1024,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
     });
+    const sent: Record<string, unknown>[] = [];
     for (const row of got.rows) {
       if (isInvalidRow(row)) invalid += 1;
-      else finder?.add(row);
+      else {
+        finder?.add(row);
+        if (!finder?.followers.has(row.row)) sent.push(row.params);
+      }
+    }
+    if (cacheHits && sent.length > 0) {
+      const hits = await cacheHits(sent);
+      cached += hits.rows;
+      cachedFound += hits.found;
     }
     from = got.next;
   }
-  return { rows: inspection.total, invalid, duplicates: finder?.followers.size ?? 0 };
+  return {
+    rows: inspection.total,
+    invalid,
+    duplicates: finder?.followers.size ?? 0,
+    ...(cacheHits ? { cached, cachedFound } : {}),
+  };
 }
 
 /** The keys a plan assumes: their limits, and the time scale of the windows (1: the service's). */
@@ -50,10 +75,11 @@ export interface PlanLimits {
 export async function planPreparedBatch(
   prepared: PreparedBatch,
   limits: PlanLimits,
+  cacheHits?: CacheHitCounter,
 ): Promise<BatchPlan> {
   const timeScale = limits.timeScale ?? 1;
   return planBatch({
-    ...(await countPlanRows(prepared.input, prepared.inspection)),
+    ...(await countPlanRows(prepared.input, prepared.inspection, cacheHits)),
     webhooks: prepared.input.webhooks === true,
     keys: limits.keys.map((k) => keyWindows(k, timeScale)),
     creditsPerRow: TYPICAL_CREDITS[prepared.endpoint.price],

@@ -148,6 +148,9 @@ export interface PlanInput {
   duplicates: number;
   /** Rows that fail validation (no request). */
   invalid: number;
+  /** Rows the result cache would answer (no request, no credit), and the found among them. */
+  cached?: number;
+  cachedFound?: number;
   webhooks: boolean;
   keys: readonly KeyWindows[];
   /** Typical credits of one found row (batch/cost.ts). */
@@ -160,6 +163,11 @@ export interface BatchPlan {
   rows: number;
   duplicates: number;
   invalid: number;
+  /** Rows the result cache would answer: no request, no credit. */
+  cached?: number;
+  /** Requests and credits the cache saves (credits: the cached rows that were found). */
+  savedRequests?: number;
+  savedCredits?: number;
   /** Rows that send requests. */
   sent: number;
   requestsPerRow: number;
@@ -179,7 +187,8 @@ const hoursOf = (ms: number | undefined, timeScale: number) =>
   ms === undefined ? undefined : ms / timeScale / 3_600_000;
 
 export function planBatch(p: PlanInput): BatchPlan {
-  const sent = Math.max(0, p.rows - p.duplicates - p.invalid);
+  const cached = p.cached ?? 0;
+  const sent = Math.max(0, p.rows - p.duplicates - p.invalid - cached);
   const requestsPerRow = assumedRequestsPerRow(p.webhooks);
   const requests = sent * requestsPerRow;
   const durationMs = poolSendMs(requests, p.keys);
@@ -197,6 +206,13 @@ export function planBatch(p: PlanInput): BatchPlan {
     rows: p.rows,
     duplicates: p.duplicates,
     invalid: p.invalid,
+    ...(p.cached !== undefined
+      ? {
+          cached,
+          savedRequests: cached * requestsPerRow,
+          savedCredits: (p.cachedFound ?? 0) * p.creditsPerRow,
+        }
+      : {}),
     sent,
     requestsPerRow,
     requests,

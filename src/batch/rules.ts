@@ -598,6 +598,7 @@ export class BatchRules {
       `${c.found} found, ${c.empty} empty, ${c.failed} failed${failedCodes ? ` (${failedCodes})` : ''}, ` +
       (c.skipped ? `${c.skipped} skipped (credit budget), ` : '') +
       (c.duplicates ? `${c.duplicates} duplicates (not sent), ` : '') +
+      (c.cached ? `${c.cached} from the result cache (not sent), ` : '') +
       (this.credits.max !== undefined ? `${c.credits ?? 0} of ${this.credits.max} credits, ` : '') +
       `${this.inFlight.size} in flight, window ${s.window}` +
       (s.failedRows?.length

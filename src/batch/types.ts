@@ -350,6 +350,9 @@ export interface BatchProgress {
   credits?: number;
   /** The batch's credit budget (--max-credits), if it has one. */
   maxCredits?: number;
+  /** Rows the result cache answered, and the credits that saved (see Counters.cached). */
+  cached?: number;
+  creditsSaved?: number;
 }
 
 export interface BatchSummary {
@@ -388,6 +391,9 @@ export interface BatchSummary {
   duplicates?: number;
   credits?: number;
   maxCredits?: number;
+  /** Rows the result cache answered (no request, no credit), and the credits that saved. */
+  cached?: number;
+  creditsSaved?: number;
   /** The learned job duration (ms) at the end, as in the progress. */
   jobMsEstimate?: number;
   /** Submits + polls per row that finished found or empty. */

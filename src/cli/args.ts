@@ -1,5 +1,6 @@
 // Option parsers shared by the commands: a bad value is commander's one-line error naming it.
 import { InvalidArgumentError } from 'commander';
+import { parseAge } from '../store/cache-policy.js';
 
 /** An integer option within [min, max]. */
 export const intArg = (name: string, min: number, max: number) => (v: string) => {
@@ -23,4 +24,13 @@ export const portArg = (v: string) => {
   if (!Number.isInteger(n) || n < 1 || n > 65535)
     throw new InvalidArgumentError('must be a port number');
   return n;
+};
+
+/** An age such as 7d, 12h, 30m or 90s, in milliseconds. */
+export const ageArg = (name: string) => (v: string) => {
+  try {
+    return parseAge(v);
+  } catch {
+    throw new InvalidArgumentError(`${name} must be an age such as 7d, 12h, 30m or 90s`);
+  }
 };

@@ -8,6 +8,8 @@ import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
+import { cacheUseOf, readsCache, type CacheUse } from '../store/cache-policy.js';
+import { ResultCache } from '../store/result-cache.js';
 import { ResultFollower } from '../store/follow.js';
 import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
 import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
@@ -53,12 +55,12 @@ import { createUsageReader, slowPermitNote } from './usage.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
 import { noWorkerMessage } from '../temporal/pollers.js';
-import { intArg } from './args.js';
+import { ageArg, intArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
-import { planPreparedBatch } from '../batch/plan-input.js';
+import { planPreparedBatch, type CacheHitCounter } from '../batch/plan-input.js';
 
 const listArg = (v: string) =>
   v
@@ -102,12 +104,18 @@ export function progressLine(p: BatchProgress, pace?: string): string {
 
 /** `credits 12 of 20, 3 skipped (credit_budget), 5 duplicates not sent`, or nothing to say. */
 export function spendText(
-  p: Pick<BatchProgress, 'credits' | 'maxCredits' | 'skipped' | 'duplicates'>,
+  p: Pick<
+    BatchProgress,
+    'credits' | 'maxCredits' | 'skipped' | 'duplicates' | 'cached' | 'creditsSaved'
+  >,
 ): string | undefined {
   const parts = [
     ...(p.maxCredits !== undefined ? [`credits ${p.credits ?? 0} of ${p.maxCredits}`] : []),
     ...(p.skipped ? [`${p.skipped} skipped (credit_budget)`] : []),
     ...(p.duplicates ? [`${p.duplicates} duplicates not sent`] : []),
+    ...(p.cached
+      ? [`${p.cached} from the result cache (~${p.creditsSaved ?? 0} credits saved)`]
+      : []),
   ];
   return parts.length > 0 ? parts.join(', ') : undefined;
 }
@@ -471,12 +479,14 @@ function planKeys(
 export async function batchPlanOf(
   config: Config,
   prepared: PreparedBatch,
+  cacheHits?: CacheHitCounter,
 ): Promise<{ plan: BatchPlan; keys: KeyWindows[]; assumed: boolean }> {
   const { keys, assumed } = planKeys(config, prepared.input.keyIds);
-  const plan = await planPreparedBatch(prepared, {
-    keys,
-    timeScale: config.PCDS_THROTTLE_TIME_SCALE,
-  });
+  const plan = await planPreparedBatch(
+    prepared,
+    { keys, timeScale: config.PCDS_THROTTLE_TIME_SCALE },
+    cacheHits,
+  );
   return { plan, keys, assumed };
 }
 
@@ -499,6 +509,7 @@ export function planText(
   const notSent = [
     ...(plan.duplicates ? [`${plan.duplicates} duplicates`] : []),
     ...(plan.invalid ? [`${plan.invalid} invalid`] : []),
+    ...(plan.cached ? [`${plan.cached} answered by the result cache`] : []),
   ];
   const limits = [...new Set(keys.map((k) => `${k.perMinute}/min, ${k.perHour}/h`))].join('; ');
   const perRow = webhooks ? 'submit, result by webhook' : 'submit + first poll, timed to the job';
@@ -506,6 +517,11 @@ export function planText(
     `plan: ${plan.rows} rows${notSent.length ? ` (${notSent.join(', ')}: not sent)` : ''}, ${plan.sent} sent x ~${plan.requestsPerRow} request${plan.requestsPerRow === 1 ? '' : 's'} (${perRow}) = ${plan.requests} requests`,
     `  ${plan.keys} key${plan.keys === 1 ? '' : 's'} (${limits} each${assumed ? '; no keys configured here: the default limits assumed' : ''}): ${fmtHours(plan.hours, timeScale)} at the limits`,
     `  ${creditsNote ?? `credits: up to ${plan.credits} (every row sent found; empty results are free)`}`,
+    ...(plan.cached
+      ? [
+          `  cache: ${plan.cached} row${plan.cached === 1 ? '' : 's'} from the result cache save ~${plan.savedRequests} requests and ~${plan.savedCredits} credits (--refresh fetches them again)`,
+        ]
+      : []),
     ...(plan.shorter.length
       ? [
           `  shorter: ${plan.shorter
@@ -595,6 +611,30 @@ interface StartFlags {
   dedupe: boolean;
   maxCredits?: number;
   csvRawCells?: boolean;
+  /** false with --no-cache. */
+  cache: boolean;
+  refresh?: boolean;
+  maxAge?: number;
+}
+
+/**
+ * Runs a plan with a counter of the rows the result cache would answer (when the batch reads
+ * it); the store is opened for the count and closed after.
+ */
+async function withPlanCache<T>(
+  config: Config,
+  cache: CacheUse,
+  endpoint: string,
+  plan: (hits?: CacheHitCounter) => Promise<T>,
+): Promise<T> {
+  if (!readsCache(endpoint, cache)) return plan();
+  const store = await openStoreFromSettings(config);
+  try {
+    const results = new ResultCache(store);
+    return await plan((params) => results.hitsAmong(endpoint, params, cache));
+  } finally {
+    await store.close();
+  }
 }
 
 async function withStore<T>(config: Config, fn: (store: BatchStore) => Promise<T>): Promise<T> {
@@ -712,6 +752,13 @@ export function registerBatchCommand(program: Command): Command {
       'send every row, even one whose parameters repeat an earlier row (by default it shares that call and gets a copy of its line, marked duplicateOf)',
     )
     .option('--csv-raw-cells', CSV_RAW_CELLS_HELP)
+    .option(
+      '--max-age <age>',
+      'answer a row from the result cache only with an entry fetched within this age (7d, 12h, 30m)',
+      ageArg('--max-age'),
+    )
+    .option('--no-cache', 'neither read nor fill the result cache: every row is sent')
+    .option('--refresh', 'send every row again and replace its result cache entry')
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the batch id and return at once')
     .option('--no-estimate', 'skip the GET /usage credit check')
@@ -746,11 +793,23 @@ export function registerBatchCommand(program: Command): Command {
           pollIntervalMs: config.PCDS_POLL_INTERVAL_MS,
           maxWaitMs: config.PCDS_MAX_WAIT_MS,
         };
+        let cache: CacheUse;
+        try {
+          cache = cacheUseOf({
+            noCache: !o.cache,
+            ...(o.refresh ? { refresh: true } : {}),
+            ...(o.maxAge !== undefined ? { maxAgeMs: o.maxAge } : {}),
+          });
+        } catch (err) {
+          throw new UsageError((err as Error).message);
+        }
         let prepared: PreparedBatch;
         let planned: Awaited<ReturnType<typeof batchPlanOf>>;
         try {
           prepared = await prepareBatch(req, { dryRun: o.dryRun === true });
-          planned = await batchPlanOf(config, prepared);
+          planned = await withPlanCache(config, cache, prepared.endpoint.name, (hits) =>
+            batchPlanOf(config, prepared, hits),
+          );
         } catch (err) {
           if (err instanceof BatchSetupError) throw new UsageError(err.message);
           if (err instanceof InputError) throw new UsageError(err.message);
@@ -779,6 +838,7 @@ export function registerBatchCommand(program: Command): Command {
             handle = await startBatchWorkflow(client, config.PCDS_TASK_QUEUE, prepared, {
               store: new BatchStore(store),
               onLoad: loading.onProgress,
+              cache,
             });
           } catch (err) {
             if (err instanceof BatchSetupError) throw new UsageError(err.message);

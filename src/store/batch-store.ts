@@ -850,7 +850,13 @@ export class BatchStore {
   }
 
   /** Results that shared a call, and found results that were sent (charged) themselves. */
-  async resultCounts(batchId: string): Promise<{ duplicates: number; foundSent: number }> {
+  async resultCounts(batchId: string): Promise<{
+    duplicates: number;
+    foundSent: number;
+    /** Rows the result cache answered, and the found among them. */
+    cached: number;
+    cachedFound: number;
+  }> {
     const got = await this.db
       .selectFrom('pcds_results')
       .select((eb) => [
@@ -871,10 +877,41 @@ export class BatchStore {
               .end(),
           )
           .as('found_sent'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(eb.and([eb('cached_at', 'is not', null), eb('duplicate_of', 'is', null)]))
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('cached'),
+        eb.fn
+          .sum<number>(
+            eb
+              .case()
+              .when(
+                eb.and([
+                  eb('cached_at', 'is not', null),
+                  eb('duplicate_of', 'is', null),
+                  eb('outcome', '=', 'found'),
+                ]),
+              )
+              .then(1)
+              .else(0)
+              .end(),
+          )
+          .as('cached_found'),
       ])
       .where('batch_id', '=', batchId)
       .executeTakeFirstOrThrow();
-    return { duplicates: Number(got.duplicates), foundSent: Number(got.found_sent ?? 0) };
+    return {
+      duplicates: Number(got.duplicates),
+      foundSent: Number(got.found_sent ?? 0),
+      cached: Number(got.cached ?? 0),
+      cachedFound: Number(got.cached_found ?? 0),
+    };
   }
 
   /** The failed results with the lowest row numbers. */

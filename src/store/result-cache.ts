@@ -228,6 +228,41 @@ export class ResultCache {
     return { rows: Number(got.rows ?? 0), found: Number(got.found ?? 0) };
   }
 
+  /**
+   * How many of these parameter sets (one per row that would be sent) a run at `nowMs` would
+   * answer from the cache, and how many of those were found: a plan's expected hits.
+   */
+  async hitsAmong(
+    endpoint: string,
+    paramSets: readonly Record<string, unknown>[],
+    use: CacheUse | undefined,
+    nowMs = Date.now(),
+  ): Promise<{ rows: number; found: number }> {
+    if (!readsCache(endpoint, use) || paramSets.length === 0) return { rows: 0, found: 0 };
+    const lookups = paramSets.map((p) => this.seal.lookup(endpoint, p));
+    const since = freshSince(use, nowMs);
+    const outcomes = new Map<string, 'found' | 'empty'>();
+    const distinct = [...new Set(lookups)];
+    for (let i = 0; i < distinct.length; i += 500) {
+      const got = await this.db
+        .selectFrom('pcds_cache')
+        .select(['lookup', 'outcome'])
+        .where('lookup', 'in', distinct.slice(i, i + 500))
+        .where('expires_at', '>', nowMs)
+        .$if(Number.isFinite(since), (q) => q.where('fetched_at', '>=', since))
+        .execute();
+      for (const g of got) outcomes.set(g.lookup, g.outcome);
+    }
+    let rows = 0;
+    let found = 0;
+    for (const l of lookups) {
+      const o = outcomes.get(l);
+      if (o) rows += 1;
+      if (o === 'found') found += 1;
+    }
+    return { rows, found };
+  }
+
   /** Entries per endpoint: found, empty, past their time to live, hits, oldest and newest. */
   async stats(nowMs = Date.now()): Promise<CacheStats[]> {
     const got = await this.db
