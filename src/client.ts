@@ -38,6 +38,7 @@ import {
   type ExportReport,
 } from './batch/types.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from './store/index.js';
+import { cacheDefaultOf, type CacheUse } from './store/cache-policy.js';
 import {
   batchResultPages,
   exportBatchFromStore,
@@ -131,6 +132,11 @@ export interface PcdsClientOptions {
    * the same store.
    */
   store?: LazyBatchStore;
+  /**
+   * How batches (and calls) started by this client use the result cache unless they say
+   * otherwise. Default: PCDS_CACHE (on: `{ mode: 'use' }`; off: `{ mode: 'off' }`).
+   */
+  cache?: CacheUse;
 }
 
 /**
@@ -434,6 +440,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
   const ownsStore = !options.store;
   const store = options.store ?? lazyBatchStore(() => openStoreFromEnv());
   const defaults = options.defaults ?? {};
+  const cacheDefault = options.cache ?? cacheDefaultOf(process.env.PCDS_CACHE);
   const idSecret =
     options.idSecret !== undefined
       ? idSecretFromSettings({ PCDS_ID_SECRET: options.idSecret })
@@ -755,7 +762,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         store: await store.get(),
         ...(rows ? { rows } : {}),
         ...(memo ? { memo } : {}),
-        ...(request.cache ? { cache: request.cache } : {}),
+        cache: request.cache ?? cacheDefault,
       });
       // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
       // budget after it ended runs again as a new execution under the same id.

@@ -61,6 +61,11 @@ const envSchema = z.object({
    * the embedded file <PCDS_DATA_DIR>/store.sqlite).
    */
   PCDS_STORE_URL: z.string().optional(),
+  /**
+   * The result cache's default for batches and calls started here: on (a fresh cached result
+   * answers a row or a call) or off (every row and call is sent). A run's own option wins.
+   */
+  PCDS_CACHE: z.enum(['on', 'off']).default('on'),
   /** `pcds mcp`: the one folder its tools read and write in (default <PCDS_DATA_DIR>/files). */
   PCDS_MCP_FILES: z.string().min(1).optional(),
   PCDS_RATE_PER_MINUTE: intFrom(100),

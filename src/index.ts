@@ -51,3 +51,5 @@ export {
   type LazyBatchStore,
 } from './store/index.js';
 export type { BatchResultsQuery, StoreExportFormat, StoredResult } from './store/export.js';
+export type { CacheUse } from './store/cache-policy.js';
+export { CACHE_TTL } from './store/cache-policy.js';

@@ -42,7 +42,7 @@ import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
-import { CACHE_DEFAULT, type CacheUse } from '../store/cache-policy.js';
+import type { CacheUse } from '../store/cache-policy.js';
 import {
   LoadError,
   loadFileIntoStore,
@@ -384,7 +384,10 @@ export interface StartBatchOptions {
   memo?: Record<string, string>;
   /** Told as the input's rows go into the store (a large file takes a while). */
   onLoad?: (p: LoadProgress) => void;
-  /** How the batch uses the result cache; CACHE_DEFAULT (use it) when absent. */
+  /**
+   * How the batch uses the result cache; absent: not at all (the CLI and the client pass their
+   * default, PCDS_CACHE, which is on).
+   */
   cache?: CacheUse;
 }
 
@@ -425,7 +428,7 @@ export async function startBatchWorkflow(
       endpoint: endpoint.name,
       dedupe: input.dedupe !== false,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
-      cache: opts.cache ?? CACHE_DEFAULT,
+      ...(opts.cache ? { cache: opts.cache } : {}),
     };
     const loaded = opts.rows
       ? await loadRowsIntoStore(opts.store, { ...common, rows: opts.rows })

@@ -8,7 +8,7 @@ import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
-import { cacheUseOf, readsCache, type CacheUse } from '../store/cache-policy.js';
+import { cacheDefaultOf, cacheUseOf, readsCache, type CacheUse } from '../store/cache-policy.js';
 import { ResultCache } from '../store/result-cache.js';
 import { ResultFollower } from '../store/follow.js';
 import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
@@ -795,11 +795,14 @@ export function registerBatchCommand(program: Command): Command {
         };
         let cache: CacheUse;
         try {
-          cache = cacheUseOf({
-            noCache: !o.cache,
-            ...(o.refresh ? { refresh: true } : {}),
-            ...(o.maxAge !== undefined ? { maxAgeMs: o.maxAge } : {}),
-          });
+          cache = cacheUseOf(
+            {
+              noCache: !o.cache,
+              ...(o.refresh ? { refresh: true } : {}),
+              ...(o.maxAge !== undefined ? { maxAgeMs: o.maxAge } : {}),
+            },
+            cacheDefaultOf(config.PCDS_CACHE),
+          );
         } catch (err) {
           throw new UsageError((err as Error).message);
         }

@@ -18,6 +18,10 @@ export interface CacheUse {
 
 export const CACHE_DEFAULT: CacheUse = { mode: 'use' };
 
+/** The default of a deployment's PCDS_CACHE setting (on unless it says off). */
+export const cacheDefaultOf = (setting: string | undefined): CacheUse =>
+  setting === 'off' ? { mode: 'off' } : CACHE_DEFAULT;
+
 /** How long a found and an empty result of an endpoint serve; absent: the endpoint is not cached. */
 export interface CacheTtl {
   foundMs: number;
@@ -64,14 +68,15 @@ export function parseAge(text: string): number {
 }
 
 /** A run's cache options as the CLI and the client give them, in one policy. */
-export function cacheUseOf(opts: {
-  noCache?: boolean;
-  refresh?: boolean;
-  maxAgeMs?: number;
-}): CacheUse {
+export function cacheUseOf(
+  opts: { noCache?: boolean; refresh?: boolean; maxAgeMs?: number },
+  /** What applies when no option is given (the deployment's PCDS_CACHE). */
+  fallback: CacheUse = CACHE_DEFAULT,
+): CacheUse {
   if (opts.noCache && opts.refresh)
     throw new Error('choose one of --no-cache and --refresh: one skips the cache, one renews it');
   if (opts.noCache) return { mode: 'off' };
   if (opts.refresh) return { mode: 'refresh' };
-  return { mode: 'use', ...(opts.maxAgeMs !== undefined ? { maxAgeMs: opts.maxAgeMs } : {}) };
+  if (opts.maxAgeMs !== undefined) return { mode: 'use', maxAgeMs: opts.maxAgeMs };
+  return fallback;
 }

@@ -2,6 +2,7 @@
 // the emulator over HTTP: a re-run sends nothing and charges nothing, its lines are the first
 // run's marked as cached; --refresh fetches again and renews the entries; an entry older than a
 // run's max age is fetched again; a failure is never cached.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
@@ -10,6 +11,8 @@ import { ResultCache } from '../../src/store/result-cache.js';
 import { tempDir, uniqueBatchId } from './fixtures.js';
 import { openStoreFromSettings } from '../../src/store/index.js';
 import { envConfig, startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
+import { runCli } from '../cli/cli-env.js';
+import { testEncryptionEnv } from '../harness/temporal.js';
 import type { PcdsClient } from '../../src/client.js';
 import type { CacheUse } from '../../src/store/cache-policy.js';
 
@@ -40,7 +43,8 @@ async function runBatch(
   client: PcdsClient,
   rows: Record<string, unknown>[],
   compact: boolean,
-  cache?: CacheUse,
+  // What a deployment's default (PCDS_CACHE on) gives a batch.
+  cache: CacheUse = { mode: 'use' },
 ) {
   const submitsBefore = env.emulator.stats().jobsSubmitted;
   const requestsBefore = requestsSeen();
@@ -50,7 +54,7 @@ async function runBatch(
     window: 4,
     compact,
     keyIds: [env.emulator.devKey.id],
-    ...(cache ? { cache } : {}),
+    cache,
   });
   const summary = await batch.result();
   const lines: StoredResult[] = [];
@@ -151,3 +155,48 @@ for (const compact of [false, true])
       });
     }, 120_000);
   });
+
+it('`pcds batch start --dry-run` counts the rows the cache would answer; --no-cache and --refresh count none', async () => {
+  const rows = freshPeople('plan', 6);
+  await withCallWorker(env, async (client) => {
+    await runBatch(client, rows.slice(0, 3), true);
+  });
+  const dir = tempDir('result-cache-plan');
+  const input = join(dir, 'plan.csv');
+  writeFileSync(input, `email\n${rows.map((r) => r.email).join('\n')}\n`);
+  const cliEnv = {
+    ...testEncryptionEnv(),
+    PCDS_STORE_URL: process.env.PCDS_STORE_URL ?? '',
+    PCDS_DATA_DIR: dir,
+  };
+  const plan = (...flags: string[]) =>
+    runCli(
+      [
+        'batch',
+        'start',
+        '-i',
+        input,
+        '-o',
+        join(dir, 'plan.jsonl'),
+        '--dry-run',
+        '--no-estimate',
+      ].concat(flags),
+      cliEnv,
+    );
+  const used = await plan();
+  expect(used.code, used.stderr).toBe(0);
+  // 3 of the 6 rows were fetched by the earlier batch (2 found, 1 empty).
+  expect(used.stdout).toContain('(3 answered by the result cache: not sent), 3 sent');
+  expect(used.stdout).toMatch(
+    /cache: 3 rows from the result cache save ~\d+ requests and ~\d+ credits/,
+  );
+  for (const flag of ['--no-cache', '--refresh']) {
+    const off = await plan(flag);
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toContain('6 sent');
+    expect(off.stdout).not.toContain('result cache');
+  }
+  const both = await plan('--no-cache', '--refresh');
+  expect(both.code).not.toBe(0);
+  expect(both.stderr).toContain('choose one of --no-cache and --refresh');
+}, 120_000);

@@ -95,6 +95,9 @@ export async function withCallWorker<T>(
       connection,
       namespace,
       taskQueue,
+      // These tests are about how calls and batches run: every one is sent. The result cache's
+      // own tests ask for it on each batch or call.
+      cache: { mode: 'off' },
       defaults: { pollIntervalMs: 100, maxWaitMs: 30_000 },
     });
     try {

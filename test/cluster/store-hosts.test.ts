@@ -243,6 +243,8 @@ async function storeAcrossHosts(mode: 'compact' | 'workflows', drawn: number): P
         '--window',
         '6',
         '--no-estimate',
+        // Its rows are sent while workers are killed (the result cache could answer them).
+        '--no-cache',
         ...(mode === 'compact' ? ['--compact'] : []),
       ],
       env,

@@ -56,6 +56,8 @@ function startMcp(taskQueue: string): Promise<McpProcess> {
         PCDS_API_KEY: env.emulator.devKey.key,
         PCDS_API_SECRET: env.emulator.devKey.secret,
         PCDS_THROTTLE: 'off',
+        // The tasks' batches run their rows (the result cache would answer them at once).
+        PCDS_CACHE: 'off',
         PCDS_POLL_INTERVAL_MS: '100',
         PCDS_MCP_FILES: dir,
         PCDS_MCP_TOKENS: `alice:${ALICE},bob:${BOB}`,
