@@ -243,8 +243,9 @@ async function storeAcrossHosts(mode: 'compact' | 'workflows', drawn: number): P
         '--window',
         '6',
         '--no-estimate',
-        // Its rows are sent while workers are killed (the result cache could answer them).
-        '--no-cache',
+        // Its rows are sent while workers are killed (never answered from the result cache),
+        // and what they fetch fills the cache: the dump below scans it too.
+        '--refresh',
         ...(mode === 'compact' ? ['--compact'] : []),
       ],
       env,
@@ -405,6 +406,11 @@ it(
     expect(sealedValues.length).toBeGreaterThan(50);
     const sealed = dumpStore();
     expect(sealed).toContain('pcds_results');
+    // The result cache holds what those batches fetched, sealed and under keyed lookups.
+    const cacheRows = /COPY public\.pcds_cache \([^)]*\) FROM stdin;\n([\s\S]*?)\n\\\./.exec(
+      sealed,
+    );
+    expect(cacheRows?.[1].split('\n').length ?? 0).toBeGreaterThan(10);
     expect(sealedValues.filter((v) => sealed.includes(v))).toEqual([]);
 
     // The same scan finds them once a batch runs in clear: the check can fail.
