@@ -203,7 +203,11 @@ export function registerCacheCommand(program: Command): Command {
     .action(
       action(async (o: PurgeFlags) => {
         const req = purgeRequestOf(o);
-        const removed = await withCache((cache) => cache.purge(req));
+        // --expired alone is the workers' sweep by hand (also dropping stale single-call records).
+        const sweepOnly = Object.keys(req).length === 1 && req.expired === true;
+        const removed = await withCache(async (cache) =>
+          sweepOnly ? (await cache.sweep()).expired : cache.purge(req),
+        );
         if (o.json) return printJson({ removed });
         const erasure = req.email !== undefined || req.url !== undefined;
         process.stdout.write(

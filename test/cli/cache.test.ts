@@ -50,6 +50,14 @@ async function seed(): Promise<void> {
     });
     await cache.put('person_enrichment', { social_media_url: PROFILE }, USE, found('req_url'));
     await cache.put('company_enrichment', { domain: 'example.org' }, USE, found('req_co'));
+    // Fetched two days ago: past a newsfeed's time to live.
+    await cache.put(
+      'person_newsfeed',
+      { email: 'grace@example.org' },
+      USE,
+      found('req_news'),
+      Date.now() - 2 * 86_400_000,
+    );
     // One hit on Ada's entry.
     await cache.get('person_enrichment', { email: ADA }, USE);
   } finally {
@@ -88,6 +96,11 @@ it('rule: cache stats shows per endpoint entries, found, empty, expired, hits an
     ttl: { found: '30d', empty: '7d' },
   });
   expect(entriesOf(s, 'company_enrichment')).toBe(1);
+  expect(s.endpoints.find((e) => e.endpoint === 'person_newsfeed')).toMatchObject({
+    entries: 1,
+    expired: 1,
+    ttl: { found: '1d', empty: '6h' },
+  });
   expect(Date.parse(s.endpoints[0].oldestFetchedAt!)).toBeGreaterThan(Date.now() - 60_000);
   const table = await pcds('cache', 'stats');
   expect(table.code, table.stderr).toBe(0);
@@ -110,6 +123,15 @@ it('rule: a purge needs a condition; an unknown endpoint is named with the valid
   expect(age.code).toBe(2);
   expect(age.stderr).toMatch(/--older-than: not a duration/);
   expect(entriesOf(await stats(), 'person_enrichment')).toBe(3);
+});
+
+it('rule: cache purge --expired removes the entries past their time to live, as the workers do', async () => {
+  const r = await pcds('cache', 'purge', '--expired');
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toBe('removed 1 cache entry\n');
+  const s = await stats();
+  expect(entriesOf(s, 'person_newsfeed')).toBe(0);
+  expect(entriesOf(s, 'person_enrichment')).toBe(3);
 });
 
 it('rule: cache purge --email and --url remove what a request named, normalised, and never print the value', async () => {
