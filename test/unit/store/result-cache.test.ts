@@ -311,10 +311,30 @@ describe('result cache: batches', () => {
     expect(Date.parse(lines[0].fetchedAt!)).toBeGreaterThan(0);
     expect(lines[0].fetchedAt).toBe(marks[0]!.fetchedAt);
     expect(lines[1]).toMatchObject({ outcome: 'empty', requestId: 'req_4', cached: true });
+    // Read again (a run that continued as new): the same marks from the written lines, no new hit.
+    const again = await batches.readRows('b2', 1, 10);
+    expect(again.rows.map((r) => ('cached' in r ? r.cached : undefined))).toEqual(marks);
+    expect(again.cache).toEqual({ hits: 0, misses: 1 });
     // The first batch's own lines are not marked.
     const own = await batches.results('b1');
     expect(own.lines.some((l) => l.cached)).toBe(false);
     expect((await cache.stats())[0]).toMatchObject({ hits: 2 });
+  });
+
+  it("a batch's maxAgeMs leaves out older entries", async () => {
+    const store = await storeIn();
+    const cache = new ResultCache(store);
+    const batches = new BatchStore(store);
+    await cache.put('person_enrichment', people[0], USE, found('req_old'), Date.now() - 2 * HOUR);
+    await cache.put('person_enrichment', people[1], USE, found('req_new'), Date.now());
+    await loaded(batches, 'recent', { mode: 'use', maxAgeMs: HOUR });
+    const read = await batches.readRows('recent', 1, 10);
+    expect(read.rows.map((r) => ('cached' in r ? r.cached?.requestId : undefined))).toEqual([
+      undefined,
+      'req_new',
+      undefined,
+      undefined,
+    ]);
   });
 
   it('a batch with the cache off neither reads nor fills it', async () => {
