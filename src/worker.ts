@@ -5,7 +5,12 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities/index.js';
-import { lazyBatchStore, openStoreFromSettings, type LazyBatchStore } from './store/index.js';
+import {
+  lazyBatchStore,
+  openStoreFromSettings,
+  startCacheSweep,
+  type LazyBatchStore,
+} from './store/index.js';
 import { loadConfig, type Config } from './config.js';
 import { createServiceClients } from './http/service-clients.js';
 import type { PermitGate } from './http/permits.js';
@@ -50,7 +55,7 @@ export interface CreateWorkerOptions {
   permits?: PermitGate;
   /** The webhook receiver's URL for a workflow. Default: from PCDS_WEBHOOK_* when set; else webhook mode is refused. */
   callbackUrlFor?: (workflowId: string) => string;
-  /** Where stored batches keep their data. Default: PCDS_STORE_URL, opened on first use. */
+  /** Where stored batches and the result cache keep their data. Default: PCDS_STORE_URL, opened on first use (run() sweeps the cache at once). */
   store?: LazyBatchStore;
   /** Anything else Worker.create accepts (a prebuilt workflowBundle, concurrency limits, ...). */
   workerOptions?: Partial<WorkerOptions>;
@@ -124,9 +129,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
                 `metrics: GET /usage of key ${keyId} failed (${err instanceof Error ? err.name : 'error'}); trying again later\n`,
               ),
           });
+      // Cached results past their time to live go now (the store opens here), then hourly.
+      const sweep = startCacheSweep(async () => (await store.get()).resultCache());
       try {
         await worker.run();
       } finally {
+        await sweep.stop();
         await sampler?.stop();
         await clients.close();
         await store.close();

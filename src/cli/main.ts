@@ -1,6 +1,7 @@
 // The `pcds` command: a registry of subcommands, one register function per file.
 import { Command } from 'commander';
 import { registerBatchCommand } from './batch.js';
+import { registerCacheCommand } from './cache.js';
 import { registerCallCommand } from './call.js';
 import { registerCodecServerCommand } from './codec-server.js';
 import { registerDemoCommand } from './demo.js';
@@ -42,6 +43,7 @@ registerEmulatorCommand(program);
 registerWebhooksCommand(program);
 registerCodecServerCommand(program);
 registerBatchCommand(program);
+registerCacheCommand(program);
 registerSearchCommand(program);
 registerDemoCommand(program);
 registerThrottleCommand(program);

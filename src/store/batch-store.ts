@@ -5,6 +5,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch/row-journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
 import { cacheTtlOf, fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
+import { ResultCache } from './result-cache.js';
 import type { StoreSchema } from './schema.js';
 
 /** How a row the result cache answered ended (set by readRows). */
@@ -54,6 +55,11 @@ export class BatchStore {
 
   private get seal() {
     return this.store.sealer;
+  }
+
+  /** The result cache of the same store (a worker sweeps it; calls read and fill it). */
+  resultCache(): ResultCache {
+    return new ResultCache(this.store);
   }
 
   /**

@@ -49,6 +49,14 @@ export {
   type RowsLoadOptions,
 } from './load.js';
 export { createSealer, StoreSealError, type Sealer } from './sealer.js';
+export {
+  ResultCache,
+  type CachedResult,
+  type CacheStats,
+  type PurgeRequest,
+} from './result-cache.js';
+export { CACHE_TTL, cacheUseOf, parseAge, type CacheTtl, type CacheUse } from './cache-policy.js';
+export { CACHE_SWEEP_INTERVAL_MS, startCacheSweep, type CacheSweep } from './cache-sweep.js';
 
 /**
  * Opens the store from PCDS_STORE_URL and PCDS_DATA_DIR, sealing values with the payload
@@ -76,8 +84,8 @@ export function openStoreFromSettings(s: StoreSettings): Promise<Store> {
 }
 
 /**
- * A batch store opened on first use and kept: a worker that never runs a stored batch never
- * connects, and one whose database is down starts anyway (its activities retry until it is back).
+ * A batch store opened on first use and kept (a running worker's first use is its cache sweep):
+ * one whose database is down starts anyway (its activities and sweeps retry until it is back).
  */
 export interface LazyBatchStore {
   get(): Promise<BatchStore>;
