@@ -12,6 +12,7 @@ import {
 } from '../temporal/idempotency.js';
 import { BatchStore } from './batch-store.js';
 import { openStore, type Store } from './open.js';
+import { ResultCache } from './result-cache.js';
 import { createSealer } from './sealer.js';
 
 export { BatchStore, BatchStoreError, type BatchRecord, type LoadedRow } from './batch-store.js';
@@ -49,6 +50,7 @@ export {
   type RowsLoadOptions,
 } from './load.js';
 export { createSealer, StoreSealError, type Sealer } from './sealer.js';
+export { ResultCache, type CachedResult } from './result-cache.js';
 
 /**
  * Opens the store from PCDS_STORE_URL and PCDS_DATA_DIR, sealing values with the payload
@@ -81,18 +83,24 @@ export function openStoreFromSettings(s: StoreSettings): Promise<Store> {
  */
 export interface LazyBatchStore {
   get(): Promise<BatchStore>;
+  /** The result cache in the same store (single calls look up and fill it). */
+  cache(): Promise<ResultCache>;
   close(): Promise<void>;
 }
 
 export function lazyBatchStore(open: () => Promise<Store>): LazyBatchStore {
   let opening: Promise<Store> | undefined;
+  const store = () =>
+    (opening ??= open().catch((err: unknown) => {
+      opening = undefined;
+      throw err;
+    }));
   return {
     async get() {
-      opening ??= open().catch((err: unknown) => {
-        opening = undefined;
-        throw err;
-      });
-      return new BatchStore(await opening);
+      return new BatchStore(await store());
+    },
+    async cache() {
+      return new ResultCache(await store());
     },
     async close() {
       const s = await opening?.catch(() => undefined);
