@@ -38,6 +38,7 @@ import {
   type ExportReport,
 } from './batch/types.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from './store/index.js';
+import { parseAge, type CacheUse } from './store/cache-policy.js';
 import {
   batchResultPages,
   exportBatchFromStore,
@@ -109,11 +110,14 @@ export interface PcdsClientOptions {
   apiKey?: string;
   namespace?: string;
   taskQueue?: string;
-  /** Defaults for every call started by this client, batch rows included (e.g. from the PCDS_ configuration). */
+  /**
+   * Defaults for every call started by this client, batch rows included (e.g. from the PCDS_
+   * configuration). `cache` is for single calls only (a batch has its own cache options).
+   */
   defaults?: Pick<
     EndpointCallInput,
     'pollIntervalMs' | 'maxWaitMs' | 'webhookFallbackPollMs' | 'transport'
-  >;
+  > & { cache?: CallCacheOption };
   /**
    * Default: from PCDS_ENCRYPTION* in the environment (the payload codec with the configured keys;
    * refused without a key unless PCDS_ENCRYPTION=off). Workers must use the same keys.
@@ -143,6 +147,40 @@ export type RowsBatchRequest = BatchOptions & {
   output?: string;
 };
 
+/**
+ * How a call uses the result cache (the store's found and empty results, shared by every call and
+ * batch on it; a person search is never cached):
+ * - omitted or `{}` (the default): a fresh entry answers with no request and no credit
+ *   (`cached: true`, `fetchedAt`, and the request id of the job that fetched it); what is
+ *   fetched fills the cache.
+ * - `{ maxAge }`: the same, but only an entry fetched at most this long ago answers: milliseconds,
+ *   or a duration such as "7d", "12h", "30m" (0: never answered, always fetched and stored).
+ * - `'refresh'`: fetched again; the result replaces the entry.
+ * - `false`: the cache is neither read nor filled.
+ */
+export type CallCacheOption = { maxAge?: number | string } | 'refresh' | false;
+
+/** A call's cache option as the workflow carries it; refused when the age is not one. */
+export function callCacheUse(option: CallCacheOption | undefined): CacheUse {
+  if (option === false) return { mode: 'off' };
+  if (option === 'refresh') return { mode: 'refresh' };
+  if (option === undefined || option.maxAge === undefined) return { mode: 'use' };
+  const { maxAge } = option;
+  if (typeof maxAge === 'number') {
+    if (!Number.isFinite(maxAge) || maxAge < 0)
+      throw new PcdsUsageError(
+        'invalid_options',
+        'cache.maxAge must be a number of milliseconds from 0, or a duration such as "7d"',
+      );
+    return { mode: 'use', maxAgeMs: Math.round(maxAge) };
+  }
+  try {
+    return { mode: 'use', maxAgeMs: parseAge(maxAge) };
+  } catch (err) {
+    throw new PcdsUsageError('invalid_options', `cache.maxAge: ${(err as Error).message}`);
+  }
+}
+
 export interface StartCallOptions {
   /**
    * Makes the workflow id deterministic: a repeated start with the same parameters attaches to
@@ -161,6 +199,11 @@ export interface StartCallOptions {
   transport?: Transport;
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  /**
+   * How the call uses the result cache (see CallCacheOption): default the client's
+   * `defaults.cache`, else use it. Ignored by a start its idempotency key attaches to an earlier call.
+   */
+  cache?: CallCacheOption;
   /** Memo fields of the workflow (non-searchable labels, never personal data). */
   memo?: WorkflowMemo;
 }
@@ -585,11 +628,13 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       opts.idempotencyKeyPrefix,
       idSecret,
     );
-    const { transport: _defaultTransport, ...tuning } = defaults;
+    const cache = callCacheUse(opts.cache ?? defaults.cache);
+    const { transport: _defaultTransport, cache: _defaultCache, ...tuning } = defaults;
     const input: EndpointCallInput = {
       endpoint: endpoint.name,
       params,
       ...tuning,
+      cache,
       ...(transport === 'mcp' ? { transport } : {}),
       ...(opts.keyId ? { keyId: opts.keyId } : {}),
       ...(opts.webhook ? { webhook: true } : {}),
