@@ -5,6 +5,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEndpoint } from '../../src/contract/index.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import {
   envConfig,
@@ -168,6 +169,39 @@ describe('a call and the result cache', () => {
         expect(next).toMatchObject({ outcome: 'found' });
         expect(next).not.toHaveProperty('cached');
         expect(submits() - before).toBe(2);
+      },
+      undefined,
+      {},
+    );
+  });
+
+  it('a job that completed at its submit fills the cache: the next call is answered by it', async () => {
+    // The completed job's envelope, read from the emulator, is the submit's reply.
+    const endpoint = getEndpoint('person_enrichment');
+    const service = env.clients.get(env.emulator.devKey.id);
+    const params = { email: people[6] };
+    const accepted = (await service.submit(endpoint, params)).body as {
+      data: { request_id: string };
+    };
+    let completed: { data: { status: string; request_id: string } } | undefined;
+    while (completed?.data.status !== 'completed') {
+      await new Promise((r) => setTimeout(r, 100));
+      completed = (await service.poll(endpoint, accepted.data.request_id)).body as typeof completed;
+    }
+    env.proxy.script(SUBMIT, [{ status: 200, body: completed }]);
+    await withCallWorker(
+      withOwnStore(),
+      async (client) => {
+        const polls = () => env.proxy.seen('GET /person/enrichment').length;
+        const [submitsBefore, pollsBefore] = [submits(), polls()];
+        const first = await client.call('person_enrichment', params);
+        expect(first).toMatchObject({ outcome: 'found', requestId: accepted.data.request_id });
+        expect(first).not.toHaveProperty('cached');
+        const second = await client.call('person_enrichment', params);
+        expect(second).toMatchObject({ cached: true, requestId: accepted.data.request_id });
+        if (first.outcome === 'found' && second.outcome === 'found')
+          expect(second.result).toEqual(first.result);
+        expect([submits() - submitsBefore, polls() - pollsBefore]).toEqual([1, 0]);
       },
       undefined,
       {},
