@@ -38,7 +38,7 @@ import {
   type ExportReport,
 } from './batch/types.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from './store/index.js';
-import { cacheDefaultOf, type CacheUse } from './store/cache-policy.js';
+import { cacheDefaultOf, parseAge, type CacheOption, type CacheUse } from './store/cache-policy.js';
 import {
   batchResultPages,
   exportBatchFromStore,
@@ -110,11 +110,15 @@ export interface PcdsClientOptions {
   apiKey?: string;
   namespace?: string;
   taskQueue?: string;
-  /** Defaults for every call started by this client, batch rows included (e.g. from the PCDS_ configuration). */
+  /**
+   * Defaults for every call started by this client, batch rows included (e.g. from the PCDS_
+   * configuration). `cache`: how calls and batches use the result cache unless they say
+   * otherwise (see CacheOption); default PCDS_CACHE (on: use it; off: `false`).
+   */
   defaults?: Pick<
     EndpointCallInput,
     'pollIntervalMs' | 'maxWaitMs' | 'webhookFallbackPollMs' | 'transport'
-  >;
+  > & { cache?: CacheOption };
   /**
    * Default: from PCDS_ENCRYPTION* in the environment (the payload codec with the configured keys;
    * refused without a key unless PCDS_ENCRYPTION=off). Workers must use the same keys.
@@ -132,11 +136,6 @@ export interface PcdsClientOptions {
    * the same store.
    */
   store?: LazyBatchStore;
-  /**
-   * How batches (and calls) started by this client use the result cache unless they say
-   * otherwise. Default: PCDS_CACHE (on: `{ mode: 'use' }`; off: `{ mode: 'off' }`).
-   */
-  cache?: CacheUse;
 }
 
 /**
@@ -148,6 +147,46 @@ export type RowsBatchRequest = BatchOptions & {
   rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
   output?: string;
 };
+
+/**
+ * How a call or a batch uses the result cache (the store's found and empty results, shared by
+ * every call and batch on it; a person search is never cached):
+ * - `{}` (the default unless PCDS_CACHE=off): a fresh entry answers with no request and no credit
+ *   (`cached: true`, `fetchedAt`, and the request id of the job that fetched it); what is
+ *   fetched fills the cache.
+ * - `{ maxAge }`: the same, but only an entry fetched at most this long ago answers: milliseconds,
+ *   or a duration such as "7d", "12h", "30m" (0: never answered, always fetched and stored).
+ * - `'refresh'`: fetched again; the result replaces the entry.
+ * - `false`: the cache is neither read nor filled.
+ */
+export type { CacheOption };
+/** The former name of CacheOption. */
+export type CallCacheOption = CacheOption;
+
+/**
+ * A cache option as the workflows and the store carry it; refused when the age is not one.
+ * Omitted: the deployment's default (PCDS_CACHE).
+ */
+export function callCacheUse(option: CacheOption | undefined): CacheUse {
+  if (option === undefined) return cacheDefaultOf(process.env.PCDS_CACHE);
+  if (option === false) return { mode: 'off' };
+  if (option === 'refresh') return { mode: 'refresh' };
+  if (option.maxAge === undefined) return { mode: 'use' };
+  const { maxAge } = option;
+  if (typeof maxAge === 'number') {
+    if (!Number.isFinite(maxAge) || maxAge < 0)
+      throw new PcdsUsageError(
+        'invalid_options',
+        'cache.maxAge must be a number of milliseconds from 0, or a duration such as "7d"',
+      );
+    return { mode: 'use', maxAgeMs: Math.round(maxAge) };
+  }
+  try {
+    return { mode: 'use', maxAgeMs: parseAge(maxAge) };
+  } catch (err) {
+    throw new PcdsUsageError('invalid_options', `cache.maxAge: ${(err as Error).message}`);
+  }
+}
 
 export interface StartCallOptions {
   /**
@@ -167,6 +206,11 @@ export interface StartCallOptions {
   transport?: Transport;
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  /**
+   * How the call uses the result cache (see CallCacheOption): default the client's
+   * `defaults.cache`, else use it. Ignored by a start its idempotency key attaches to an earlier call.
+   */
+  cache?: CacheOption;
   /** Memo fields of the workflow (non-searchable labels, never personal data). */
   memo?: WorkflowMemo;
 }
@@ -440,7 +484,6 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
   const ownsStore = !options.store;
   const store = options.store ?? lazyBatchStore(() => openStoreFromEnv());
   const defaults = options.defaults ?? {};
-  const cacheDefault = options.cache ?? cacheDefaultOf(process.env.PCDS_CACHE);
   const idSecret =
     options.idSecret !== undefined
       ? idSecretFromSettings({ PCDS_ID_SECRET: options.idSecret })
@@ -592,11 +635,13 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       opts.idempotencyKeyPrefix,
       idSecret,
     );
-    const { transport: _defaultTransport, ...tuning } = defaults;
+    const cache = callCacheUse(opts.cache ?? defaults.cache);
+    const { transport: _defaultTransport, cache: _defaultCache, ...tuning } = defaults;
     const input: EndpointCallInput = {
       endpoint: endpoint.name,
       params,
       ...tuning,
+      cache,
       ...(transport === 'mcp' ? { transport } : {}),
       ...(opts.keyId ? { keyId: opts.keyId } : {}),
       ...(opts.webhook ? { webhook: true } : {}),
@@ -762,7 +807,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         store: await store.get(),
         ...(rows ? { rows } : {}),
         ...(memo ? { memo } : {}),
-        cache: request.cache ?? cacheDefault,
+        cache: callCacheUse(request.cache ?? defaults.cache),
       });
       // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
       // budget after it ended runs again as a new execution under the same id.

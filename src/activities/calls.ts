@@ -17,6 +17,8 @@ import {
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
+import type { CacheUse } from '../store/cache-policy.js';
+import { callCache, type CacheableResult } from './call-cache.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
@@ -35,6 +37,8 @@ export interface SubmitCallInput {
   intentToken?: string;
   /** The MCP endpoint's tool instead of the HTTP API (default http). */
   transport?: Transport;
+  /** How the call uses the result cache; absent: not at all (a batch's rows, older calls). */
+  cache?: CacheUse;
 }
 
 /** When a request was sent and what the service said of the job's duration (for learning). */
@@ -43,6 +47,13 @@ export interface PollTiming {
   sentAt?: number;
   /** completed_on - created_on by the service's clock (whole seconds), when it gives them. */
   serviceJobMs?: number;
+}
+
+/** Set on a result the result cache gave instead of a request. */
+export interface CachedMark {
+  cached?: true;
+  /** When the cached result was fetched (ISO 8601). */
+  fetchedAt?: string;
 }
 
 /** What a poll found: still running, or done with a payload or with nothing (no match). */
@@ -54,8 +65,9 @@ export type PollResult =
       result: unknown;
       /** A person search's page: which page the rows are, and how to continue. */
       page?: SearchPageInfo;
-    } & PollTiming)
-  | ({ kind: 'empty'; status: string } & PollTiming);
+    } & PollTiming &
+      CachedMark)
+  | ({ kind: 'empty'; status: string } & PollTiming & CachedMark);
 
 export interface SubmitCallResult {
   /** The key id actually used (the default one resolved). */
@@ -79,6 +91,16 @@ export interface PollCallInput {
    * request_id alone, which reads offset 0.
    */
   page?: SearchPageRequest;
+  /** The call fills the result cache: a found or empty result read fills its submit's entry. */
+  fillsCache?: boolean;
+}
+
+/** A terminal poll result as the cache keeps it; undefined for a page or a running job. */
+function cacheable(r: PollResult): CacheableResult | undefined {
+  if (r.kind === 'empty') return { outcome: 'empty', status: r.status };
+  if (r.kind === 'found' && r.page === undefined)
+    return { outcome: 'found', status: r.status, result: r.result };
+  return undefined;
 }
 
 /** Turns a poll classification into a result, or throws the matching failure. */
@@ -135,6 +157,8 @@ export function createCallActivities(deps: ActivityDeps) {
     }
   };
 
+  const cache = callCache(deps);
+
   return {
     /**
      * POSTs the job. Repeated only when the service cannot have accepted it: a refused
@@ -167,6 +191,26 @@ export function createCallActivities(deps: ActivityDeps) {
             `invalid_request: ${endpoint.mcpTool} over MCP: ${formatProblems(problems)}`,
           );
       }
+      // A fresh cached result answers: no permit, no request, no credit. Its request id is the
+      // job that fetched it.
+      const hit = await cache.lookup(endpoint.name, valid.value, input.cache);
+      if (hit)
+        return withinResultBound(
+          {
+            keyId,
+            requestId: hit.requestId,
+            status: hit.status,
+            immediate: {
+              ...(hit.outcome === 'found'
+                ? { kind: 'found' as const, status: hit.status, result: hit.result }
+                : { kind: 'empty' as const, status: hit.status }),
+              cached: true as const,
+              fetchedAt: new Date(hit.fetchedAt).toISOString(),
+            },
+          },
+          deps.config.PCDS_MAX_RESULT_BYTES,
+          hit.requestId,
+        );
       const params: Record<string, unknown> = { ...valid.value };
       if (input.webhook) {
         if (!deps.callbackUrlFor) throw terminalFailure({ code: 'webhook_not_configured' });
@@ -208,9 +252,10 @@ export function createCallActivities(deps: ActivityDeps) {
       }
       switch (outcome.kind) {
         case 'accepted':
+          await cache.expect(outcome.requestId, endpoint.name, valid.value, input.cache);
           return { keyId, requestId: outcome.requestId, status: outcome.status, acceptedAt };
-        case 'done':
-          return withinResultBound(
+        case 'done': {
+          const done = withinResultBound(
             {
               keyId,
               requestId: outcome.requestId,
@@ -221,6 +266,14 @@ export function createCallActivities(deps: ActivityDeps) {
             deps.config.PCDS_MAX_RESULT_BYTES,
             outcome.requestId,
           );
+          const got = cacheable(done.immediate);
+          if (got)
+            await cache.put(endpoint.name, valid.value, input.cache, {
+              ...got,
+              requestId: outcome.requestId,
+            });
+          return done;
+        }
         case 'retry':
           throw transientFailure(outcome.failure, outcome.retryAfterMs);
         case 'rejected':
@@ -250,11 +303,15 @@ export function createCallActivities(deps: ActivityDeps) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;
       }
-      return withinResultBound(
+      const result = withinResultBound(
         pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt, input.page),
         deps.config.PCDS_MAX_RESULT_BYTES,
         input.requestId,
       );
+      // Failures threw above: only a found or empty result is ever cached.
+      const got = input.fillsCache ? cacheable(result) : undefined;
+      if (got) await cache.fill(input.requestId, endpoint.name, got);
+      return result;
     },
   };
 }

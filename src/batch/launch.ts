@@ -42,7 +42,7 @@ import type { NoLineLabel } from './flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from './messages.js';
 import { formatOf, inspectInput, InputError } from './row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
-import type { CacheUse } from '../store/cache-policy.js';
+import type { CacheOption, CacheUse } from '../store/cache-policy.js';
 import {
   LoadError,
   loadFileIntoStore,
@@ -100,11 +100,12 @@ export interface BatchOptions {
   /** Credit budget (see BatchInput.maxCredits). */
   maxCredits?: number;
   /**
-   * How the batch uses the result cache: `{ mode: 'use' }` by default (a fresh cached result
-   * answers a row with no request and no credit), `maxAgeMs` to accept only younger entries,
-   * `'refresh'` to fetch every row again and renew the entries, `'off'` to neither read nor fill.
+   * How the batch uses the result cache (the client's CacheOption): `{}` to use it (a fresh
+   * cached result answers a row with no request and no credit), `{ maxAge: '7d' }` to accept
+   * only younger entries, `'refresh'` to fetch every row again and renew the entries, `false`
+   * to neither read nor fill. Default: the client's `defaults.cache`, else PCDS_CACHE.
    */
-  cache?: CacheUse;
+  cache?: CacheOption;
   /**
    * Messages name the files by role ("the input file"), not by path: for `pcds mcp`, whose
    * paths are the server's. The CLI names the paths its user gave.

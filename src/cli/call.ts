@@ -1,8 +1,14 @@
 // `pcds call <endpoint> --<param> <value> ...`: one durable call, printed as JSON.
 import type { Command } from 'commander';
-import { checkCallParams, checkTransport, validatedParams } from '../client.js';
+import {
+  checkCallParams,
+  checkTransport,
+  validatedParams,
+  type CallCacheOption,
+} from '../client.js';
 import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../contract/index.js';
 import { loadConfig } from '../config.js';
+import { cacheUseOf, parseAge } from '../store/cache-policy.js';
 import { action, printJson, UsageError } from './output.js';
 import { parameterHelp, paramsFromArgs, requiredHelp } from './params.js';
 import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';
@@ -17,6 +23,10 @@ const CALL_FLAGS = `Call options:
   --webhook            wait for a webhook delivery, polling only as a fallback
   --transport <t>      http (default) or mcp: submit with the MCP endpoint's tool and
                        poll with check_status (endpoints that have an MCP tool)
+  --max-age <age>      answer from the result cache only with a result fetched at most
+                       this long ago (7d, 12h, 30m, 90s); default: any fresh entry
+  --refresh            fetch again and replace the cached result
+  --no-cache           neither read nor fill the result cache
   --json '{...}'       parameters as one JSON object (flags override its fields)`;
 
 export function callHelp(): string {
@@ -57,17 +67,20 @@ interface CallFlags {
   keyId?: string;
   webhook: boolean;
   transport: Transport;
+  /** How the call uses the result cache (default: use it). */
+  cache: CallCacheOption;
 }
 
 /** Splits the call's own flags from the endpoint's parameters. */
-function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
-  const flags: CallFlags = { wait: true, webhook: false, transport: 'http' };
+export function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
+  const flags: CallFlags = { wait: true, webhook: false, transport: 'http', cache: {} };
+  const cacheFlags: { noCache?: boolean; refresh?: boolean; maxAgeMs?: number } = {};
   const rest: string[] = [];
   for (let i = 0; i < args.length; i++) {
     // `--id=key` as well as `--id key`, like the endpoint's parameters.
     const eq = args[i].indexOf('=');
     const inline =
-      eq > 0 && /^--(id|id-prefix|key-id|transport)=/.test(args[i])
+      eq > 0 && /^--(id|id-prefix|key-id|transport|max-age)=/.test(args[i])
         ? args[i].slice(eq + 1)
         : undefined;
     const a = inline === undefined ? args[i] : args[i].slice(0, eq);
@@ -88,8 +101,35 @@ function splitFlags(args: string[]): { flags: CallFlags; rest: string[] } {
       if (!(TRANSPORTS as readonly string[]).includes(t))
         throw new UsageError(`--transport must be one of ${TRANSPORTS.join(', ')} (got "${t}")`);
       flags.transport = t as Transport;
+    } else if (a === '--no-cache') cacheFlags.noCache = true;
+    else if (a === '--refresh') cacheFlags.refresh = true;
+    else if (a === '--max-age') {
+      try {
+        cacheFlags.maxAgeMs = parseAge(value());
+      } catch (err) {
+        if (err instanceof UsageError) throw err;
+        throw new UsageError(`--max-age: ${(err as Error).message}`);
+      }
     } else rest.push(a);
   }
+  if (cacheFlags.maxAgeMs !== undefined && (cacheFlags.noCache || cacheFlags.refresh))
+    throw new UsageError(
+      '--max-age reads the cache: it goes with neither --no-cache nor --refresh',
+    );
+  let use;
+  try {
+    use = cacheUseOf(cacheFlags);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  flags.cache =
+    use.mode === 'off'
+      ? false
+      : use.mode === 'refresh'
+        ? 'refresh'
+        : use.maxAgeMs !== undefined
+          ? { maxAge: use.maxAgeMs }
+          : {};
   return { flags, rest };
 }
 
@@ -150,6 +190,7 @@ export function registerCallCommand(program: Command): Command {
             ...(flags.keyId ? { keyId: flags.keyId } : {}),
             ...(flags.webhook ? { webhook: true } : {}),
             ...(flags.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
+            cache: flags.cache,
           });
           const ui = `${config.PCDS_TEMPORAL_UI_URL}/namespaces/${config.PCDS_TEMPORAL_NAMESPACE}/workflows/${handle.workflowId}`;
           if (!flags.wait) {

@@ -22,6 +22,12 @@ export const CACHE_DEFAULT: CacheUse = { mode: 'use' };
 export const cacheDefaultOf = (setting: string | undefined): CacheUse =>
   setting === 'off' ? { mode: 'off' } : CACHE_DEFAULT;
 
+/**
+ * How a call or a batch started by the typed client uses the cache (see the client's
+ * CacheOption docs): `{}` or `{ maxAge }` (ms or "7d") to use it, 'refresh', or false (off).
+ */
+export type CacheOption = { maxAge?: number | string } | 'refresh' | false;
+
 /** How long a found and an empty result of an endpoint serve; absent: the endpoint is not cached. */
 export interface CacheTtl {
   foundMs: number;

@@ -12,6 +12,7 @@ import {
 } from '../temporal/idempotency.js';
 import { BatchStore } from './batch-store.js';
 import { openStore, type Store } from './open.js';
+import { ResultCache } from './result-cache.js';
 import { createSealer } from './sealer.js';
 
 export { BatchStore, BatchStoreError, type BatchRecord, type LoadedRow } from './batch-store.js';
@@ -89,18 +90,24 @@ export function openStoreFromSettings(s: StoreSettings): Promise<Store> {
  */
 export interface LazyBatchStore {
   get(): Promise<BatchStore>;
+  /** The result cache in the same store (single calls look up and fill it). */
+  cache(): Promise<ResultCache>;
   close(): Promise<void>;
 }
 
 export function lazyBatchStore(open: () => Promise<Store>): LazyBatchStore {
   let opening: Promise<Store> | undefined;
+  const store = () =>
+    (opening ??= open().catch((err: unknown) => {
+      opening = undefined;
+      throw err;
+    }));
   return {
     async get() {
-      opening ??= open().catch((err: unknown) => {
-        opening = undefined;
-        throw err;
-      });
-      return new BatchStore(await opening);
+      return new BatchStore(await store());
+    },
+    async cache() {
+      return new ResultCache(await store());
     },
     async close() {
       const s = await opening?.catch(() => undefined);

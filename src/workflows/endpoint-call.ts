@@ -44,6 +44,7 @@ import {
   type CallStateAttr,
 } from './call-steps.js';
 import { measuredJobMs } from '../batch/job-duration.js';
+import { fillsCache } from '../store/cache-policy.js';
 import { pollDelayMs } from './poll-schedule.js';
 import { rowFinishedSignal } from '../batch/messages.js';
 import type { RowEnd, RowFailure } from '../batch/rules.js';
@@ -205,6 +206,16 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   const finish = (result: PollResult, requestId: string): CallOutcome => {
     state.lastStatus = result.status;
     enter('done', 'done', result.kind === 'found' ? 'found' : 'empty');
+    // A cached result: no job ran for this call, so there is no timing to give.
+    if (result.kind !== 'running' && result.cached) {
+      const cached = {
+        cached: true as const,
+        ...(result.fetchedAt !== undefined ? { fetchedAt: result.fetchedAt } : {}),
+      };
+      return result.kind === 'found'
+        ? { outcome: 'found', requestId, status: result.status, result: result.result, ...cached }
+        : { outcome: 'empty', requestId, status: result.status, ...cached };
+    }
     const timing: CallTiming = {
       jobMs: measuredJobMs({
         ...(acceptedAtActivity !== undefined ? { acceptedAt: acceptedAtActivity } : {}),
@@ -269,6 +280,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
           requestId: submitted.requestId,
           ...transport,
           ...(searchPage ? { page: searchPage } : {}),
+          ...(fillsCache(endpoint.name, input.cache) ? { fillsCache: true } : {}),
         });
         state.lastStatus = r.status;
         if (keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');
@@ -383,6 +395,7 @@ async function submitWithRetries(
         ...(input.keyId ? { keyId: input.keyId } : {}),
         ...(input.webhook ? { webhook: true } : {}),
         ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
+        ...(input.cache ? { cache: input.cache } : {}),
         intentToken,
       }),
     serviceWaitMs,

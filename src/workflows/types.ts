@@ -2,6 +2,7 @@
 // They carry no secret: a key is named by its non-secret id and resolved inside activities.
 
 import type { SearchPageInfo, Transport } from '../contract/index.js';
+import type { CacheUse } from '../store/cache-policy.js';
 
 export type Outcome = 'found' | 'empty' | 'failed';
 
@@ -26,9 +27,21 @@ export interface CallInput {
   firstPollDelayMs?: number;
   /** Give up (poll_timeout) after this long without a terminal status. */
   maxWaitMs?: number;
+  /**
+   * How the call uses the result cache. Absent: not at all (calls started before it, and a
+   * batch's rows, which the batch answers from the cache itself).
+   */
+  cache?: CacheUse;
   /** Set when the call is a row of a batch. */
   batchId?: string;
   rowIndex?: number;
+}
+
+/** On an outcome the result cache gave: no request was made; the request id is the job's that fetched it. */
+export interface CachedOutcome {
+  cached?: true;
+  /** When the cached result was fetched (ISO 8601). */
+  fetchedAt?: string;
 }
 
 /** How long a finished job took and what it cost in polls, measured in workflow time. */
@@ -42,7 +55,7 @@ export interface CallTiming {
 }
 
 export type CallOutcome =
-  | {
+  | ({
       outcome: 'found';
       requestId: string;
       status: string;
@@ -51,8 +64,8 @@ export type CallOutcome =
       /** person_search: the page the rows are (offset, limit) and how to continue (has_more, ...). */
       page?: SearchPageInfo;
       timing?: CallTiming;
-    }
-  | { outcome: 'empty'; requestId: string; status: string; timing?: CallTiming }
+    } & CachedOutcome)
+  | ({ outcome: 'empty'; requestId: string; status: string; timing?: CallTiming } & CachedOutcome)
   | { outcome: 'failed'; requestId?: string; code: string; message: string; httpStatus?: number };
 
 /** Where a call stands, for queries and the Web UI. */

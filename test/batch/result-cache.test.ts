@@ -14,7 +14,7 @@ import { envConfig, startCallEnv, withCallWorker, type CallEnv } from '../calls/
 import { runCli } from '../cli/cli-env.js';
 import { testEncryptionEnv } from '../harness/temporal.js';
 import type { PcdsClient } from '../../src/client.js';
-import type { CacheUse } from '../../src/store/cache-policy.js';
+import type { CacheOption } from '../../src/store/cache-policy.js';
 
 let env: CallEnv;
 
@@ -44,7 +44,7 @@ async function runBatch(
   rows: Record<string, unknown>[],
   compact: boolean,
   // What a deployment's default (PCDS_CACHE on) gives a batch.
-  cache: CacheUse = { mode: 'use' },
+  cache: CacheOption = {},
 ) {
   const submitsBefore = env.emulator.stats().jobsSubmitted;
   const requestsBefore = requestsSeen();
@@ -119,7 +119,7 @@ for (const compact of [false, true])
         const before = await cache.get('person_enrichment', rows[0], { mode: 'use' });
         expect(before?.requestId).toBe(first.lines[0].requestId);
 
-        const refreshed = await runBatch(client, rows, compact, { mode: 'refresh' });
+        const refreshed = await runBatch(client, rows, compact, 'refresh');
         expect(refreshed.submits).toBe(4);
         expect(refreshed.lines.some((l) => l.cached)).toBe(false);
         const after = await cache.get('person_enrichment', rows[0], { mode: 'use' });
@@ -128,11 +128,11 @@ for (const compact of [false, true])
         expect(after!.fetchedAt).toBeGreaterThanOrEqual(before!.fetchedAt);
 
         await new Promise((r) => setTimeout(r, 50));
-        const young = await runBatch(client, rows, compact, { mode: 'use', maxAgeMs: 1 });
+        const young = await runBatch(client, rows, compact, { maxAge: 1 });
         expect(young.submits).toBe(4);
         expect(young.lines.some((l) => l.cached)).toBe(false);
 
-        const off = await runBatch(client, rows, compact, { mode: 'off' });
+        const off = await runBatch(client, rows, compact, false);
         expect(off.submits).toBe(4);
       });
     }, 180_000);

@@ -64,7 +64,11 @@ describe('a compact row whose store cannot record its accepted job for a while',
       config,
       clients,
       permits: unthrottled,
-      store: { get: () => Promise.resolve(flaky), close: () => Promise.resolve() },
+      store: {
+        get: () => Promise.resolve(flaky),
+        cache: () => store!.cache(),
+        close: () => Promise.resolve(),
+      },
     };
     try {
       const submitsBefore = emu!.stats().jobsSubmitted;

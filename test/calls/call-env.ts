@@ -2,7 +2,12 @@
 // of it, worker configuration with a pool of keys that fail in known ways, and a typed client.
 import { createActivities } from '../../src/activities/index.js';
 import { expect } from 'vitest';
-import { createPcdsClient, PcdsCallError, type PcdsClient } from '../../src/client.js';
+import {
+  createPcdsClient,
+  PcdsCallError,
+  type CallCacheOption,
+  type PcdsClient,
+} from '../../src/client.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import {
   startEmulator,
@@ -78,11 +83,15 @@ export function envConfig(
   });
 }
 
-/** Runs `fn` with a worker on a fresh task queue and a PcdsClient on it. */
+/**
+ * Runs `fn` with a worker on a fresh task queue and a PcdsClient on it. Its calls skip the result
+ * cache unless `cache` says otherwise: these tests count what is sent.
+ */
 export async function withCallWorker<T>(
   env: CallEnv,
   fn: (client: PcdsClient, taskQueue: string) => Promise<T>,
   permits: PermitGate = unthrottled,
+  cache: CallCacheOption = false,
 ): Promise<T> {
   const activities = createActivities({
     config: env.config,
@@ -95,10 +104,7 @@ export async function withCallWorker<T>(
       connection,
       namespace,
       taskQueue,
-      // These tests are about how calls and batches run: every one is sent. The result cache's
-      // own tests ask for it on each batch or call.
-      cache: { mode: 'off' },
-      defaults: { pollIntervalMs: 100, maxWaitMs: 30_000 },
+      defaults: { pollIntervalMs: 100, maxWaitMs: 30_000, cache },
     });
     try {
       return await fn(client, taskQueue);

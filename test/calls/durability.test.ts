@@ -44,7 +44,7 @@ it('completes a call once a new worker starts after the first was killed mid-pol
     connection,
     namespace: testNamespace(),
     taskQueue,
-    defaults: { pollIntervalMs: 500, maxWaitMs: 120_000 },
+    defaults: { pollIntervalMs: 500, maxWaitMs: 120_000, cache: false },
   });
   let second: ChildProcess | undefined;
   try {

@@ -7,6 +7,8 @@ import { request } from 'undici';
 
 export type ScriptedReply =
   | { status: number; code: string; retryAfterSeconds?: number }
+  /** This body, as given (e.g. a completed job's envelope, as if the job finished at its submit). */
+  | { status: number; body: unknown }
   /** Read the request, then close the socket without a reply. */
   | { drop: true };
 
@@ -44,6 +46,12 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       if (next && 'drop' in next) {
         seen.push({ method: req.method!, path, at, answered: 'dropped' });
         req.socket.destroy();
+        return;
+      }
+      if (next && 'body' in next) {
+        seen.push({ method: req.method!, path, at, answered: next.status });
+        res.writeHead(next.status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(next.body));
         return;
       }
       if (next) {

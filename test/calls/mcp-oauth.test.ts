@@ -82,7 +82,8 @@ describe('MCP calls with OAuth', () => {
         connection,
         namespace: testNamespace(),
         taskQueue,
-        defaults: { pollIntervalMs: 100, maxWaitMs: 30_000, transport: 'mcp' },
+        // Every call must reach the service: the result cache is skipped.
+        defaults: { pollIntervalMs: 100, maxWaitMs: 30_000, transport: 'mcp', cache: false },
       });
       const handles: Awaited<ReturnType<PcdsClient['startCall']>>[] = [];
       const grants = [first];

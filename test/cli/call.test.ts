@@ -211,10 +211,19 @@ describe('calls', () => {
   });
 
   it('--transport mcp prints the same outcome, through MCP tool calls', async () => {
-    const overHttp = await pcds('call', 'person_enrichment', '--email', known.email);
+    // Both go to the service (the cache would answer the second): --no-cache.
+    const overHttp = await pcds('call', 'person_enrichment', '--email', known.email, '--no-cache');
     const stats = () => shared.cli.emulator.stats().requests;
     const [submits, toolCalls] = [stats()['POST /person/enrichment'], stats()['POST /mcp'] ?? 0];
-    const r = await pcds('call', 'person_enrichment', '--email', known.email, '--transport', 'mcp');
+    const r = await pcds(
+      'call',
+      'person_enrichment',
+      '--email',
+      known.email,
+      '--transport',
+      'mcp',
+      '--no-cache',
+    );
     expect(r.code, r.stderr).toBe(0);
     const strip = (text: string) => {
       const { requestId: _r, timing: _t, ...rest } = JSON.parse(text) as Record<string, unknown>;
@@ -247,6 +256,45 @@ describe('calls', () => {
       outcome: string;
     };
     expect(result.outcome).toBe('found');
+  });
+
+  it('a repeated call is answered by the result cache (cached, fetchedAt, no submit); --refresh and --max-age 0 send again', async () => {
+    const email = `nobody.cache-${runId}@unknown.pcds.dev`;
+    const submits = () => shared.cli.emulator.stats().requests['POST /person/enrichment'] ?? 0;
+    const before = submits();
+    const first = await pcds('call', 'person_enrichment', '--email', email);
+    expect(first.code, first.stderr).toBe(0);
+    const second = await pcds('call', 'person_enrichment', '--email', email);
+    expect(second.code, second.stderr).toBe(0);
+    const firstOut = JSON.parse(first.stdout) as { requestId: string };
+    expect(JSON.parse(second.stdout)).toEqual({
+      outcome: 'empty',
+      requestId: firstOut.requestId,
+      status: 'completed',
+      cached: true,
+      fetchedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+    });
+    expect(submits() - before).toBe(1);
+    for (const flags of [['--refresh'], ['--max-age', '0']]) {
+      const r = await pcds('call', 'person_enrichment', '--email', email, ...flags);
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).not.toHaveProperty('cached');
+    }
+    expect(submits() - before).toBe(3);
+  });
+
+  it('refuses --no-cache with --refresh before anything starts (exit 2)', async () => {
+    const r = await pcds(
+      'call',
+      'person_enrichment',
+      '--email',
+      known.email,
+      '--no-cache',
+      '--refresh',
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--no-cache and --refresh/);
+    expect(r.stderr).not.toMatch(STACK_FRAME);
   });
 
   it('a failed call exits 1 with the failure code and no stack', async () => {

@@ -80,7 +80,8 @@ export async function pcdsClient(
     connection,
     taskQueue,
     namespace: testNamespace(),
-    defaults,
+    // These tests count what is sent: the calls skip the result cache.
+    defaults: { cache: false, ...defaults },
   });
   return {
     client,

@@ -86,6 +86,8 @@ export async function withWebhookWorker<T>(
         namespace,
         taskQueue,
         defaults: {
+          // A delivery is the point: the calls skip the result cache.
+          cache: false,
           pollIntervalMs: 100,
           maxWaitMs: 30_000,
           webhookFallbackPollMs: opts.fallbackPollMs,

@@ -85,7 +85,7 @@ it('runs the receiver in the worker: a webhook call completes with no poll', asy
     connection,
     namespace: testNamespace(),
     taskQueue,
-    defaults: { maxWaitMs: 60_000, webhookFallbackPollMs: 30_000 },
+    defaults: { maxWaitMs: 60_000, webhookFallbackPollMs: 30_000, cache: false },
   });
   try {
     const from = Date.now();
