@@ -205,7 +205,9 @@ try {
   partDone('hit path, compact');
 
   const workflowInput = inputFile(file.rows.slice(0, WORKFLOW_ROWS));
-  process.stderr.write(`hit path, rows as workflows (${WORKFLOW_ROWS} rows), cache off...\n`);
+  process.stderr.write(
+    `hit path, the file's first ${WORKFLOW_ROWS} rows as workflows, cache off...\n`,
+  );
   const workflowsOff = await runBatch(env, workflowInput, false, { mode: 'off' });
   print(`${WORKFLOW_ROWS} rows as workflows, cache off: outcome`, outcome(workflowsOff));
   process.stderr.write('hit path, rows as workflows, all cached...\n');
