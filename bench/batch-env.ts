@@ -1,5 +1,5 @@
-// Shared setup of the batch benchmarks: a fresh dev server, the emulator with latency and limits
-// off, and a production worker (throttle off) in this process.
+// Shared setup of the batch benchmarks: a fresh dev server, the emulator with limits off (and
+// latency off, or its own scaled by a time scale), and a production worker (throttle off) here.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,20 +32,47 @@ export interface BenchEnv {
   stop(): Promise<void>;
 }
 
-export async function startBenchEnv(): Promise<BenchEnv> {
+export interface BenchEnvOptions {
+  /**
+   * Every duration scaled by this factor: the emulator's job latency (its default, about 1.5 s)
+   * and windows, the poll interval, the max wait and the throttle's windows. Absent: jobs finish
+   * at once and the worker keeps its defaults.
+   */
+  timeScale?: number;
+  /** People in the emulator's dataset (5,000 by default): a large input of distinct people. */
+  people?: number;
+}
+
+/** The poll interval and max wait of a bench at a time scale (the service's pace times it). */
+export const scaledWaits = (timeScale: number) => ({
+  pollIntervalMs: Math.max(1, Math.round(1_000 * timeScale)),
+  maxWaitMs: Math.round(30 * 60_000 * timeScale),
+});
+
+export async function startBenchEnv(opts: BenchEnvOptions = {}): Promise<BenchEnv> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await startDevServer({ headless: true, logLevel: 'error' });
+  const scale = opts.timeScale;
   const emulator = await startEmulator({
     port: 0,
-    latency: { queuedMs: 0, processingMs: 0 },
+    ...(scale === undefined ? { latency: { queuedMs: 0, processingMs: 0 } } : { timeScale: scale }),
+    ...(opts.people ? { dataset: { people: opts.people, companies: 600 } } : {}),
     limits: { enabled: false },
     devKey: { key: 'pcds_bench_key', secret: 'pcds_bench_secret', credits: null },
   });
+  const waits = scale === undefined ? undefined : scaledWaits(scale);
   const config = loadConfig({
     PCDS_BASE_URL: emulator.url,
     PCDS_API_KEY: emulator.devKey.key,
     PCDS_API_SECRET: emulator.devKey.secret,
     PCDS_THROTTLE: 'off',
+    ...(waits
+      ? {
+          PCDS_THROTTLE_TIME_SCALE: String(scale),
+          PCDS_POLL_INTERVAL_MS: String(waits.pollIntervalMs),
+          PCDS_MAX_WAIT_MS: String(waits.maxWaitMs),
+        }
+      : {}),
     PCDS_TEMPORAL_ADDRESS: server.address,
     PCDS_TASK_QUEUE: 'bench-batch',
     PCDS_HTTP_CONNECTIONS: '64',
