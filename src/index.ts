@@ -5,6 +5,7 @@ export {
   createPcdsClient,
   MAX_EXPORT_RESULTS,
   type BatchHandle,
+  type CacheOption,
   type CallCacheOption,
   type CallHandle,
   type CallSuccess,
