@@ -42,9 +42,40 @@ const CODE_LITERAL =
   /\bcode\s*[:=]\s*'([a-z]+(?:_[a-z]+)+)'|ApplicationFailure\.create\(\{\s*type:\s*'([a-z]+(?:_[a-z]+)+)'/g;
 
 describe('PcdsErrorCode', () => {
+  it("holds the interface's error table as written, with its HTTP statuses, and nothing else as the service's", () => {
+    // The interface's "Errors" table, copied by hand: a code or a status changed in the taxonomy
+    // (or a local code marked as the service's) fails here.
+    const INTERFACE: Record<string, number> = {
+      missing_credentials: 401,
+      invalid_credentials: 401,
+      api_key_expired: 401,
+      missing_api_key: 401,
+      invalid_api_key: 401,
+      missing_api_secret: 401,
+      invalid_api_secret: 401,
+      api_key_disabled: 403,
+      subscription_inactive: 403,
+      subscription_required: 403,
+      ip_not_allowed: 403,
+      access_denied: 403,
+      insufficient_credits: 402,
+      request_not_found: 404,
+      invalid_callback_url: 400,
+      invalid_month: 400,
+      invalid_year: 400,
+      invalid_date: 400,
+      rate_limit_exceeded: 429,
+      search_error: 500,
+      internal_error: 500,
+      service_unavailable: 503,
+    };
+    const service = ERRORS.filter((e) => !e.local);
+    expect(Object.fromEntries(service.map((e) => [e.code, e.http]))).toEqual(INTERFACE);
+  });
+
   it('is the list of the taxonomy, once each', () => {
-    expect(ERROR_CODES).toEqual(ERRORS.map((e) => e.code));
     expect(new Set(ERROR_CODES).size).toBe(ERROR_CODES.length);
+    expect(ERROR_CODES.length).toBe(ERRORS.length);
     expect(isPcdsErrorCode(known)).toBe(true);
     expect(isPcdsErrorCode(unknown)).toBe(false);
   });
