@@ -55,8 +55,10 @@ export interface CreateWorkerOptions {
   permits?: PermitGate;
   /** The webhook receiver's URL for a workflow. Default: from PCDS_WEBHOOK_* when set; else webhook mode is refused. */
   callbackUrlFor?: (workflowId: string) => string;
-  /** Where stored batches and the result cache keep their data. Default: PCDS_STORE_URL, opened on first use (run() sweeps the cache at once). */
+  /** Where stored batches and the result cache keep their data. Default: PCDS_STORE_URL, opened on first use. */
   store?: LazyBatchStore;
+  /** When run() first sweeps expired cache entries (then hourly). Default CACHE_SWEEP_FIRST_MS. */
+  cacheSweepFirstAfterMs?: number;
   /** Anything else Worker.create accepts (a prebuilt workflowBundle, concurrency limits, ...). */
   workerOptions?: Partial<WorkerOptions>;
 }
@@ -129,8 +131,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
                 `metrics: GET /usage of key ${keyId} failed (${err instanceof Error ? err.name : 'error'}); trying again later\n`,
               ),
           });
-      // Cached results past their time to live go now (the store opens here), then hourly.
-      const sweep = startCacheSweep(async () => (await store.get()).resultCache());
+      // Cached results past their time to live go a few minutes after start, then hourly.
+      const sweep = startCacheSweep(async () => (await store.get()).resultCache(), {
+        ...(opts.cacheSweepFirstAfterMs !== undefined
+          ? { firstAfterMs: opts.cacheSweepFirstAfterMs }
+          : {}),
+      });
       try {
         await worker.run();
       } finally {

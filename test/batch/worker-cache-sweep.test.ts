@@ -1,4 +1,4 @@
-// A worker built by createWorker sweeps the result cache of its store when it starts: entries past
+// A worker built by createWorker sweeps the result cache of its store (first sweep at once here, as asked): entries past
 // their time to live are gone, fresh ones stay, and the worker still shuts down at once.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +24,7 @@ const found = (requestId: string) => ({
   result: { n: 1 },
 });
 
-it('rule: a worker sweeps expired cache entries when it starts', async () => {
+it('rule: a worker sweeps expired cache entries once its first sweep is due', async () => {
   installQuietRuntime();
   const dir = mkdtempSync(join(tmpdir(), 'pcds-worker-sweep-'));
   const config = loadConfig({
@@ -50,6 +50,7 @@ it('rule: a worker sweeps expired cache entries when it starts', async () => {
 
     const worker = await createWorker({
       config,
+      cacheSweepFirstAfterMs: 0,
       workerOptions: {
         workflowBundle: await workflowBundle(DEFAULT_WORKFLOWS_PATH),
         debugMode: true,

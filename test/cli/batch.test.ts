@@ -107,7 +107,19 @@ it(
     const output = join(dir, 'ten.jsonl');
     const id = `cli-ten-${runId}`;
 
-    const started = await pcds('batch', 'start', '--id', id, '-i', input, '-o', output, '--detach');
+    // Sent, not answered by the result cache: the job duration is learned from the rows' jobs.
+    const started = await pcds(
+      'batch',
+      'start',
+      '--id',
+      id,
+      '-i',
+      input,
+      '-o',
+      output,
+      '--detach',
+      '--no-cache',
+    );
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toBe(`batch ${id}\n`);
     expect(started.stderr).toMatch(/^10 rows of .*ten\.csv -> .*ten\.jsonl$/m);
@@ -195,6 +207,8 @@ it(
       '--max-credits',
       '2',
       '--detach',
+      // Sent, so charged: the budget is what stops the batch.
+      '--no-cache',
     );
     expect(started.code, started.stderr).toBe(0);
     expect(await waitDone()).toMatchObject({

@@ -382,6 +382,8 @@ describe('pcds mcp over stdio', () => {
           PCDS_API_KEY: env.emulator.devKey.key,
           PCDS_API_SECRET: env.emulator.devKey.secret,
           PCDS_THROTTLE: 'off',
+          // Its calls and batches count what is sent: the result cache would answer some.
+          PCDS_CACHE: 'off',
           PCDS_POLL_INTERVAL_MS: '100',
           PCDS_TEMPORAL_ADDRESS: temporalAddress(),
           PCDS_TEMPORAL_NAMESPACE: testNamespace(),

@@ -1,4 +1,4 @@
-// The worker's expiry sweep: at once, then on its interval; a failing store is ignored and tried
+// The worker's expiry sweep: after its first delay, then on its interval; a failing store is ignored and tried
 // again; stop ends it.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -52,6 +52,7 @@ it('sweeps expired entries at start and again on its interval, and stops', async
   const swept: number[] = [];
   const sweep = startCacheSweep(() => Promise.resolve(cache), {
     intervalMs: 50,
+    firstAfterMs: 0,
     onSwept: (n) => swept.push(n),
   });
   await until(() => swept.length >= 1);
@@ -78,7 +79,7 @@ it('a store that fails is ignored and tried again at the next tick', async () =>
       asked += 1;
       return asked === 1 ? Promise.reject(new Error('store down')) : Promise.resolve(cache);
     },
-    { intervalMs: 30, onSwept: (n) => swept.push(n) },
+    { intervalMs: 30, firstAfterMs: 0, onSwept: (n) => swept.push(n) },
   );
   await until(() => swept.length >= 1);
   await sweep.stop();
