@@ -105,7 +105,13 @@ async function runScenario(encryption: Record<string, string>, label: string): P
     // The worker's store settings, encryption included: the rows it loads are sealed (or not)
     // as the worker reads them.
     store: lazyBatchStore(() => openStoreFromSettings(config)),
-    defaults: { pollIntervalMs: 100, maxWaitMs: 60_000, webhookFallbackPollMs: 60_000 },
+    // Every row and call is sent (a result from the cache would skip the webhook's delivery).
+    defaults: {
+      pollIntervalMs: 100,
+      maxWaitMs: 60_000,
+      webhookFallbackPollMs: 60_000,
+      cache: false,
+    },
   });
   const personal: string[] = [];
   try {
