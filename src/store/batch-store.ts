@@ -4,8 +4,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch/row-journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
-import { cacheTtlOf, fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
-import { ResultCache } from './result-cache.js';
+import { fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
+import { putCacheEntry, ResultCache } from './result-cache.js';
 import type { StoreSchema } from './schema.js';
 
 /** How a row the result cache answered ended (set by readRows). */
@@ -569,7 +569,6 @@ export class BatchStore {
       .executeTakeFirst();
     const use = batch?.cache ? (JSON.parse(batch.cache) as CacheUse) : undefined;
     if (!batch || !fillsCache(batch.endpoint, use)) return;
-    const ttl = cacheTtlOf(batch.endpoint)!;
     for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
       const fetched = await tx
         .selectFrom('pcds_results as res')
@@ -586,36 +585,17 @@ export class BatchStore {
         .execute();
       // One entry per lookup (rows sent without dedupe may repeat one): the last wins.
       const byLookup = new Map(fetched.map((f) => [f.lookup!, f]));
-      for (const f of byLookup.values()) {
-        const found = f.outcome === 'found';
-        const entry = {
+      for (const f of byLookup.values())
+        await putCacheEntry(tx, {
           lookup: f.lookup!,
           endpoint: batch.endpoint,
-          outcome: found ? ('found' as const) : ('empty' as const),
-          request_id: f.request_id!,
-          status: 'completed',
-          result: found ? f.result : null,
           subjects: f.subjects,
-          fetched_at: nowMs,
-          expires_at: nowMs + (found ? ttl.foundMs : ttl.emptyMs),
-          hits: 0,
-        };
-        await tx
-          .insertInto('pcds_cache')
-          .values(entry)
-          .onConflict((oc) =>
-            oc.column('lookup').doUpdateSet({
-              outcome: entry.outcome,
-              request_id: entry.request_id,
-              status: entry.status,
-              result: entry.result,
-              subjects: entry.subjects,
-              fetched_at: entry.fetched_at,
-              expires_at: entry.expires_at,
-            }),
-          )
-          .execute();
-      }
+          outcome: f.outcome === 'found' ? 'found' : 'empty',
+          requestId: f.request_id!,
+          status: 'completed',
+          sealedResult: f.result,
+          nowMs,
+        });
     }
   }
 

@@ -42,6 +42,45 @@ export interface PurgeRequest {
   url?: string;
 }
 
+/**
+ * Puts (or replaces) the entry of a lookup fetched at `nowMs`, its result already sealed; its
+ * time to live is the endpoint's for its outcome (an endpoint not cached puts nothing).
+ */
+export async function putCacheEntry(
+  db: Kysely<StoreSchema>,
+  e: {
+    lookup: string;
+    endpoint: string;
+    subjects: string | null;
+    outcome: 'found' | 'empty';
+    requestId: string;
+    status: string;
+    sealedResult: string | null;
+    nowMs: number;
+  },
+): Promise<void> {
+  const ttl = cacheTtlOf(e.endpoint);
+  if (!ttl) return;
+  const row = {
+    lookup: e.lookup,
+    endpoint: e.endpoint,
+    outcome: e.outcome,
+    request_id: e.requestId,
+    status: e.status,
+    result: e.outcome === 'found' ? e.sealedResult : null,
+    subjects: e.subjects,
+    fetched_at: e.nowMs,
+    expires_at: e.nowMs + (e.outcome === 'found' ? ttl.foundMs : ttl.emptyMs),
+    hits: 0,
+  };
+  const { lookup: _l, endpoint: _e, hits: _h, ...renewed } = row;
+  await db
+    .insertInto('pcds_cache')
+    .values(row)
+    .onConflict((oc) => oc.column('lookup').doUpdateSet(renewed))
+    .execute();
+}
+
 /** Pending single-call jobs older than this are dropped by the sweep: their poll never came. */
 const PENDING_KEPT_MS = 7 * 24 * 3_600_000;
 
@@ -164,35 +203,11 @@ export class ResultCache {
       nowMs: number;
     },
   ): Promise<void> {
-    const ttl = cacheTtlOf(e.endpoint);
-    if (!ttl) return;
-    const row = {
-      lookup: e.lookup,
-      endpoint: e.endpoint,
-      outcome: e.outcome,
-      request_id: e.requestId,
-      status: e.status,
-      result: e.outcome === 'found' ? this.seal.seal(e.result) : null,
-      subjects: e.subjects,
-      fetched_at: e.nowMs,
-      expires_at: e.nowMs + (e.outcome === 'found' ? ttl.foundMs : ttl.emptyMs),
-      hits: 0,
-    };
-    await db
-      .insertInto('pcds_cache')
-      .values(row)
-      .onConflict((oc) =>
-        oc.column('lookup').doUpdateSet({
-          outcome: row.outcome,
-          request_id: row.request_id,
-          status: row.status,
-          result: row.result,
-          subjects: row.subjects,
-          fetched_at: row.fetched_at,
-          expires_at: row.expires_at,
-        }),
-      )
-      .execute();
+    const { result, ...rest } = e;
+    await putCacheEntry(db, {
+      ...rest,
+      sealedResult: e.outcome === 'found' ? this.seal.seal(result) : null,
+    });
   }
 
   /**
