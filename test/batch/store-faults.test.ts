@@ -146,8 +146,8 @@ async function batchThroughFault(opts: {
 }
 
 const isRoot = process.getuid?.() === 0;
-// The embedded store's part does not depend on the Temporal server: `npm test` runs it, and the
-// cluster run (`npm run test:cluster`, which CI runs too) keeps to PostgreSQL's part.
+// The embedded store's part is about SQLite, whichever Temporal server runs the batch: `npm test`
+// runs it, and the cluster run (`npm run test:cluster`, which CI runs too) keeps to PostgreSQL's.
 const onCluster = process.env.PCDS_TEST_CLUSTER === '1';
 const embedded = isRoot && !onCluster;
 
