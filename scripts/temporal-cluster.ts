@@ -159,6 +159,9 @@ export async function buildBinaries(): Promise<void> {
       GOPATH: join(work, 'gopath'),
       GOTMPDIR: work,
       GOFLAGS: '-mod=mod',
+      // As Temporal's release binaries: pure Go, so no C compiler runs for the standard library's
+      // cgo packages (net, os/user, runtime/cgo); the SQL plugins are pure Go.
+      CGO_ENABLED: '0',
       // The installed Go only: v1.32.1 is the newest release it builds (later ones want a newer Go).
       GOTOOLCHAIN: 'local',
     };

@@ -156,9 +156,30 @@ describe('the packed package, installed into a service', () => {
         cwd: app,
       },
     );
-    // The one install script a service needs: the embedded store's native module (built from
-    // source against the local Node headers when no prebuilt binary can be fetched).
-    await run('npm', ['rebuild', 'better-sqlite3', '--prefer-offline'], { cwd: app });
+    // The one install script a service needs: the embedded store's native module. Its install
+    // (prebuild-install, else a build from source) finds the prebuilt binary in a local folder:
+    // the one `npm ci` made for this project, same version, same Node, packed as a release's
+    // asset is. Without it, SQLite would be compiled from source once more (minutes on two cores).
+    // prebuild-install loads the unpacked binary before it reports success, and the service
+    // below runs on it.
+    const sqliteDir = join(root, 'node_modules', 'better-sqlite3');
+    const sqlite = JSON.parse(readFileSync(join(sqliteDir, 'package.json'), 'utf8')) as {
+      version: string;
+    };
+    const prebuilds = join(dir, 'prebuilds');
+    mkdirSync(prebuilds);
+    const asset = `better-sqlite3-v${sqlite.version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+    await run('tar', [
+      '-czf',
+      join(prebuilds, asset),
+      '-C',
+      sqliteDir,
+      'build/Release/better_sqlite3.node',
+    ]);
+    await run('npm', ['rebuild', 'better-sqlite3', '--prefer-offline'], {
+      cwd: app,
+      env: { ...process.env, npm_config_better_sqlite3_local_prebuilds: prebuilds },
+    });
     // tsc fails on a type error, and on an @ts-expect-error line that has none (loose types).
     await run(join(app, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: app });
 
