@@ -7,7 +7,13 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  WorkflowFailedError,
+  type Connection,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { batchProgressQuery, pauseBatchSignal, resumeBatchSignal } from '../src/batch/messages.js';
 import {
@@ -33,6 +39,7 @@ import { startWebhookReceiver } from '../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../src/webhooks/settings.js';
 import { PcdsBatchId, PcdsEndpoint } from '../src/temporal/search-attributes.js';
 import { createWorker } from '../src/worker.js';
+import type { pcdsEndpointCall } from '../src/workflows/endpoint-call.js';
 import { BATCH_WORKFLOW_TYPE } from '../src/workflows/type-names.js';
 import type { SearchExportInput } from '../src/workflows/search-export.js';
 import { holdsSecret, historyToJSON } from '../test/replay/history-json.js';
@@ -54,9 +61,17 @@ type Recorded = Map<string, string>;
 
 /**
  * The scenarios, every one by default or those named on the command line: calls (polling,
- * webhook, person search), search-export, batch (its runs and one row), batch-reset, throttle.
+ * webhook, person search), search-calls (person_search calls), search-export, batch (its runs
+ * and one row), batch-reset, throttle.
  */
-const SCENARIOS = ['calls', 'search-export', 'batch', 'batch-reset', 'throttle'] as const;
+const SCENARIOS = [
+  'calls',
+  'search-calls',
+  'search-export',
+  'batch',
+  'batch-reset',
+  'throttle',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 function scenariosFromArgs(args: string[]): Set<Scenario> {
@@ -122,6 +137,8 @@ async function main(): Promise<void> {
   const recorded: Recorded = new Map();
   try {
     if (scenarios.has('calls')) await recordCalls(connection, server.namespace, recorded);
+    if (scenarios.has('search-calls'))
+      await recordSearchCalls(connection, server.namespace, recorded);
     if (scenarios.has('search-export')) await recordSearchExport(client, dir, recorded);
     if (scenarios.has('batch')) await recordBatch(client, dir, recorded);
     if (scenarios.has('batch-reset'))
@@ -216,6 +233,58 @@ async function recordCalls(connection: Connection, namespace: string, recorded: 
     ).replace(/^call-/, 'search-'),
   );
   recorded.set('person-search', await historyOf(searchHandle));
+  await pcds.close();
+}
+
+/**
+ * Two person_search calls after a first one: a page POST on the finished search, which the
+ * service completes at once, so the call reads its page by GET (call-search-reads-immediate-page),
+ * and a call given the search's cursor, started as a batch row would be since the client refuses
+ * it: it ends invalid_params (call-search-refuses-cursor).
+ */
+async function recordSearchCalls(connection: Connection, namespace: string, recorded: Recorded) {
+  const pcds = await createPcdsClient({
+    connection,
+    namespace,
+    taskQueue: TASK_QUEUE,
+    dataConverter: {},
+    idSecret: ID_SECRET,
+    defaults: { pollIntervalMs: 100, maxWaitMs: 60_000 },
+  });
+  const first = await (
+    await pcds.startCall(
+      'person_search',
+      { query: 'engineer', limit: 3 },
+      { idempotencyKey: 'replay-search-first' },
+    )
+  ).result();
+  const cursor = first.outcome === 'found' ? first.page?.next_cursor : undefined;
+  if (typeof cursor !== 'string') throw new Error('the first search handed out no cursor');
+
+  const page = await pcds.startCall(
+    'person_search',
+    { request_id: first.requestId, offset: 3, limit: 3 },
+    { idempotencyKey: 'replay-search-page' },
+  );
+  const read = await page.result();
+  const pageJson = await historyOf(page.workflow);
+  if (read.outcome !== 'found' || !pageJson.includes('"pollCall"'))
+    throw new Error('the page call read no rows by GET: record again');
+  recorded.set('endpoint-call-search-page', pageJson);
+
+  const byCursor = await pcds.temporal.workflow.start<typeof pcdsEndpointCall>('pcdsEndpointCall', {
+    taskQueue: TASK_QUEUE,
+    workflowId: 'call-replay-search-cursor',
+    args: [{ endpoint: 'person_search', params: { cursor }, pollIntervalMs: 100 }],
+  });
+  const refused = await byCursor.result().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const cause = refused instanceof WorkflowFailedError ? refused.cause : undefined;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== 'invalid_params')
+    throw new Error('the call given a cursor did not end invalid_params');
+  recorded.set('endpoint-call-search-cursor', await historyOf(byCursor));
   await pcds.close();
 }
 
