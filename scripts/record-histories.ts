@@ -1,21 +1,32 @@
 // Records the workflow histories that test/unit/replay replays against the current workflow code:
 // its own dev server, the emulator and a worker with the project's workflows, one scenario per
 // workflow type run to completion, each history saved as JSON under test/replay/histories.
-// Rerun it only to cut a deliberate new baseline (see the README, "Upgrading workers").
-import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+// Rerun it only to cut a deliberate new baseline (see the README, "Upgrading workers"); named
+// scenarios (`... batch-reset`) record only theirs and keep the other files.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { Client, type Connection, type WorkflowHandle } from '@temporalio/client';
+import {
+  Client,
+  WorkflowFailedError,
+  type Connection,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { batchProgressQuery, pauseBatchSignal, resumeBatchSignal } from '../src/batch/messages.js';
 import {
   batchWorkflowId,
   childWorkflowId,
+  type BatchInput,
   type BatchProgress,
   type BatchSummary,
+  type ResultLine,
 } from '../src/batch/types.js';
 import { callWorkflowId, createPcdsClient } from '../src/client.js';
-import { sampleRows } from '../src/emulator/index.js';
+import { sampleRows, startEmulator } from '../src/emulator/index.js';
+import { loadConfig } from '../src/config.js';
 import { unthrottled } from '../src/http/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
@@ -26,16 +37,11 @@ import { throttleWorkflowId } from '../src/throttle/protocol.js';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
 import { startWebhookReceiver } from '../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../src/webhooks/settings.js';
+import { PcdsBatchId, PcdsEndpoint } from '../src/temporal/search-attributes.js';
 import { createWorker } from '../src/worker.js';
+import type { pcdsEndpointCall } from '../src/workflows/endpoint-call.js';
+import { BATCH_WORKFLOW_TYPE } from '../src/workflows/type-names.js';
 import type { SearchExportInput } from '../src/workflows/search-export.js';
-import {
-  configFor,
-  fastEmulator,
-  readOutput,
-  startBatch,
-  tempDir,
-  writeCsv,
-} from '../test/batch/fixtures.js';
 import { holdsSecret, historyToJSON } from '../test/replay/history-json.js';
 
 const HISTORIES_DIR = join(projectRoot(), 'test', 'replay', 'histories');
@@ -53,7 +59,32 @@ const WEBHOOK_SECRET = 'replay-recording-webhook-secret';
 
 type Recorded = Map<string, string>;
 
+/**
+ * The scenarios, every one by default or those named on the command line: calls (polling,
+ * webhook, person search), search-calls (person_search calls), search-export, batch (its runs
+ * and one row), batch-reset, throttle.
+ */
+const SCENARIOS = [
+  'calls',
+  'search-calls',
+  'search-export',
+  'batch',
+  'batch-reset',
+  'throttle',
+] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+function scenariosFromArgs(args: string[]): Set<Scenario> {
+  const isScenario = (a: string): a is Scenario => (SCENARIOS as readonly string[]).includes(a);
+  const unknown = args.filter((a) => !isScenario(a));
+  if (unknown.length > 0)
+    throw new Error(`no scenario named ${unknown.join(', ')}; scenarios: ${SCENARIOS.join(', ')}`);
+  return new Set(args.length > 0 ? args.filter(isScenario) : SCENARIOS);
+}
+
 async function main(): Promise<void> {
+  const named = process.argv.length > 2;
+  const scenarios = scenariosFromArgs(process.argv.slice(2));
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const server = await startDevServer({
     cliPath: await findOrInstallTemporalCli(),
@@ -61,8 +92,13 @@ async function main(): Promise<void> {
     logFile: join(projectRoot(), '.data', 'temporal', 'record-histories.log'),
     dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': SUGGEST_CONTINUE_AS_NEW_EVENTS },
   });
-  const emulator = await fastEmulator({ allowLoopbackCallbacks: true });
-  const dir = tempDir('replay');
+  const emulator = await startEmulator({
+    port: 0,
+    latency: { queuedMs: 20, processingMs: 40 },
+    limits: { enabled: false },
+    allowLoopbackCallbacks: true,
+  });
+  const dir = mkdtempSync(join(tmpdir(), 'pcds-replay-'));
   const connection = await connectTemporalClient({ address: server.address });
   const nativeConnection = await connectTemporalNative({ address: server.address });
   // Recorded in clear: the replay test proves that the codec passes clear payloads through.
@@ -82,7 +118,11 @@ async function main(): Promise<void> {
     host: '127.0.0.1',
     log: quiet,
   });
-  const config = configFor(emulator, {
+  const config = loadConfig({
+    PCDS_BASE_URL: emulator.url,
+    PCDS_API_KEY: emulator.devKey.key,
+    PCDS_API_SECRET: emulator.devKey.secret,
+    PCDS_THROTTLE: 'off',
     PCDS_TEMPORAL_NAMESPACE: server.namespace,
     PCDS_ENCRYPTION: 'off',
   });
@@ -96,10 +136,14 @@ async function main(): Promise<void> {
   const running = pcdsWorker.run();
   const recorded: Recorded = new Map();
   try {
-    await recordCalls(connection, server.namespace, recorded);
-    await recordSearchExport(client, dir, recorded);
-    await recordBatch(client, dir, recorded);
-    await recordThrottle(client, recorded);
+    if (scenarios.has('calls')) await recordCalls(connection, server.namespace, recorded);
+    if (scenarios.has('search-calls'))
+      await recordSearchCalls(connection, server.namespace, recorded);
+    if (scenarios.has('search-export')) await recordSearchExport(client, dir, recorded);
+    if (scenarios.has('batch')) await recordBatch(client, dir, recorded);
+    if (scenarios.has('batch-reset'))
+      await recordBatchReset(client, server.namespace, dir, recorded);
+    if (scenarios.has('throttle')) await recordThrottle(client, recorded);
 
     const secrets = [
       emulator.devKey.key,
@@ -114,8 +158,10 @@ async function main(): Promise<void> {
       );
     }
     mkdirSync(HISTORIES_DIR, { recursive: true });
-    for (const file of readdirSync(HISTORIES_DIR))
-      if (file.endsWith('.json')) rmSync(join(HISTORIES_DIR, file));
+    // A whole new set replaces the old one; named scenarios replace only their own files.
+    if (!named)
+      for (const file of readdirSync(HISTORIES_DIR))
+        if (file.endsWith('.json')) rmSync(join(HISTORIES_DIR, file));
     for (const [name, json] of recorded) {
       const path = join(HISTORIES_DIR, `${name}.json`);
       writeFileSync(path, json + '\n');
@@ -190,6 +236,58 @@ async function recordCalls(connection: Connection, namespace: string, recorded: 
   await pcds.close();
 }
 
+/**
+ * Two person_search calls after a first one: a page POST on the finished search, which the
+ * service completes at once, so the call reads its page by GET (call-search-reads-immediate-page),
+ * and a call given the search's cursor, started as a batch row would be since the client refuses
+ * it: it ends invalid_params (call-search-refuses-cursor).
+ */
+async function recordSearchCalls(connection: Connection, namespace: string, recorded: Recorded) {
+  const pcds = await createPcdsClient({
+    connection,
+    namespace,
+    taskQueue: TASK_QUEUE,
+    dataConverter: {},
+    idSecret: ID_SECRET,
+    defaults: { pollIntervalMs: 100, maxWaitMs: 60_000 },
+  });
+  const first = await (
+    await pcds.startCall(
+      'person_search',
+      { query: 'engineer', limit: 3 },
+      { idempotencyKey: 'replay-search-first' },
+    )
+  ).result();
+  const cursor = first.outcome === 'found' ? first.page?.next_cursor : undefined;
+  if (typeof cursor !== 'string') throw new Error('the first search handed out no cursor');
+
+  const page = await pcds.startCall(
+    'person_search',
+    { request_id: first.requestId, offset: 3, limit: 3 },
+    { idempotencyKey: 'replay-search-page' },
+  );
+  const read = await page.result();
+  const pageJson = await historyOf(page.workflow);
+  if (read.outcome !== 'found' || !pageJson.includes('"pollCall"'))
+    throw new Error('the page call read no rows by GET: record again');
+  recorded.set('endpoint-call-search-page', pageJson);
+
+  const byCursor = await pcds.temporal.workflow.start<typeof pcdsEndpointCall>('pcdsEndpointCall', {
+    taskQueue: TASK_QUEUE,
+    workflowId: 'call-replay-search-cursor',
+    args: [{ endpoint: 'person_search', params: { cursor }, pollIntervalMs: 100 }],
+  });
+  const refused = await byCursor.result().then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  const cause = refused instanceof WorkflowFailedError ? refused.cause : undefined;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== 'invalid_params')
+    throw new Error('the call given a cursor did not end invalid_params');
+  recorded.set('endpoint-call-search-cursor', await historyOf(byCursor));
+  await pcds.close();
+}
+
 async function recordSearchExport(client: Client, dir: string, recorded: Recorded) {
   const input: SearchExportInput = {
     params: { query: 'engineer' },
@@ -225,8 +323,7 @@ async function recordBatch(client: Client, dir: string, recorded: Recorded) {
       path: writeCsv(
         dir,
         'leads.csv',
-        rows.map((r) => ({ email: r.email })),
-        ['email'],
+        rows.map((r) => r.email ?? ''),
       ),
       format: 'csv',
     },
@@ -260,10 +357,51 @@ async function recordBatch(client: Client, dir: string, recorded: Recorded) {
     throw new Error('the pause and resume signals are missing from the batch history');
   runs.forEach((json, i) => recorded.set(`batch-run-${i + 1}`, json));
 
-  const found = (await readOutput(output)).find((line) => line.outcome === 'found');
+  const found = readOutput(output).find((line) => line.outcome === 'found');
   if (!found) throw new Error('no row of the batch was found');
   const row = client.workflow.getHandle(childWorkflowId(batchId, found.row));
   recorded.set('batch-row', await historyOf(row));
+}
+
+/**
+ * A batch of 4 rows run to completion, then reset to the end of its first workflow task, as an
+ * operator does in the Web UI: the run after the reset finds every row's call already run and
+ * takes each one's outcome (batch-row-already-run-takes-its-outcome). That run is saved.
+ */
+async function recordBatchReset(
+  client: Client,
+  namespace: string,
+  dir: string,
+  recorded: Recorded,
+) {
+  const rows = sampleRows({ rows: 4, unknownShare: 0.25 });
+  const batchId = 'replay-reset';
+  const handle = await startBatch(client, TASK_QUEUE, {
+    batchId,
+    endpoint: 'person_enrichment',
+    source: {
+      path: writeCsv(
+        dir,
+        'reset.csv',
+        rows.map((r) => r.email ?? ''),
+      ),
+      format: 'csv',
+    },
+    output: join(dir, 'reset.jsonl'),
+    window: 2,
+    pollIntervalMs: 100,
+  });
+  const first: BatchSummary = await handle.result();
+  if (first.done !== rows.length || first.failed !== 0)
+    throw new Error(`the batch ended with ${JSON.stringify(first)}: expected 4 rows, none failed`);
+  const reset = await resetToFirstTask(client, namespace, batchId, handle.firstExecutionRunId);
+  const again: BatchSummary = await reset.result();
+  if (again.done !== rows.length || again.failed !== 0 || again.found !== first.found)
+    throw new Error(`the reset batch ended with ${JSON.stringify(again)}, not as its first run`);
+  const json = await historyOf(reset);
+  if (!json.includes('"existingRowOutcome"'))
+    throw new Error('the reset batch read no earlier call of its rows: record again');
+  recorded.set('batch-reset', json);
 }
 
 /**
@@ -301,6 +439,62 @@ async function recordThrottle(client: Client, recorded: Recorded) {
     const run = client.workflow.getHandle(throttleWorkflowId(keyId), runId);
     recorded.set(`throttle-run-${i + 1}`, await historyOf(run));
   }
+}
+
+/**
+ * Starts a batch whose workers read and write its files (no `store`): the path every recorded
+ * batch history takes.
+ */
+async function startBatch(client: Client, taskQueue: string, input: BatchInput) {
+  return client.workflow.start(BATCH_WORKFLOW_TYPE, {
+    taskQueue,
+    workflowId: batchWorkflowId(input.batchId),
+    args: [input],
+    typedSearchAttributes: [
+      { key: PcdsBatchId, value: input.batchId },
+      { key: PcdsEndpoint, value: input.endpoint },
+    ],
+  });
+}
+
+/**
+ * Resets a finished batch to the end of the first workflow task of its first run (the batch may
+ * have continued as new since); the new run's handle.
+ */
+async function resetToFirstTask(
+  client: Client,
+  namespace: string,
+  batchId: string,
+  runId: string,
+): Promise<WorkflowHandle> {
+  const handle = client.workflow.getHandle(batchWorkflowId(batchId), runId);
+  const history = await handle.fetchHistory();
+  const firstTask = history.events?.find((e) => e.workflowTaskCompletedEventAttributes);
+  if (!firstTask) throw new Error('the batch has no completed workflow task to reset to');
+  const reset = await client.workflowService.resetWorkflowExecution({
+    namespace,
+    workflowExecution: { workflowId: batchWorkflowId(batchId), runId },
+    workflowTaskFinishEventId: firstTask.eventId,
+    reason: 'replay recording',
+    requestId: randomUUID(),
+  });
+  if (!reset.runId) throw new Error('the reset named no new run');
+  return client.workflow.getHandle(batchWorkflowId(batchId), reset.runId);
+}
+
+/** A one-column CSV of emails (a cell with a comma, a quote or a line break quoted). */
+function writeCsv(dir: string, name: string, emails: string[]): string {
+  const cell = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
+  const path = join(dir, name);
+  writeFileSync(path, ['email', ...emails.map(cell)].join('\n') + '\n');
+  return path;
+}
+
+function readOutput(path: string): ResultLine[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as ResultLine);
 }
 
 async function historyOf(handle: WorkflowHandle): Promise<string> {
