@@ -39,6 +39,7 @@ import { startWebhookReceiver } from '../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../src/webhooks/settings.js';
 import { PcdsBatchId, PcdsEndpoint } from '../src/temporal/search-attributes.js';
 import { createWorker } from '../src/worker.js';
+import { lazyBatchStore, loadFileIntoStore, openStoreFromEnv } from '../src/store/index.js';
 import type { pcdsEndpointCall } from '../src/workflows/endpoint-call.js';
 import { BATCH_WORKFLOW_TYPE } from '../src/workflows/type-names.js';
 import type { SearchExportInput } from '../src/workflows/search-export.js';
@@ -62,7 +63,7 @@ type Recorded = Map<string, string>;
 /**
  * The scenarios, every one by default or those named on the command line: calls (polling,
  * webhook, person search), search-calls (person_search calls), search-export, batch (its runs
- * and one row), batch-reset, throttle.
+ * and one row), batch-reset, stored-batches (batches over the store, in both modes), throttle.
  */
 const SCENARIOS = [
   'calls',
@@ -70,6 +71,7 @@ const SCENARIOS = [
   'search-export',
   'batch',
   'batch-reset',
+  'stored-batches',
   'throttle',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
@@ -125,6 +127,9 @@ async function main(): Promise<void> {
     PCDS_THROTTLE: 'off',
     PCDS_TEMPORAL_NAMESPACE: server.namespace,
     PCDS_ENCRYPTION: 'off',
+    // Stored batches keep their rows and results in a store of the recording's own.
+    PCDS_DATA_DIR: dir,
+    PCDS_ID_SECRET: ID_SECRET,
   });
   const pcdsWorker = await createWorker({
     config,
@@ -143,6 +148,7 @@ async function main(): Promise<void> {
     if (scenarios.has('batch')) await recordBatch(client, dir, recorded);
     if (scenarios.has('batch-reset'))
       await recordBatchReset(client, server.namespace, dir, recorded);
+    if (scenarios.has('stored-batches')) await recordStoredBatches(client, dir, recorded);
     if (scenarios.has('throttle')) await recordThrottle(client, recorded);
 
     const secrets = [
@@ -402,6 +408,95 @@ async function recordBatchReset(
   if (!json.includes('"existingRowOutcome"'))
     throw new Error('the reset batch read no earlier call of its rows: record again');
   recorded.set('batch-reset', json);
+}
+
+/**
+ * Batches over the store, as launchers start them now: rows loaded into the store, results written
+ * there. Rows as workflows, paused and resumed across continue-as-new, with a duplicate row; then
+ * a compact batch over the same rows and two new ones, whose known rows the result cache answers.
+ */
+async function recordStoredBatches(client: Client, dir: string, recorded: Recorded) {
+  const store = lazyBatchStore(() =>
+    openStoreFromEnv({ PCDS_DATA_DIR: dir, PCDS_ENCRYPTION: 'off', PCDS_ID_SECRET: ID_SECRET }),
+  );
+  try {
+    const batches = await store.get();
+    const rows = sampleRows({ rows: 8, unknownShare: 0.25, badShare: 0.125 });
+    const emails = rows.map((r) => r.email ?? '');
+    const load = async (batchId: string, cells: string[]) =>
+      loadFileIntoStore(batches, {
+        batchId,
+        endpoint: 'person_enrichment',
+        source: { path: writeCsv(dir, `${batchId}.csv`, cells), format: 'csv' },
+        dedupe: true,
+        cache: { mode: 'use' },
+      });
+
+    const batchId = 'replay-stored';
+    await load(batchId, [...emails, emails[0]!]);
+    const handle = await startBatch(client, TASK_QUEUE, {
+      batchId,
+      endpoint: 'person_enrichment',
+      source: { path: join(dir, `${batchId}.csv`), format: 'csv' },
+      output: join(dir, `${batchId}.jsonl`),
+      store: true,
+      window: 2,
+      chunkSize: 4,
+      historyThreshold: BATCH_HISTORY_THRESHOLD,
+      pollIntervalMs: 100,
+    });
+    const current = client.workflow.getHandle(batchWorkflowId(batchId));
+    await until(current, (p) => p.done >= 2);
+    await retried(() => current.signal(pauseBatchSignal, { reason: 'replay recording' }));
+    await until(current, (p) => p.state === 'paused' && p.inFlight === 0);
+    await retried(() => current.signal(resumeBatchSignal));
+    const summary: BatchSummary = await current.result();
+    if (summary.runs < 2 || summary.done !== emails.length + 1 || summary.duplicates !== 1)
+      throw new Error(
+        `the stored batch ended with ${JSON.stringify(summary)}: expected 2+ runs, 9 rows, 1 duplicate`,
+      );
+    const runs = await runsOf(client, batchId, handle.firstExecutionRunId);
+    runs.forEach((json, i) => recorded.set(`stored-batch-run-${i + 1}`, json));
+
+    const compactId = 'replay-stored-compact';
+    const more = sampleRows({ rows: 2, seed: 7 }).map((r) => r.email ?? '');
+    await load(compactId, [...emails, ...more]);
+    const compact = await startBatch(client, TASK_QUEUE, {
+      batchId: compactId,
+      endpoint: 'person_enrichment',
+      source: { path: join(dir, `${compactId}.csv`), format: 'csv' },
+      output: join(dir, `${compactId}.jsonl`),
+      store: true,
+      compact: true,
+      window: 2,
+      chunkSize: 4,
+      pollIntervalMs: 100,
+    });
+    const done: BatchSummary = await compact.result();
+    if (done.done !== emails.length + more.length || !done.cached)
+      throw new Error(
+        `the compact batch ended with ${JSON.stringify(done)}: expected 10 rows, some cached`,
+      );
+    const compactRuns = await runsOf(client, compactId, compact.firstExecutionRunId);
+    compactRuns.forEach((json, i) => recorded.set(`stored-compact-run-${i + 1}`, json));
+  } finally {
+    await store.close();
+  }
+}
+
+/** Every run of a batch from its first, each history as JSON. */
+async function runsOf(client: Client, batchId: string, firstRunId: string): Promise<string[]> {
+  const runs: string[] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const run: WorkflowHandle = client.workflow.getHandle(batchWorkflowId(batchId), runId);
+    const history = await run.fetchHistory();
+    runs.push(historyToJSON(history));
+    runId =
+      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ??
+      undefined;
+  }
+  return runs;
 }
 
 /**
