@@ -11,7 +11,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
 import type { BatchSummary } from '../src/batch/types.js';
 import { sampleRows } from '../src/emulator/index.js';
 import type { CacheUse } from '../src/store/cache-policy.js';

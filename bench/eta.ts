@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { prepareBatch, queryProgress, startBatchWorkflow } from '../src/batch/launch.js';
+import { prepareBatch, queryProgress, startBatchWorkflow } from '../src/client/batch-launch.js';
 import { keyWindows, planBatch } from '../src/batch/plan.js';
 import { etaSeconds as rateEtaSeconds } from '../src/batch/rate.js';
 import { loadConfig } from '../src/config.js';

@@ -27,10 +27,10 @@ import {
   type BatchRequest,
   type BatchStatus,
   type BatchWorkflowHandle,
-} from './batch/launch.js';
+} from './client/batch-launch.js';
 import { pauseBatchSignal, setBatchWindowSignal } from './batch/messages.js';
 import type { BatchPlan } from './batch/plan.js';
-import { planPreparedBatch, type PlanLimits } from './batch/plan-input.js';
+import { planPreparedBatch, type PlanLimits } from './client/batch-plan-input.js';
 import {
   BATCH_ID_PATTERN,
   MAX_WINDOW,

@@ -28,9 +28,9 @@ export {
   type BatchOptions,
   type BatchRequest,
   type BatchStatus,
-} from './batch/launch.js';
+} from './client/batch-launch.js';
 export type { BatchPlan } from './batch/plan.js';
-export type { PlanLimits } from './batch/plan-input.js';
+export type { PlanLimits } from './client/batch-plan-input.js';
 export { PcdsError } from './contract/pcds-error.js';
 export { ERROR_CODES, isPcdsErrorCode, type PcdsErrorCode } from './contract/errors.js';
 export { TRANSPORTS, type Transport } from './contract/mcp-replies.js';

@@ -26,7 +26,7 @@ import {
 import { TransportError } from '../http/errors.js';
 import { PermitRefusedError } from '../http/permits.js';
 import { measuredJobMs } from '../batch/job-duration.js';
-import { OutputUnwritableError, appendResultLines } from '../batch/result-writer.js';
+import { OutputUnwritableError, appendResultLines } from '../batch-io/result-writer.js';
 import {
   claimRow,
   journalPathOf,
@@ -34,7 +34,7 @@ import {
   rowEntry,
   type Claim,
   type JournalEntry,
-} from '../batch/row-journal.js';
+} from '../batch-io/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import type { ResultLine } from '../batch/types.js';
 import type { CallOutcome } from '../workflows/types.js';

@@ -5,7 +5,7 @@ import { Context } from '@temporalio/activity';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { PoolKeyConfig } from '../batch/key-pool.js';
-import { appendResultLines } from '../batch/result-writer.js';
+import { appendResultLines } from '../batch-io/result-writer.js';
 import { callStateQuery } from '../workflows/signals.js';
 import type { CallOutcome } from '../workflows/types.js';
 import type { ActivityDeps } from './deps.js';

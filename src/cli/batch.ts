@@ -17,7 +17,7 @@ import type { NoLineLabel } from '../batch/flatten.js';
 import type { ResultLine } from '../batch/types.js';
 import { loadProgressBar } from './load-progress.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
-import { exportBatchOutput } from '../batch/export.js';
+import { exportBatchOutput } from '../batch-io/export.js';
 import { failedRowOfLine, failedRowText, type FailedRowReason } from '../batch/failed-rows.js';
 import {
   BatchSetupError,
@@ -35,9 +35,9 @@ import {
   type BatchRequest,
   type PreparedBatch,
   type PublishedProgress,
-} from '../batch/launch.js';
+} from '../client/batch-launch.js';
 import { pauseBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
-import { InputError } from '../batch/row-reader.js';
+import { InputError } from '../batch-io/row-reader.js';
 import {
   MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
@@ -60,7 +60,7 @@ import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../throttle/operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
-import { planPreparedBatch, type CacheHitCounter } from '../batch/plan-input.js';
+import { planPreparedBatch, type CacheHitCounter } from '../client/batch-plan-input.js';
 
 const listArg = (v: string) =>
   v

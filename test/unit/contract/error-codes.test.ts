@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BatchSetupError } from '../../../src/batch/launch.js';
+import { BatchSetupError } from '../../../src/client/batch-launch.js';
 import { INVALID_ROW } from '../../../src/batch/types.js';
 import { PcdsCallError, PcdsUsageError } from '../../../src/client-errors.js';
 import {
