@@ -16,7 +16,7 @@ import { createServiceClients } from './http/service-clients.js';
 import type { PermitGate } from './http/permits.js';
 import { startCreditSampler } from './metrics/credits.js';
 import { installMetricsExporter } from './metrics/exporter.js';
-import { metricsRecorded } from './metrics/instruments.js';
+import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js';
 import { meteredPermitGate } from './metrics/metered.js';
 import { permitGateFromConfig } from './throttle/gate.js';
 import {
@@ -166,7 +166,11 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
       ? temporalClient(connection, config)
       : undefined;
   const receiver = receiverClient
-    ? await startReceiverFromConfig({ config, client: receiverClient })
+    ? await startReceiverFromConfig({
+        config,
+        client: receiverClient,
+        onDelivery: recordWebhookDelivery,
+      })
     : undefined;
   if (receiver)
     process.stderr.write(
