@@ -13,11 +13,11 @@ import {
 } from './store/index.js';
 import { loadConfig, type Config } from './config.js';
 import { createServiceClients } from './http/service-clients.js';
-import type { PermitGate } from './http/permits.js';
+import type { PermitGate } from './throttle/permits.js';
 import { startCreditSampler } from './metrics/credits.js';
 import { installMetricsExporter } from './metrics/exporter.js';
 import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js';
-import { meteredPermitGate } from './metrics/metered.js';
+import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
 import { permitGateFromConfig } from './throttle/gate.js';
 import {
   connectTemporalNative,
@@ -86,7 +86,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
       ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
       ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
     }));
-  const clients = createServiceClients(config);
+  const clients = createServiceClients(config, { wrap: meteredServiceClient });
   const permits = meteredPermitGate(
     opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
   );

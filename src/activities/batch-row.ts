@@ -24,7 +24,7 @@ import {
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
-import { PermitRefusedError } from '../http/permits.js';
+import { PermitRefusedError } from '../throttle/permits.js';
 import { measuredJobMs } from '../batch/job-duration.js';
 import { OutputUnwritableError, appendResultLines } from '../batch-io/result-writer.js';
 import {

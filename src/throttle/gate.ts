@@ -20,7 +20,7 @@ import {
   type PermitGate,
   type PermitWait,
   type RequestKind,
-} from '../http/permits.js';
+} from './permits.js';
 import { PcdsKeyId } from '../temporal/search-attributes.js';
 import {
   creditsExhaustedUpdate,

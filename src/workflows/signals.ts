@@ -1,6 +1,6 @@
 // Signals, queries and updates of the workflows, defined once so senders and handlers agree.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { PermitWait } from '../http/permits.js';
+import type { PermitWait } from '../throttle/permits.js';
 import type { CallState } from './types.js';
 
 /** A webhook delivery for the call's job, forwarded by the receiver after its token checked out. */

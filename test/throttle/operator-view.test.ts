@@ -12,7 +12,7 @@ import type { PcdsClient } from '../../src/client.js';
 import { createActivities } from '../../src/activities/index.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { loadConfig } from '../../src/config.js';
-import { unthrottled } from '../../src/http/permits.js';
+import { unthrottled } from '../../src/throttle/permits.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
 import { readEachThrottleStatus } from '../../src/throttle/operator.js';
 import { throttleWorkflowId } from '../../src/throttle/protocol.js';

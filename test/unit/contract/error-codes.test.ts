@@ -15,7 +15,7 @@ import {
   type PcdsErrorCode,
 } from '../../../src/contract/index.js';
 import { ServiceError, TransportError } from '../../../src/http/errors.js';
-import { PermitRefusedError } from '../../../src/http/permits.js';
+import { PermitRefusedError } from '../../../src/throttle/permits.js';
 import { UnknownKeyError } from '../../../src/http/service-clients.js';
 import { projectRoot } from '../../../src/temporal/cli-binary.js';
 import { UnknownThrottleError } from '../../../src/throttle/operator.js';
