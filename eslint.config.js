@@ -14,10 +14,12 @@ const JS_FILES = ['**/*.js', '**/*.mjs', '**/*.cjs'];
 const SANDBOX_FILES = [
   'src/workflows/**/*.ts',
   'src/batch/**/*.ts',
+  'src/calls/**/*.ts',
   'src/contract/**/*.ts',
   'src/throttle/windows.ts',
   'src/throttle/protocol.ts',
   'src/throttle/status-text.ts',
+  'src/throttle/permits.ts',
   'src/store/cache-policy.ts',
   'src/temporal/search-attributes.ts',
 ];
@@ -68,7 +70,7 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
     // The throttle's gate and operator are its Temporal-client side.
     regex: '^(\\.\\./)+throttle/(gate|operator)(\\.js)?$',
     allowTypeImports: true,
-    message: `${SANDBOX_MESSAGE} Of the throttle, import its windows, protocol and status text.`,
+    message: `${SANDBOX_MESSAGE} Of the throttle, import its windows, protocol, status text and permits.`,
   },
   {
     regex: '^(\\.\\./)+temporal(/(?!search-attributes\\.js$).*)?$',
@@ -80,7 +82,12 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
 // The pure files of otherwise I/O folders: the neighbours that do I/O are not theirs to import.
 const SANDBOX_SIBLING_PATTERNS = [
   [
-    ['src/throttle/windows.ts', 'src/throttle/protocol.ts', 'src/throttle/status-text.ts'],
+    [
+      'src/throttle/windows.ts',
+      'src/throttle/protocol.ts',
+      'src/throttle/status-text.ts',
+      'src/throttle/permits.ts',
+    ],
     '^\\./(gate|operator)(\\.js)?$',
   ],
   [['src/store/cache-policy.ts', 'src/temporal/search-attributes.ts'], '^\\./'],

@@ -88,8 +88,8 @@ import {
   type SearchExportInput,
   type SearchExportSummary,
 } from './workflows/index.js';
-import { callStateQuery } from './workflows/signals.js';
-import type { CallOutcome, CallState } from './workflows/types.js';
+import { callStateQuery } from './calls/signals.js';
+import type { CallOutcome, CallState } from './calls/types.js';
 
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
 

@@ -42,7 +42,7 @@ export {
   type PauseReason,
   type ResultLine,
 } from './batch/types.js';
-export type { CallOutcome, CallState, CallTiming } from './workflows/types.js';
+export type { CallOutcome, CallState, CallTiming } from './calls/types.js';
 export type { PersonSearchResult } from './workflows/person-search.js';
 export type { SearchExportSummary } from './workflows/search-export.js';
 export {

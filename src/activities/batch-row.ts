@@ -37,14 +37,14 @@ import {
 } from '../batch-io/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import type { ResultLine } from '../batch/types.js';
-import type { CallOutcome } from '../workflows/types.js';
+import type { CallOutcome } from '../calls/types.js';
 import {
   pollDelayMs,
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_BACKOFF,
   DEFAULT_POLL_INTERVAL_MS,
-} from '../workflows/poll-schedule.js';
+} from '../calls/poll-schedule.js';
 import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
 import { backoffDelayMs, describeCode, retryAfterDelayMs } from './failures.js';

@@ -4,7 +4,7 @@
 // without a history event (an older workflow without the handler refuses it too).
 import { Context } from '@temporalio/activity';
 import type { PermitWait } from '../throttle/permits.js';
-import { permitWaitUpdate } from '../workflows/signals.js';
+import { permitWaitUpdate } from '../calls/signals.js';
 
 export function permitWaitReporter(): ((wait: PermitWait) => void) | undefined {
   const ctx = Context.current();

@@ -36,7 +36,7 @@ export function mcpTokenFile(config: Config): EncryptedTokenFile {
 }
 
 export interface ServiceClientsOptions {
-  /** Wraps each client as it is handed out: the worker and the CLI count requests in the metrics so. */
+  /** Wraps each client as it is handed out: the worker and the CLI count requests in metrics so. */
   wrap?: (client: ServiceClient, keyId: string, transport: Transport) => ServiceClient;
 }
 

@@ -43,7 +43,7 @@ export interface TemporalConnectionOptions {
   explain?: boolean;
 }
 
-/** The PCDS_TEMPORAL_* settings a connection is made from, as the configuration (config.ts) holds them. */
+/** The PCDS_TEMPORAL_* settings a connection is made from (a Config from config.ts has them). */
 export interface TemporalSettings {
   PCDS_TEMPORAL_ADDRESS: string;
   PCDS_TEMPORAL_NAMESPACE: string;

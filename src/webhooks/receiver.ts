@@ -11,11 +11,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import {
-  callStateQuery,
-  webhookDeliveredSignal,
-  type WebhookDelivery,
-} from '../workflows/signals.js';
+import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
 import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';
 import type { WebhookSettings } from './settings.js';

@@ -2,7 +2,7 @@
 // details (the Web UI's "current details"). Workflow code.
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
 import type { PermitWait } from '../throttle/permits.js';
-import { permitWaitUpdate } from './signals.js';
+import { permitWaitUpdate } from '../calls/signals.js';
 
 const WHY: Record<PermitWait['reason'], string> = {
   minute_window: "the key's minute window is full",

@@ -1,4 +1,5 @@
-// Signals, queries and updates of the workflows, defined once so senders and handlers agree.
+// Signals, queries and updates of a call's workflow, defined once so senders (activities, the
+// webhook receiver, the batch, the client) and handlers agree. Workflow code imports it.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { PermitWait } from '../throttle/permits.js';
 import type { CallState } from './types.js';
