@@ -13,14 +13,10 @@ const JS_FILES = ['**/*.js', '**/*.mjs', '**/*.cjs'];
 // import for their values (anything else only with `import type`).
 const SANDBOX_FILES = [
   'src/workflows/**/*.ts',
-  'src/batch/**/*.ts',
   'src/calls/**/*.ts',
+  'src/batch/**/*.ts',
+  'src/throttle/**/*.ts',
   'src/contract/**/*.ts',
-  'src/throttle/windows.ts',
-  'src/throttle/protocol.ts',
-  'src/throttle/status-text.ts',
-  'src/throttle/permits.ts',
-  'src/store/cache-policy.ts',
   'src/temporal/search-attributes.ts',
 ];
 
@@ -50,7 +46,7 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
   {
     // Relative imports of the I/O folders, from any depth under src.
     regex:
-      '^(\\.\\./)+(http|activities|emulator|webhooks|cli|batch-io|client|mcp-server|metrics|files|codec)(/.*)?$',
+      '^(\\.\\./)+(http|activities|emulator|webhooks|cli|batch-io|store|client|worker|mcp-server|metrics|files|codec)(/.*)?$',
     allowTypeImports: true,
     message: `${SANDBOX_MESSAGE} It reaches I/O only through activities; import their types with \`import type\`.`,
   },
@@ -58,39 +54,13 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
     // The client, the worker and the configuration read files, the environment and the network.
     regex: '^(\\.\\./)+(client|client-errors|worker|config)(\\.js)?$',
     allowTypeImports: true,
-    message: `${SANDBOX_MESSAGE} Import the data it needs from src/batch or src/contract.`,
-  },
-  {
-    // The store's database code; its cache policy alone is pure.
-    regex: '^(\\.\\./)+store(/(?!cache-policy\\.js$).*)?$',
-    allowTypeImports: true,
-    message: `${SANDBOX_MESSAGE} Of the store, import '../store/cache-policy.js' alone.`,
-  },
-  {
-    // The throttle's gate and operator are its Temporal-client side.
-    regex: '^(\\.\\./)+throttle/(gate|operator)(\\.js)?$',
-    allowTypeImports: true,
-    message: `${SANDBOX_MESSAGE} Of the throttle, import its windows, protocol, status text and permits.`,
+    message: `${SANDBOX_MESSAGE} Import the data it needs from src/calls, src/batch or src/contract.`,
   },
   {
     regex: '^(\\.\\./)+temporal(/(?!search-attributes\\.js$).*)?$',
     allowTypeImports: true,
     message: "Import search attribute keys from '../temporal/search-attributes' (no Node modules).",
   },
-];
-
-// The pure files of otherwise I/O folders: the neighbours that do I/O are not theirs to import.
-const SANDBOX_SIBLING_PATTERNS = [
-  [
-    [
-      'src/throttle/windows.ts',
-      'src/throttle/protocol.ts',
-      'src/throttle/status-text.ts',
-      'src/throttle/permits.ts',
-    ],
-    '^\\./(gate|operator)(\\.js)?$',
-  ],
-  [['src/store/cache-policy.ts', 'src/temporal/search-attributes.ts'], '^\\./'],
 ];
 
 const WORKFLOW_FORBIDDEN_GLOBALS = [
@@ -193,8 +163,10 @@ export default defineConfig(
       'no-restricted-globals': ['error', ...WORKFLOW_FORBIDDEN_GLOBALS],
     },
   },
-  ...SANDBOX_SIBLING_PATTERNS.map(([files, regex]) => ({
-    files,
+  {
+    // The one pure file of src/temporal: its neighbours are the Temporal CLI, the dev server and
+    // the connection.
+    files: ['src/temporal/search-attributes.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -203,7 +175,7 @@ export default defineConfig(
           patterns: [
             ...WORKFLOW_FORBIDDEN_PATTERNS,
             {
-              regex,
+              regex: '^\\./',
               allowTypeImports: true,
               message: `${SANDBOX_MESSAGE} This neighbour does I/O.`,
             },
@@ -211,5 +183,5 @@ export default defineConfig(
         },
       ],
     },
-  })),
+  },
 );

@@ -16,7 +16,7 @@ import { keyWindows, planBatch } from '../src/batch/plan.js';
 import { etaSeconds as rateEtaSeconds } from '../src/batch/rate.js';
 import { loadConfig } from '../src/config.js';
 import { benchStore } from './batch-env.js';
-import { readThrottleStatus } from '../src/throttle/operator.js';
+import { readThrottleStatus } from '../src/client/throttle-operator.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { temporalClient } from '../src/temporal/data-converter.js';
 import { startDevServer } from '../src/temporal/index.js';

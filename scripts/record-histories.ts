@@ -16,12 +16,12 @@ import {
 } from '../src/batch/types.js';
 import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows } from '../src/emulator/index.js';
-import { unthrottled } from '../src/http/permits.js';
+import { unthrottled } from '../src/throttle/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { connectTemporalClient, connectTemporalNative } from '../src/temporal/connection.js';
 import { idSecretFromSettings } from '../src/temporal/idempotency.js';
-import { createWorkflowPermitGate } from '../src/throttle/gate.js';
+import { createWorkflowPermitGate } from '../src/worker/permit-gate.js';
 import { throttleWorkflowId } from '../src/throttle/protocol.js';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
 import { startWebhookReceiver } from '../src/webhooks/receiver.js';

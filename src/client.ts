@@ -38,7 +38,7 @@ import {
   type ExportReport,
 } from './batch/types.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from './store/index.js';
-import { cacheDefaultOf, parseAge, type CacheOption, type CacheUse } from './store/cache-policy.js';
+import { cacheDefaultOf, parseAge, type CacheOption, type CacheUse } from './calls/cache-policy.js';
 import {
   batchResultPages,
   exportBatchFromStore,

@@ -53,5 +53,5 @@ export {
   type LazyBatchStore,
 } from './store/index.js';
 export type { BatchResultsQuery, StoreExportFormat, StoredResult } from './store/export.js';
-export type { CacheUse } from './store/cache-policy.js';
-export { CACHE_TTL } from './store/cache-policy.js';
+export type { CacheUse } from './calls/cache-policy.js';
+export { CACHE_TTL } from './calls/cache-policy.js';

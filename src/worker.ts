@@ -18,7 +18,7 @@ import { startCreditSampler } from './metrics/credits.js';
 import { installMetricsExporter } from './metrics/exporter.js';
 import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js';
 import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
-import { permitGateFromConfig } from './throttle/gate.js';
+import { permitGateFromConfig } from './worker/permit-gate.js';
 import {
   connectTemporalNative,
   temporalConnectionOptions,
@@ -51,7 +51,7 @@ export interface CreateWorkerOptions {
   apiKey?: string;
   /** Default: config.PCDS_TASK_QUEUE. */
   taskQueue?: string;
-  /** Default: the shared throttle (src/throttle), or none when PCDS_THROTTLE=off. */
+  /** Default: the shared throttle (worker/permit-gate.ts), or none when PCDS_THROTTLE=off. */
   permits?: PermitGate;
   /** The webhook receiver's URL for a workflow. Default: from PCDS_WEBHOOK_* when set; else webhook mode is refused. */
   callbackUrlFor?: (workflowId: string) => string;

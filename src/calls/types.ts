@@ -3,7 +3,7 @@
 // inside activities. Pure types: workflow code imports this file.
 
 import type { SearchPageInfo, Transport } from '../contract/index.js';
-import type { CacheUse } from '../store/cache-policy.js';
+import type { CacheUse } from './cache-policy.js';
 
 export type Outcome = 'found' | 'empty' | 'failed';
 

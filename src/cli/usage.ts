@@ -9,7 +9,7 @@ import { createServiceClients } from '../http/service-clients.js';
 import { meteredServiceClient } from '../metrics/metered.js';
 import type { UsageQuery } from '../http/service-client.js';
 import { readUsage } from '../http/usage-read.js';
-import { permitGateFromConfig } from '../throttle/gate.js';
+import { permitGateFromConfig } from '../worker/permit-gate.js';
 import { action, printJson } from './output.js';
 import { intArg } from './args.js';
 import { connectTemporalClient, temporalConnectionOptions } from '../temporal/connection.js';

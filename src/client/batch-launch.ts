@@ -42,7 +42,7 @@ import type { NoLineLabel } from '../batch/flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from '../batch/messages.js';
 import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
-import type { CacheOption, CacheUse } from '../store/cache-policy.js';
+import type { CacheOption, CacheUse } from '../calls/cache-policy.js';
 import {
   LoadError,
   loadFileIntoStore,

@@ -4,7 +4,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch-io/row-journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
-import { fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
+import { fillsCache, freshSince, readsCache, type CacheUse } from '../calls/cache-policy.js';
 import { putCacheEntry, ResultCache } from './result-cache.js';
 import type { StoreSchema } from './schema.js';
 

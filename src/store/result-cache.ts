@@ -5,7 +5,13 @@
 // emails and URLs a request named) let one command erase a person's entries.
 import { sql, type Kysely } from 'kysely';
 import { subjectOf } from '../batch-io/duplicates.js';
-import { cacheTtlOf, fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
+import {
+  cacheTtlOf,
+  fillsCache,
+  freshSince,
+  readsCache,
+  type CacheUse,
+} from '../calls/cache-policy.js';
 import type { Store } from './open.js';
 import type { StoreSchema } from './schema.js';
 

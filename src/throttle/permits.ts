@@ -1,5 +1,6 @@
 // The gate every request to the service passes first. The HTTP activities ask it for a permit;
-// the shared throttle implements it across workers (gate.ts); tests may use `unthrottled`.
+// the shared throttle implements it across workers (src/worker/permit-gate.ts); tests may use
+// `unthrottled`.
 
 import { PcdsError } from '../contract/index.js';
 import type { PermitKind, WaitReason } from './windows.js';

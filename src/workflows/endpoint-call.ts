@@ -44,7 +44,7 @@ import {
   type CallStateAttr,
 } from './call-steps.js';
 import { measuredJobMs } from '../batch/job-duration.js';
-import { fillsCache } from '../store/cache-policy.js';
+import { fillsCache } from '../calls/cache-policy.js';
 import { pollDelayMs } from '../calls/poll-schedule.js';
 import { rowFinishedSignal } from '../batch/messages.js';
 import type { RowEnd, RowFailure } from '../batch/rules.js';

@@ -10,7 +10,7 @@ import {
 } from '../../src/batch/messages.js';
 import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
 import { unthrottled } from '../../src/throttle/permits.js';
-import { createWorkflowPermitGate } from '../../src/throttle/gate.js';
+import { createWorkflowPermitGate } from '../../src/worker/permit-gate.js';
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,

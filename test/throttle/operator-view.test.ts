@@ -14,7 +14,7 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { loadConfig } from '../../src/config.js';
 import { unthrottled } from '../../src/throttle/permits.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
-import { readEachThrottleStatus } from '../../src/throttle/operator.js';
+import { readEachThrottleStatus } from '../../src/client/throttle-operator.js';
 import { throttleWorkflowId } from '../../src/throttle/protocol.js';
 import { formatThrottleStatus } from '../../src/throttle/status-text.js';
 import type { EndpointCallInput } from '../../src/workflows/endpoint-call.js';

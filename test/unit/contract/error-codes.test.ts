@@ -18,7 +18,7 @@ import { ServiceError, TransportError } from '../../../src/http/errors.js';
 import { PermitRefusedError } from '../../../src/throttle/permits.js';
 import { UnknownKeyError } from '../../../src/http/service-clients.js';
 import { projectRoot } from '../../../src/temporal/cli-binary.js';
-import { UnknownThrottleError } from '../../../src/throttle/operator.js';
+import { UnknownThrottleError } from '../../../src/client/throttle-operator.js';
 import { CallbackUrlRefusedError } from '../../../src/webhooks/token.js';
 
 // Type level (checked by tsc): the union is the list's literals, not string.

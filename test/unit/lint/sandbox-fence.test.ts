@@ -35,10 +35,14 @@ describe('workflow sandbox lint fence', () => {
     ['src/batch/key-pool.ts', "import { Client } from '@temporalio/client';"],
     ['src/contract/usage.ts', "import { loadConfig } from '../config.js';"],
     ['src/workflows/permit-waits.ts', "import { inspectInput } from '../batch-io/row-reader.js';"],
-    ['src/throttle/windows.ts', "import { permitGateFromConfig } from './gate.js';"],
-    ['src/throttle/permits.ts', "import { permitGateFromConfig } from './gate.js';"],
+    ['src/throttle/windows.ts', "import { permitGateFromConfig } from '../worker/permit-gate.js';"],
+    ['src/throttle/permits.ts', "import { createWorker } from '../worker.js';"],
+    [
+      'src/workflows/throttle.ts',
+      "import { readThrottleStatus } from '../client/throttle-operator.js';",
+    ],
     ['src/calls/signals.ts', "import { ServiceHttp } from '../http/service-client.js';"],
-    ['src/store/cache-policy.ts', "import { BatchStore } from './batch-store.js';"],
+    ['src/calls/cache-policy.ts', "import { BatchStore } from '../store/batch-store.js';"],
     ['src/temporal/search-attributes.ts', "import { connectTemporal } from './connection.js';"],
   ])('refuses in %s: %s', async (file, line) => {
     expect(await refusals(file, `${line}\nexport const used = [${nameOf(line)}];\n`)).toEqual([
@@ -54,7 +58,7 @@ describe('workflow sandbox lint fence', () => {
 
   it.each([
     ['src/batch/flatten.ts', "import type { BatchStore } from '../store/batch-store.js';"],
-    ['src/batch/cost.ts', "import { fillsCache } from '../store/cache-policy.js';"],
+    ['src/workflows/endpoint-call.ts', "import { fillsCache } from '../calls/cache-policy.js';"],
     ['src/batch/rules.ts', "import { isSystemic } from '../contract/index.js';"],
     ['src/workflows/batch.ts', "import { BatchRules } from '../batch/rules.js';"],
     ['src/workflows/person-search.ts', "import { callStateQuery } from '../calls/signals.js';"],
@@ -70,7 +74,7 @@ describe('workflow sandbox lint fence', () => {
     const line = "import { readFile } from 'node:fs/promises';\nexport const read = readFile;\n";
     expect(await refusals('src/batch-io/row-reader.ts', line)).toEqual([]);
     expect(await refusals('src/client/batch-launch.ts', line)).toEqual([]);
-    expect(await refusals('src/throttle/gate.ts', line)).toEqual([]);
+    expect(await refusals('src/worker/permit-gate.ts', line)).toEqual([]);
   });
 });
 
