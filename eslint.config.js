@@ -1,5 +1,5 @@
 // Lint rules: typescript-eslint's type-checked recommendations with the noisiest rules off, and
-// a fence that keeps Node built-ins and I/O libraries out of deterministic workflow code.
+// a fence that keeps Node built-ins and I/O libraries out of the code the workflow sandbox runs.
 import { builtinModules } from 'node:module';
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
@@ -8,7 +8,20 @@ import tseslint from 'typescript-eslint';
 const TS_FILES = ['**/*.ts', '**/*.mts', '**/*.cts'];
 const JS_FILES = ['**/*.js', '**/*.mjs', '**/*.cjs'];
 
-// Workflows run in a deterministic sandbox: no I/O, no clocks or randomness but the SDK's.
+// Workflows run in a deterministic sandbox: no I/O, no clocks or randomness but the SDK's. So
+// does every module they import: the folders and files below, the only ones workflow code may
+// import for their values (anything else only with `import type`).
+const SANDBOX_FILES = [
+  'src/workflows/**/*.ts',
+  'src/calls/**/*.ts',
+  'src/batch/**/*.ts',
+  'src/throttle/**/*.ts',
+  'src/contract/**/*.ts',
+  'src/temporal/search-attributes.ts',
+];
+
+const SANDBOX_MESSAGE = 'Code the workflow sandbox runs must stay deterministic and free of I/O.';
+
 // Type-only imports are erased at bundling, so they stay allowed (e.g. `typeof activities`).
 const WORKFLOW_FORBIDDEN_MODULES = [
   ...builtinModules.filter((name) => !name.startsWith('_')),
@@ -21,24 +34,30 @@ const WORKFLOW_FORBIDDEN_MODULES = [
 ].map((name) => ({
   name,
   allowTypeImports: true,
-  message: 'Workflow code must stay deterministic and free of I/O; do this in an activity.',
+  message: `${SANDBOX_MESSAGE} Do this in an activity.`,
 }));
 
 const WORKFLOW_FORBIDDEN_PATTERNS = [
   {
     group: ['node:*', 'undici/*', 'fastify/*', '@fastify/*', '@temporalio/worker/*'],
     allowTypeImports: true,
-    message: 'Workflow code must stay deterministic and free of I/O; do this in an activity.',
+    message: `${SANDBOX_MESSAGE} Do this in an activity.`,
   },
   {
-    // Relative imports of the I/O layers, from any depth under src/workflows.
-    regex: '^(\\.\\./)+(http|activities|emulator|webhooks|cli)(/.*)?$',
+    // Relative imports of the I/O folders, from any depth under src.
+    regex:
+      '^(\\.\\./)+(http|activities|emulator|webhooks|cli|batch-io|store|client|worker|mcp-server|metrics|files|codec)(/.*)?$',
     allowTypeImports: true,
-    message:
-      'Workflows reach I/O only through activities; import activity types with `import type`.',
+    message: `${SANDBOX_MESSAGE} It reaches I/O only through activities; import their types with \`import type\`.`,
   },
   {
-    regex: '^(\\.\\./)+temporal(/(index|dev-server|cli-binary))?(\\.js)?$',
+    // The client, the worker and the configuration read files, the environment and the network.
+    regex: '^(\\.\\./)+(client|client-errors|worker|config)(\\.js)?$',
+    allowTypeImports: true,
+    message: `${SANDBOX_MESSAGE} Import the data it needs from src/calls, src/batch or src/contract.`,
+  },
+  {
+    regex: '^(\\.\\./)+temporal(/(?!search-attributes\\.js$).*)?$',
     allowTypeImports: true,
     message: "Import search attribute keys from '../temporal/search-attributes' (no Node modules).",
   },
@@ -134,7 +153,7 @@ export default defineConfig(
     },
   },
   {
-    files: ['src/workflows/**/*.ts'],
+    files: SANDBOX_FILES,
     rules: {
       'no-restricted-imports': 'off',
       '@typescript-eslint/no-restricted-imports': [
@@ -142,6 +161,27 @@ export default defineConfig(
         { paths: WORKFLOW_FORBIDDEN_MODULES, patterns: WORKFLOW_FORBIDDEN_PATTERNS },
       ],
       'no-restricted-globals': ['error', ...WORKFLOW_FORBIDDEN_GLOBALS],
+    },
+  },
+  {
+    // The one pure file of src/temporal: its neighbours are the Temporal CLI, the dev server and
+    // the connection.
+    files: ['src/temporal/search-attributes.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: WORKFLOW_FORBIDDEN_MODULES,
+          patterns: [
+            ...WORKFLOW_FORBIDDEN_PATTERNS,
+            {
+              regex: '^\\./',
+              allowTypeImports: true,
+              message: `${SANDBOX_MESSAGE} This neighbour does I/O.`,
+            },
+          ],
+        },
+      ],
     },
   },
 );

@@ -4,7 +4,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
 import { sampleRows } from '../src/emulator/index.js';
 import { startBenchEnv } from './batch-env.js';
 

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { Pool } from 'undici';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
 import { childWorkflowId } from '../src/batch/types.js';
 import { sampleRows } from '../src/emulator/index.js';
 import { startBenchEnv, type BenchEnv } from './batch-env.js';

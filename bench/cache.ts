@@ -11,10 +11,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
 import type { BatchSummary } from '../src/batch/types.js';
 import { sampleRows } from '../src/emulator/index.js';
-import type { CacheUse } from '../src/store/cache-policy.js';
+import type { CacheUse } from '../src/calls/cache-policy.js';
 import { scaledWaits, startBenchEnv, type BenchEnv } from './batch-env.js';
 
 const ROWS = Number(process.argv[2] ?? 10_000);

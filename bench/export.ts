@@ -1,5 +1,5 @@
 // Exports of a finished batch from the embedded store (CSV, JSONL, Parquet) beside the baseline,
-// the file export (batch/export.ts) of the same rows from a JSONL output and the input CSV.
+// the file export (batch-io/export.ts) of the same rows from a JSONL output and the input CSV.
 // Prints (does not assert) wall time and peak RSS of each, at two sizes: memory that stays flat
 // from the smaller to the larger is memory bounded in rows. Each export runs in a process of its
 // own, so each peak is its own. Run: npx tsx bench/export.ts [rows,rows...]
@@ -9,7 +9,7 @@ import { createWriteStream, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { exportBatchOutput } from '../src/batch/export.js';
+import { exportBatchOutput } from '../src/batch-io/export.js';
 import type { ResultLine } from '../src/batch/types.js';
 import { BatchStore, createSealer, openStore } from '../src/store/index.js';
 import { exportBatchFromStore } from '../src/store/export.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { once } from 'node:events';
-import { inspectInput, readRows } from '../src/batch/row-reader.js';
+import { inspectInput, readRows } from '../src/batch-io/row-reader.js';
 import type { InputSource } from '../src/batch/types.js';
 import { BatchStore, createSealer, loadFileIntoStore, openStore } from '../src/store/index.js';
 

@@ -27,7 +27,7 @@ import { Connection } from '@temporalio/client';
 import { temporalClient } from '../src/temporal/data-converter.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
-import { prepareBatch, queryProgress, startBatchWorkflow } from '../src/batch/launch.js';
+import { prepareBatch, queryProgress, startBatchWorkflow } from '../src/client/batch-launch.js';
 import { resumeBatchSignal } from '../src/batch/messages.js';
 import type { BatchProgress, ResultLine } from '../src/batch/types.js';
 import { loadConfig } from '../src/config.js';

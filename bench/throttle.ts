@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { temporalClient } from '../src/temporal/data-converter.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { request } from 'undici';
-import { prepareBatch, startBatchWorkflow } from '../src/batch/launch.js';
+import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
 import { loadConfig } from '../src/config.js';
 import { benchStore } from './batch-env.js';
 import { sampleRows, startEmulator, type RunningEmulator } from '../src/emulator/index.js';

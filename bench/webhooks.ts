@@ -25,7 +25,7 @@ import { startWebhookReceiver } from '../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../src/webhooks/settings.js';
 import { createWorker } from '../src/worker.js';
 import type { EndpointCallInput } from '../src/workflows/index.js';
-import type { CallOutcome } from '../src/workflows/types.js';
+import type { CallOutcome } from '../src/calls/types.js';
 
 const rows = Number(process.argv[2] ?? 40);
 // Below about 0.5, worker and server overheads rival the scaled job latency and hide polls.

@@ -27,12 +27,12 @@ import {
 import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { loadConfig } from '../src/config.js';
-import { unthrottled } from '../src/http/permits.js';
+import { unthrottled } from '../src/throttle/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { connectTemporalClient, connectTemporalNative } from '../src/temporal/connection.js';
 import { idSecretFromSettings } from '../src/temporal/idempotency.js';
-import { createWorkflowPermitGate } from '../src/throttle/gate.js';
+import { createWorkflowPermitGate } from '../src/worker/permit-gate.js';
 import { throttleWorkflowId } from '../src/throttle/protocol.js';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
 import { startWebhookReceiver } from '../src/webhooks/receiver.js';
@@ -433,7 +433,7 @@ async function recordStoredBatches(client: Client, dir: string, recorded: Record
       });
 
     const batchId = 'replay-stored';
-    await load(batchId, [...emails, emails[0]!]);
+    await load(batchId, [...emails, emails[0]]);
     const handle = await startBatch(client, TASK_QUEUE, {
       batchId,
       endpoint: 'person_enrichment',

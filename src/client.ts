@@ -27,10 +27,10 @@ import {
   type BatchRequest,
   type BatchStatus,
   type BatchWorkflowHandle,
-} from './batch/launch.js';
+} from './client/batch-launch.js';
 import { pauseBatchSignal, setBatchWindowSignal } from './batch/messages.js';
 import type { BatchPlan } from './batch/plan.js';
-import { planPreparedBatch, type PlanLimits } from './batch/plan-input.js';
+import { planPreparedBatch, type PlanLimits } from './client/batch-plan-input.js';
 import {
   BATCH_ID_PATTERN,
   MAX_WINDOW,
@@ -38,7 +38,7 @@ import {
   type ExportReport,
 } from './batch/types.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from './store/index.js';
-import { cacheDefaultOf, parseAge, type CacheOption, type CacheUse } from './store/cache-policy.js';
+import { cacheDefaultOf, parseAge, type CacheOption, type CacheUse } from './calls/cache-policy.js';
 import {
   batchResultPages,
   exportBatchFromStore,
@@ -88,8 +88,8 @@ import {
   type SearchExportInput,
   type SearchExportSummary,
 } from './workflows/index.js';
-import { callStateQuery } from './workflows/signals.js';
-import type { CallOutcome, CallState } from './workflows/types.js';
+import { callStateQuery } from './calls/signals.js';
+import type { CallOutcome, CallState } from './calls/types.js';
 
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
 

@@ -28,9 +28,9 @@ export {
   type BatchOptions,
   type BatchRequest,
   type BatchStatus,
-} from './batch/launch.js';
+} from './client/batch-launch.js';
 export type { BatchPlan } from './batch/plan.js';
-export type { PlanLimits } from './batch/plan-input.js';
+export type { PlanLimits } from './client/batch-plan-input.js';
 export { PcdsError } from './contract/pcds-error.js';
 export { ERROR_CODES, isPcdsErrorCode, type PcdsErrorCode } from './contract/errors.js';
 export { TRANSPORTS, type Transport } from './contract/mcp-replies.js';
@@ -42,7 +42,7 @@ export {
   type PauseReason,
   type ResultLine,
 } from './batch/types.js';
-export type { CallOutcome, CallState, CallTiming } from './workflows/types.js';
+export type { CallOutcome, CallState, CallTiming } from './calls/types.js';
 export type { PersonSearchResult } from './workflows/person-search.js';
 export type { SearchExportSummary } from './workflows/search-export.js';
 export {
@@ -53,5 +53,5 @@ export {
   type LazyBatchStore,
 } from './store/index.js';
 export type { BatchResultsQuery, StoreExportFormat, StoredResult } from './store/export.js';
-export type { CacheUse } from './store/cache-policy.js';
-export { CACHE_TTL } from './store/cache-policy.js';
+export type { CacheUse } from './calls/cache-policy.js';
+export { CACHE_TTL } from './calls/cache-policy.js';

@@ -13,12 +13,12 @@ import {
 } from './store/index.js';
 import { loadConfig, type Config } from './config.js';
 import { createServiceClients } from './http/service-clients.js';
-import type { PermitGate } from './http/permits.js';
+import type { PermitGate } from './throttle/permits.js';
 import { startCreditSampler } from './metrics/credits.js';
 import { installMetricsExporter } from './metrics/exporter.js';
-import { metricsRecorded } from './metrics/instruments.js';
-import { meteredPermitGate } from './metrics/metered.js';
-import { permitGateFromConfig } from './throttle/gate.js';
+import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js';
+import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
+import { permitGateFromConfig } from './worker/permit-gate.js';
 import {
   connectTemporalNative,
   temporalConnectionOptions,
@@ -51,7 +51,7 @@ export interface CreateWorkerOptions {
   apiKey?: string;
   /** Default: config.PCDS_TASK_QUEUE. */
   taskQueue?: string;
-  /** Default: the shared throttle (src/throttle), or none when PCDS_THROTTLE=off. */
+  /** Default: the shared throttle (worker/permit-gate.ts), or none when PCDS_THROTTLE=off. */
   permits?: PermitGate;
   /** The webhook receiver's URL for a workflow. Default: from PCDS_WEBHOOK_* when set; else webhook mode is refused. */
   callbackUrlFor?: (workflowId: string) => string;
@@ -86,7 +86,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
       ...(opts.tls !== undefined ? { tls: opts.tls } : {}),
       ...(opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
     }));
-  const clients = createServiceClients(config);
+  const clients = createServiceClients(config, { wrap: meteredServiceClient });
   const permits = meteredPermitGate(
     opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
   );
@@ -166,7 +166,11 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
       ? temporalClient(connection, config)
       : undefined;
   const receiver = receiverClient
-    ? await startReceiverFromConfig({ config, client: receiverClient })
+    ? await startReceiverFromConfig({
+        config,
+        client: receiverClient,
+        onDelivery: recordWebhookDelivery,
+      })
     : undefined;
   if (receiver)
     process.stderr.write(

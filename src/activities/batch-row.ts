@@ -24,9 +24,9 @@ import {
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
-import { PermitRefusedError } from '../http/permits.js';
+import { PermitRefusedError } from '../throttle/permits.js';
 import { measuredJobMs } from '../batch/job-duration.js';
-import { OutputUnwritableError, appendResultLines } from '../batch/result-writer.js';
+import { OutputUnwritableError, appendResultLines } from '../batch-io/result-writer.js';
 import {
   claimRow,
   journalPathOf,
@@ -34,17 +34,17 @@ import {
   rowEntry,
   type Claim,
   type JournalEntry,
-} from '../batch/row-journal.js';
+} from '../batch-io/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import type { ResultLine } from '../batch/types.js';
-import type { CallOutcome } from '../workflows/types.js';
+import type { CallOutcome } from '../calls/types.js';
 import {
   pollDelayMs,
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_BACKOFF,
   DEFAULT_POLL_INTERVAL_MS,
-} from '../workflows/poll-schedule.js';
+} from '../calls/poll-schedule.js';
 import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
 import { backoffDelayMs, describeCode, retryAfterDelayMs } from './failures.js';

@@ -3,7 +3,7 @@
 // cannot be reached (or is slow), the call goes out as if nothing were cached.
 import { Context } from '@temporalio/activity';
 import { recordCacheLookups } from '../metrics/instruments.js';
-import { fillsCache, readsCache, type CacheUse } from '../store/cache-policy.js';
+import { fillsCache, readsCache, type CacheUse } from '../calls/cache-policy.js';
 import type { CachedResult, ResultCache } from '../store/result-cache.js';
 import type { ActivityDeps } from './deps.js';
 

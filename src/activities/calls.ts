@@ -17,7 +17,7 @@ import {
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
-import type { CacheUse } from '../store/cache-policy.js';
+import type { CacheUse } from '../calls/cache-policy.js';
 import { callCache, type CacheableResult } from './call-cache.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';

@@ -1,7 +1,7 @@
 // What the activities need from the worker process. Secrets live here (inside the service
 // clients) and nowhere else: activity inputs and results name keys by their id.
 import type { Config } from '../config.js';
-import type { PermitGate } from '../http/permits.js';
+import type { PermitGate } from '../throttle/permits.js';
 import type { ServiceClients } from '../http/service-clients.js';
 import type { LazyBatchStore } from '../store/index.js';
 

@@ -7,7 +7,7 @@ import type {
   SubmitOutcome,
   Transport,
 } from '../contract/index.js';
-import { PermitRefusedError, type PermitWait, type RequestKind } from '../http/permits.js';
+import { PermitRefusedError, type PermitWait, type RequestKind } from '../throttle/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure } from './failures.js';

@@ -3,8 +3,8 @@
 // goes on whatever the answer, and a workflow that already shows this wait refuses the update
 // without a history event (an older workflow without the handler refuses it too).
 import { Context } from '@temporalio/activity';
-import type { PermitWait } from '../http/permits.js';
-import { permitWaitUpdate } from '../workflows/signals.js';
+import type { PermitWait } from '../throttle/permits.js';
+import { permitWaitUpdate } from '../calls/signals.js';
 
 export function permitWaitReporter(): ((wait: PermitWait) => void) | undefined {
   const ctx = Context.current();

@@ -5,7 +5,7 @@
 import { open, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { exportBatchOutput } from '../batch/export.js';
+import { exportBatchOutput } from '../batch-io/export.js';
 import { makePrivateDir, PRIVATE_FILE_MODE, writeFileAtomic } from '../files/atomic-write.js';
 import { makeOpenFilePrivate } from '../files/private-mode.js';
 import type { NoLineLabel } from '../batch/flatten.js';
@@ -17,7 +17,7 @@ import {
   resetOutput,
   rewriteOutput,
   type AppendResult,
-} from '../batch/result-writer.js';
+} from '../batch-io/result-writer.js';
 import {
   CREDIT_BUDGET,
   type BatchSummary,

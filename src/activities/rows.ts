@@ -8,9 +8,9 @@ import {
   markDuplicates,
   readDuplicatesIndex,
   writeDuplicatesIndex,
-} from '../batch/duplicates.js';
-import { lineOutcomes, rowsWithLines } from '../batch/result-writer.js';
-import { inspectInput, InputError, readRows } from '../batch/row-reader.js';
+} from '../batch-io/duplicates.js';
+import { lineOutcomes, rowsWithLines } from '../batch-io/result-writer.js';
+import { inspectInput, InputError, readRows } from '../batch-io/row-reader.js';
 import type {
   InputInspection,
   InputSource,

@@ -5,11 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ActivityNotFoundError } from '@temporalio/client';
-import {
-  submitAcceptedUpdate,
-  submitIntentUpdate,
-  type AcceptedSubmit,
-} from '../workflows/signals.js';
+import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 import { backoffDelayMs, retryableFailure } from './failures.js';
 
 /** The step to run before sending, or none when the workflow asked for no intent record. */

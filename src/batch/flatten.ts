@@ -1,6 +1,6 @@
 // How a result line becomes a CSV row: the result flattened into dotted columns (arrays as JSON
 // text), every value as cell text, and a column order that does not depend on completion order.
-// Pure: the exporter (batch/export.ts) feeds it one line at a time.
+// Pure: the exporter (batch-io/export.ts) feeds it one line at a time.
 import type { ResultLine } from './types.js';
 
 /** Columns every CSV export has between the input's columns and the result's. */

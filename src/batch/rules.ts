@@ -2,7 +2,7 @@
 // row's call means for the batch (a line, a row sent back, a key taken out, a pause), and the
 // counters. Pure and deterministic: the batch workflow drives it from its handlers and its loop,
 // and unit tests drive it with no server.
-import type { CallOutcome } from '../workflows/types.js';
+import type { CallOutcome } from '../calls/types.js';
 import { isKeyFault, isSystemic } from '../contract/index.js';
 import { noteFailedRow } from './failed-rows.js';
 import {

@@ -1,6 +1,6 @@
 // Option parsers shared by the commands: a bad value is commander's one-line error naming it.
 import { InvalidArgumentError } from 'commander';
-import { parseAge } from '../store/cache-policy.js';
+import { parseAge } from '../calls/cache-policy.js';
 
 /** An integer option within [min, max]. */
 export const intArg = (name: string, min: number, max: number) => (v: string) => {

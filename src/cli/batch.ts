@@ -8,7 +8,7 @@ import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
-import { cacheDefaultOf, cacheUseOf, readsCache, type CacheUse } from '../store/cache-policy.js';
+import { cacheDefaultOf, cacheUseOf, readsCache, type CacheUse } from '../calls/cache-policy.js';
 import { ResultCache } from '../store/result-cache.js';
 import { ResultFollower } from '../store/follow.js';
 import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
@@ -17,7 +17,7 @@ import type { NoLineLabel } from '../batch/flatten.js';
 import type { ResultLine } from '../batch/types.js';
 import { loadProgressBar } from './load-progress.js';
 import { describeEstimate, estimateCost } from '../batch/cost.js';
-import { exportBatchOutput } from '../batch/export.js';
+import { exportBatchOutput } from '../batch-io/export.js';
 import { failedRowOfLine, failedRowText, type FailedRowReason } from '../batch/failed-rows.js';
 import {
   BatchSetupError,
@@ -35,9 +35,9 @@ import {
   type BatchRequest,
   type PreparedBatch,
   type PublishedProgress,
-} from '../batch/launch.js';
+} from '../client/batch-launch.js';
 import { pauseBatchSignal, setBatchWindowSignal } from '../batch/messages.js';
-import { InputError } from '../batch/row-reader.js';
+import { InputError } from '../batch-io/row-reader.js';
 import {
   MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
@@ -57,10 +57,10 @@ import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
 import { noWorkerMessage } from '../temporal/pollers.js';
 import { ageArg, intArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
-import { readEachThrottleStatus } from '../throttle/operator.js';
+import { readEachThrottleStatus } from '../client/throttle-operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
-import { planPreparedBatch, type CacheHitCounter } from '../batch/plan-input.js';
+import { planPreparedBatch, type CacheHitCounter } from '../client/batch-plan-input.js';
 
 const listArg = (v: string) =>
   v

@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { findEndpoint } from '../contract/index.js';
-import { CACHE_TTL, parseAge, type CacheTtl } from '../store/cache-policy.js';
+import { CACHE_TTL, parseAge, type CacheTtl } from '../calls/cache-policy.js';
 import { openStoreFromSettings } from '../store/index.js';
 import { ResultCache, type CacheStats, type PurgeRequest } from '../store/result-cache.js';
 import { action, printJson, UsageError } from './output.js';

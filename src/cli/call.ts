@@ -8,7 +8,7 @@ import {
 } from '../client.js';
 import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../contract/index.js';
 import { loadConfig } from '../config.js';
-import { cacheUseOf, parseAge } from '../store/cache-policy.js';
+import { cacheUseOf, parseAge } from '../calls/cache-policy.js';
 import { action, printJson, UsageError } from './output.js';
 import { parameterHelp, paramsFromArgs, requiredHelp } from './params.js';
 import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';

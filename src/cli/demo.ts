@@ -11,7 +11,7 @@ import {
   startBatchWorkflow,
   webUiLink,
   webUiRowsLink,
-} from '../batch/launch.js';
+} from '../client/batch-launch.js';
 import { projectRoot } from '../temporal/cli-binary.js';
 import { temporalClient } from '../temporal/data-converter.js';
 import { BatchStore, openStoreFromSettings } from '../store/index.js';

@@ -1,7 +1,7 @@
 // `pcds search export`: every result of one person search, up to a maximum, into a JSONL file
 // (one line `{row, result}` per person), read from stored pages by GET.
 import { Command } from 'commander';
-import { webUiLink } from '../batch/launch.js';
+import { webUiLink } from '../client/batch-launch.js';
 import { MAX_EXPORT_RESULTS, validatedParams } from '../client.js';
 import { loadConfig } from '../config.js';
 import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';

@@ -7,7 +7,7 @@ import {
   readEachThrottleStatus,
   resumeCredits,
   UnknownThrottleError,
-} from '../throttle/operator.js';
+} from '../client/throttle-operator.js';
 import { formatThrottleStatus } from '../throttle/status-text.js';
 import { action, CliError, printJson } from './output.js';
 import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';

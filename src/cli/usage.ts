@@ -4,11 +4,12 @@
 import type { Connection, ConnectionLike } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
-import { unthrottled, type PermitGate } from '../http/permits.js';
+import { unthrottled, type PermitGate } from '../throttle/permits.js';
 import { createServiceClients } from '../http/service-clients.js';
+import { meteredServiceClient } from '../metrics/metered.js';
 import type { UsageQuery } from '../http/service-client.js';
 import { readUsage } from '../http/usage-read.js';
-import { permitGateFromConfig } from '../throttle/gate.js';
+import { permitGateFromConfig } from '../worker/permit-gate.js';
 import { action, printJson } from './output.js';
 import { intArg } from './args.js';
 import { connectTemporalClient, temporalConnectionOptions } from '../temporal/connection.js';
@@ -34,7 +35,7 @@ export interface UsageReaderOptions {
  * Temporal is reached on the first read; an unreachable server is a clear error.
  */
 export function createUsageReader(config: Config, options: UsageReaderOptions = {}): UsageReader {
-  const services = createServiceClients(config);
+  const services = createServiceClients(config, { wrap: meteredServiceClient });
   let owned: Connection | undefined;
   let gate: Promise<PermitGate> | undefined;
   const connect = async (): Promise<ConnectionLike> => {

@@ -3,6 +3,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { installMetricsExporter } from '../metrics/exporter.js';
+import { recordWebhookDelivery } from '../metrics/instruments.js';
 import { PortInUseError } from './ports.js';
 import { connectTemporal } from './temporal-connection.js';
 import { receiverSettingsFromConfig, startReceiverFromConfig } from '../webhooks/from-config.js';
@@ -23,15 +24,18 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
   installMetricsExporter(config);
   const { client, close } = await connectTemporal(config);
   try {
-    const receiver = await startReceiverFromConfig({ config, client, ...opts }).catch(
-      (err: unknown) => {
-        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-        const port = opts.port ?? config.PCDS_WEBHOOK_PORT;
-        throw new PortInUseError(
-          `port ${port} (webhook receiver) is in use: pick another with --port or PCDS_WEBHOOK_PORT`,
-        );
-      },
-    );
+    const receiver = await startReceiverFromConfig({
+      config,
+      client,
+      onDelivery: recordWebhookDelivery,
+      ...opts,
+    }).catch((err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      const port = opts.port ?? config.PCDS_WEBHOOK_PORT;
+      throw new PortInUseError(
+        `port ${port} (webhook receiver) is in use: pick another with --port or PCDS_WEBHOOK_PORT`,
+      );
+    });
     process.stderr.write(
       `webhook receiver listening on ${receiver.url}, for deliveries at ${receiver.publicUrl}/hooks/… ` +
         `(Temporal ${config.PCDS_TEMPORAL_ADDRESS}, namespace ${config.PCDS_TEMPORAL_NAMESPACE})\n`,

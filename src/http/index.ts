@@ -2,4 +2,3 @@
 export * from './errors.js';
 export * from './service-client.js';
 export * from './service-clients.js';
-export * from './permits.js';

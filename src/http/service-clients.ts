@@ -2,7 +2,6 @@
 // stay in here: callers name a key by its id and a transport by its name.
 import { requireKeys, type Config } from '../config.js';
 import { PcdsError, type Transport } from '../contract/index.js';
-import { meteredServiceClient } from '../metrics/metered.js';
 import { ServiceMcp } from './mcp-client.js';
 import { OAuthGrantTokens } from './mcp-oauth.js';
 import { EncryptedTokenFile, tokenFilePaths } from './mcp-token-file.js';
@@ -36,7 +35,16 @@ export function mcpTokenFile(config: Config): EncryptedTokenFile {
   });
 }
 
-export function createServiceClients(config: Config): ServiceClients {
+export interface ServiceClientsOptions {
+  /** Wraps each client as it is handed out: the worker and the CLI count requests in metrics so. */
+  wrap?: (client: ServiceClient, keyId: string, transport: Transport) => ServiceClient;
+}
+
+export function createServiceClients(
+  config: Config,
+  options: ServiceClientsOptions = {},
+): ServiceClients {
+  const wrap = options.wrap ?? ((client: ServiceClient) => client);
   const keys = requireKeys(config);
   const http = new ServiceHttp({
     baseUrl: config.PCDS_BASE_URL,
@@ -44,10 +52,7 @@ export function createServiceClients(config: Config): ServiceClients {
     timeoutMs: config.PCDS_HTTP_TIMEOUT_MS,
   });
   const clients = new Map(
-    keys.map((k) => [
-      k.id,
-      meteredServiceClient(http.clientFor({ key: k.key, secret: k.secret }), k.id, 'http'),
-    ]),
+    keys.map((k) => [k.id, wrap(http.clientFor({ key: k.key, secret: k.secret }), k.id, 'http')]),
   );
   // MCP sessions are made on first use: a worker that never calls over MCP opens none.
   const mcp = new ServiceMcp({
@@ -81,9 +86,7 @@ export function createServiceClients(config: Config): ServiceClients {
   return {
     get: (keyId, transport = 'http') => {
       const id = resolveKeyId(keyId);
-      return transport === 'mcp'
-        ? meteredServiceClient(mcpClientOf(id), id, 'mcp')
-        : clients.get(id)!;
+      return transport === 'mcp' ? wrap(mcpClientOf(id), id, 'mcp') : clients.get(id)!;
     },
     resolveKeyId,
     keyIds: () => [...clients.keys()],

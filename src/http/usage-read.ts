@@ -1,7 +1,7 @@
 // GET /usage outside a workflow (`pcds usage`, the cost note of `pcds batch start`, the `usage`
 // tool of `pcds mcp`, the worker's credit gauges): it takes a permit from the shared throttle like
 // every request, and a 429 closes the key for every caller, as the activities do.
-import type { PermitGate } from './permits.js';
+import type { PermitGate } from '../throttle/permits.js';
 import { ServiceError } from './errors.js';
 import type { UsageQuery } from './service-client.js';
 import type { ServiceClients } from './service-clients.js';

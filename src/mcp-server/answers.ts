@@ -2,7 +2,6 @@
 // error the assistant can read, whose message never holds personal data or a path of the server.
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PcdsError } from '../contract/pcds-error.js';
-import { TemporalUnreachableError } from '../cli/temporal-connection.js';
 
 export const json = (doc: unknown): CallToolResult => ({
   content: [{ type: 'text', text: JSON.stringify(doc) }],
@@ -20,6 +19,13 @@ export class NotFound extends Error {
 }
 
 /**
+ * Temporal cannot be reached: the command's connection (cli/temporal-connection.ts) says so with
+ * this code and a message that names the address alone.
+ */
+const isTemporalUnreachable = (err: unknown): err is Error & { code: string } =>
+  err instanceof Error && (err as { code?: unknown }).code === 'temporal_unreachable';
+
+/**
  * Expected failures (a bad parameter, an unknown id, a failed call) are tool errors the
  * assistant can read and act on: the project's own errors, whose messages hold no personal data
  * and no path of the server. Any other error's message may (a Node file error names its path):
@@ -33,11 +39,7 @@ export async function answer(work: () => Promise<unknown>): Promise<CallToolResu
   try {
     return json(await work());
   } catch (err) {
-    if (
-      err instanceof PcdsError ||
-      err instanceof NotFound ||
-      err instanceof TemporalUnreachableError
-    )
+    if (err instanceof PcdsError || err instanceof NotFound || isTemporalUnreachable(err))
       return failed(String(err.code), err.message);
     const errno = (err as NodeJS.ErrnoException | undefined)?.code;
     if (typeof errno === 'string' && /^E[A-Z0-9]+$/.test(errno))

@@ -2,7 +2,7 @@
 // workflow memo, and a call, batch or export started by another caller reads as not found (the
 // same answer as an id that names nothing), so one caller never reads or steers another's work.
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { batchNotFound } from '../batch/launch.js';
+import { batchNotFound } from '../client/batch-launch.js';
 import { PcdsUsageError, type PcdsClient } from '../client.js';
 import { isSoleDefaultToken, type McpCaller, type McpToken } from './access.js';
 

@@ -4,7 +4,7 @@
 import { lstat, mkdir, open, realpath, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { summaryPathOf } from '../activities/results.js';
-import { checkExportOutput, isCsvOutput, streamPathOf } from '../batch/launch.js';
+import { checkExportOutput, isCsvOutput, streamPathOf } from '../client/batch-launch.js';
 import { PcdsUsageError } from '../client-errors.js';
 import { isSoleDefaultToken, type McpCaller, type McpToken } from './access.js';
 

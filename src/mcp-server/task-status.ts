@@ -1,7 +1,7 @@
 // What an MCP task reports for the work behind it (pure): its status, a message saying where the
 // work stands, and how long the assistant should wait before asking again.
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
-import type { BatchStatus } from '../batch/launch.js';
+import type { BatchStatus } from '../client/batch-launch.js';
 
 export type TaskStatus = Task['status'];
 

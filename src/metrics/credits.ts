@@ -3,7 +3,7 @@
 // PCDS_METRICS_USAGE_INTERVAL_MS, through the shared throttle like any request. An idle worker
 // sends nothing; a busy one spends one request per key and interval (free of credits).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PermitGate } from '../http/permits.js';
+import type { PermitGate } from '../throttle/permits.js';
 import type { ServiceClients } from '../http/service-clients.js';
 import { readUsage } from '../http/usage-read.js';
 import { takeKeysWithTraffic } from './instruments.js';

@@ -18,7 +18,6 @@ import {
   type RequestMetricKind,
   type RowOutcome,
 } from './catalogue.js';
-import type { ReceiverStats } from '../webhooks/receiver.js';
 
 /** The name a metric is created under: the SDK's exporter adds `_total` to counters itself. */
 export const meterNameOf = (def: MetricDef) =>
@@ -118,10 +117,7 @@ export function recordCredits(key: string, used: number, available: number | und
  * token (404), a malformed body (400), a request id not the call's or past the call's bound
  * (dropped), or Temporal not taking the signal (503, the service retries).
  */
-const WEBHOOK_OUTCOMES: Record<
-  keyof ReceiverStats,
-  { result: 'accepted' | 'refused'; reason: string }
-> = {
+const WEBHOOK_OUTCOMES = {
   signalled: { result: 'accepted', reason: 'signalled' },
   duplicates: { result: 'accepted', reason: 'duplicate' },
   noWorkflow: { result: 'accepted', reason: 'call_finished' },
@@ -130,11 +126,18 @@ const WEBHOOK_OUTCOMES: Record<
   foreign: { result: 'refused', reason: 'foreign_request' },
   overBound: { result: 'refused', reason: 'over_bound' },
   failed: { result: 'refused', reason: 'signal_failed' },
-};
+} as const satisfies Record<string, { result: 'accepted' | 'refused'; reason: string }>;
+
+/**
+ * How a delivery ended, named as the receiver's counters are. The receiver knows nothing of
+ * metrics: where it is started, recordWebhookDelivery is passed as its onDelivery, and that
+ * assignment fails to compile if the receiver ever reports an outcome missing here.
+ */
+export type WebhookDeliveryOutcome = keyof typeof WEBHOOK_OUTCOMES;
 
 export const WEBHOOK_REASONS = Object.values(WEBHOOK_OUTCOMES);
 
-export function recordWebhookDelivery(outcome: keyof ReceiverStats): void {
+export function recordWebhookDelivery(outcome: WebhookDeliveryOutcome): void {
   instruments.webhookDeliveries.add(1, WEBHOOK_OUTCOMES[outcome]);
 }
 

@@ -4,8 +4,8 @@
 // throttle stay as they are.
 import { ServiceError } from '../http/errors.js';
 import { McpUnsupportedError } from '../http/mcp-client.js';
-import type { PermitGate } from '../http/permits.js';
-import { PermitRefusedError } from '../http/permits.js';
+import type { PermitGate } from '../throttle/permits.js';
+import { PermitRefusedError } from '../throttle/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { Reply } from '../contract/index.js';
 import { USAGE_PATH, type RequestMetricKind } from './catalogue.js';

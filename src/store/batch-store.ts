@@ -2,9 +2,9 @@
 // journal of compact rows. "One result per row" is the primary key: a retried, zombie or
 // duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
 import { sql, type Kysely } from 'kysely';
-import type { Claim, JournalEntry } from '../batch/row-journal.js';
+import type { Claim, JournalEntry } from '../batch-io/row-journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
-import { fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
+import { fillsCache, freshSince, readsCache, type CacheUse } from '../calls/cache-policy.js';
 import { putCacheEntry, ResultCache } from './result-cache.js';
 import type { StoreSchema } from './schema.js';
 
@@ -931,7 +931,7 @@ export class BatchStore {
     return got?.summary ? this.seal.open(got.summary) : undefined;
   }
 
-  // The submit journal (see batch/row-journal.ts for the protocol). Each step is one statement
+  // The submit journal (see batch-io/row-journal.ts for the protocol). Each step is one statement
   // that compares and sets, so two attempts never both hold a row's claim.
 
   /**

@@ -1,5 +1,5 @@
 // Ordered copies of a batch's output written from the store where the CLI or client runs: a CSV
-// (the same layout and cells as batch/export.ts gives from the files), a JSONL, or a typed
+// (the same layout and cells as batch-io/export.ts gives from the files), a JSONL, or a typed
 // Parquet file; and the results paged or iterated. Memory stays bounded: rows are read a page
 // at a time (rows LEFT JOIN results, in row order) after one pass that learns the result columns.
 import { createWriteStream } from 'node:fs';
@@ -43,7 +43,7 @@ export interface StoreExportRequest {
   pageSize?: number;
 }
 
-/** Rows listed by number in a report (as batch/export.ts). */
+/** Rows listed by number in a report (as batch-io/export.ts). */
 const FIRST_SHOWN = 10;
 const DEFAULT_PAGE = 1000;
 /**
@@ -75,7 +75,7 @@ function joinedKind(a: ValueKind | undefined, b: ValueKind | undefined): ValueKi
 }
 
 /**
- * The result columns of a batch (in the order batch/export.ts gives them) and, for a typed
+ * The result columns of a batch (in the order batch-io/export.ts gives them) and, for a typed
  * export, each column's kind: integer or double where every value is a number, boolean where
  * every value is one, text otherwise (a column with only nulls is text).
  */

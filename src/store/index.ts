@@ -56,7 +56,13 @@ export {
   type CacheStats,
   type PurgeRequest,
 } from './result-cache.js';
-export { CACHE_TTL, cacheUseOf, parseAge, type CacheTtl, type CacheUse } from './cache-policy.js';
+export {
+  CACHE_TTL,
+  cacheUseOf,
+  parseAge,
+  type CacheTtl,
+  type CacheUse,
+} from '../calls/cache-policy.js';
 export { CACHE_SWEEP_INTERVAL_MS, startCacheSweep, type CacheSweep } from './cache-sweep.js';
 
 /**

@@ -3,10 +3,10 @@
 // chunks, so memory stays bounded whatever the input's size.
 import { stat } from 'node:fs/promises';
 import { ColumnError } from '../batch/columns.js';
-import { fileRows, InputError, objectRow } from '../batch/row-reader.js';
+import { fileRows, InputError, objectRow } from '../batch-io/row-reader.js';
 import type { InputRow, InputSource } from '../batch/types.js';
 import { getEndpoint } from '../contract/index.js';
-import type { CacheUse } from './cache-policy.js';
+import type { CacheUse } from '../calls/cache-policy.js';
 import type { BatchRecord, BatchStore, LoadedRow } from './batch-store.js';
 
 /** Rows handed to the store at a time. */

@@ -4,8 +4,14 @@
 // never cached. Results are sealed like the rest of the store; subjects (keyed HMACs of the
 // emails and URLs a request named) let one command erase a person's entries.
 import { sql, type Kysely } from 'kysely';
-import { subjectOf } from '../batch/duplicates.js';
-import { cacheTtlOf, fillsCache, freshSince, readsCache, type CacheUse } from './cache-policy.js';
+import { subjectOf } from '../batch-io/duplicates.js';
+import {
+  cacheTtlOf,
+  fillsCache,
+  freshSince,
+  readsCache,
+  type CacheUse,
+} from '../calls/cache-policy.js';
 import type { Store } from './open.js';
 import type { StoreSchema } from './schema.js';
 

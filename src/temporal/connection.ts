@@ -10,7 +10,6 @@ import {
 } from 'node:tls';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
-import type { Config } from '../config.js';
 import { ConfigError } from '../config-error.js';
 
 /** PEM text, or the path of a PEM file (read at each connect: a restart picks up renewed files). */
@@ -44,8 +43,20 @@ export interface TemporalConnectionOptions {
   explain?: boolean;
 }
 
+/** The PCDS_TEMPORAL_* settings a connection is made from (a Config from config.ts has them). */
+export interface TemporalSettings {
+  PCDS_TEMPORAL_ADDRESS: string;
+  PCDS_TEMPORAL_NAMESPACE: string;
+  PCDS_TEMPORAL_TLS?: boolean | undefined;
+  PCDS_TEMPORAL_TLS_CERT?: string | undefined;
+  PCDS_TEMPORAL_TLS_KEY?: string | undefined;
+  PCDS_TEMPORAL_TLS_CA?: string | undefined;
+  PCDS_TEMPORAL_TLS_SERVER_NAME?: string | undefined;
+  PCDS_TEMPORAL_API_KEY?: string | undefined;
+}
+
 /** The connection settings of a configuration (PCDS_TEMPORAL_*). */
-export function temporalConnectionOptions(config: Config): TemporalConnectionOptions {
+export function temporalConnectionOptions(config: TemporalSettings): TemporalConnectionOptions {
   const tlsSet = {
     ...(config.PCDS_TEMPORAL_TLS_CERT ? { cert: config.PCDS_TEMPORAL_TLS_CERT } : {}),
     ...(config.PCDS_TEMPORAL_TLS_KEY ? { key: config.PCDS_TEMPORAL_TLS_KEY } : {}),

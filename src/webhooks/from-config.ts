@@ -2,7 +2,12 @@
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
 import { callbackUrlsFor } from './callback-urls.js';
-import { startWebhookReceiver, type ReceiverLog, type WebhookReceiver } from './receiver.js';
+import {
+  startWebhookReceiver,
+  type DeliveryOutcome,
+  type ReceiverLog,
+  type WebhookReceiver,
+} from './receiver.js';
 import { webhookSettings, type WebhookSettings } from './settings.js';
 
 export interface ConfiguredReceiverOptions {
@@ -13,6 +18,8 @@ export interface ConfiguredReceiverOptions {
   /** Default PCDS_WEBHOOK_HOST. */
   host?: string;
   log?: ReceiverLog;
+  /** Told how each delivery ended (the worker and `pcds webhooks` pass their metrics' recorder). */
+  onDelivery?: (outcome: DeliveryOutcome) => void;
 }
 
 /**
@@ -37,6 +44,7 @@ export async function startReceiverFromConfig(
     // A delivery carries a result the workflow takes up to PCDS_MAX_RESULT_BYTES, in an envelope.
     bodyLimit: opts.config.PCDS_MAX_RESULT_BYTES + 64 * 1024,
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.onDelivery ? { onDelivery: opts.onDelivery } : {}),
   });
   return { ...receiver, publicUrl: settings.publicUrl };
 }

@@ -11,12 +11,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import {
-  callStateQuery,
-  webhookDeliveredSignal,
-  type WebhookDelivery,
-} from '../workflows/signals.js';
-import { recordWebhookDelivery } from '../metrics/instruments.js';
+import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
 import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';
 import type { WebhookSettings } from './settings.js';
@@ -44,6 +39,8 @@ export interface WebhookReceiverOptions {
   bodyLimit?: number;
   /** Deadlines of a delivery; a sender too slow to meet them is cut off (408). */
   timeouts?: Partial<ReceiverTimeouts>;
+  /** Told how each delivery ended: where the receiver is started, its metrics count them. */
+  onDelivery?: (outcome: DeliveryOutcome) => void;
 }
 
 export interface ReceiverTimeouts {
@@ -82,6 +79,9 @@ export interface ReceiverStats {
   /** Temporal could not take the signal; answered 503 so the service retries. */
   failed: number;
 }
+
+/** How one delivery ended: the counter of ReceiverStats it adds to. */
+export type DeliveryOutcome = keyof ReceiverStats;
 
 export interface WebhookReceiver {
   /** Local address the receiver listens on (not the public URL). */
@@ -150,9 +150,9 @@ export async function startWebhookReceiver(
     failed: 0,
   };
 
-  const tally = (outcome: keyof ReceiverStats) => {
+  const tally = (outcome: DeliveryOutcome) => {
     stats[outcome] += 1;
-    recordWebhookDelivery(outcome);
+    options.onDelivery?.(outcome);
   };
 
   /** The call's own request_id (undefined while it has none or did not answer in time); gone: no such call. */

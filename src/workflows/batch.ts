@@ -64,8 +64,8 @@ import {
   PcdsState,
 } from '../temporal/search-attributes.js';
 import { endpointCall } from './endpoint-call.js';
-import { reportToBatchSignal } from './signals.js';
-import type { CallInput } from './types.js';
+import { reportToBatchSignal } from '../calls/signals.js';
+import type { CallInput } from '../calls/types.js';
 
 // Short timeouts: a worker killed during a read or an append is noticed within seconds, and the
 // retry (idempotent) runs on another worker.

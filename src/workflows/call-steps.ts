@@ -16,14 +16,14 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Activities } from '../activities/index.js';
 import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
-import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from './signals.js';
+import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 
 export {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_BACKOFF,
   DEFAULT_POLL_INTERVAL_MS,
-} from './poll-schedule.js';
+} from '../calls/poll-schedule.js';
 const SUBMIT_BACKOFF_BASE_MS = 1_000;
 const SUBMIT_BACKOFF_CAP_MS = 60_000;
 

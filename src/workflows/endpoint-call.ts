@@ -44,8 +44,8 @@ import {
   type CallStateAttr,
 } from './call-steps.js';
 import { measuredJobMs } from '../batch/job-duration.js';
-import { fillsCache } from '../store/cache-policy.js';
-import { pollDelayMs } from './poll-schedule.js';
+import { fillsCache } from '../calls/cache-policy.js';
+import { pollDelayMs } from '../calls/poll-schedule.js';
 import { rowFinishedSignal } from '../batch/messages.js';
 import type { RowEnd, RowFailure } from '../batch/rules.js';
 import { showPermitWaits } from './permit-waits.js';
@@ -54,8 +54,8 @@ import {
   reportToBatchSignal,
   webhookDeliveredSignal,
   type WebhookDelivery,
-} from './signals.js';
-import type { CallInput, CallOutcome, CallState, CallTiming } from './types.js';
+} from '../calls/signals.js';
+import type { CallInput, CallOutcome, CallState, CallTiming } from '../calls/types.js';
 
 /** CallInput plus optional tuning of the poll schedule; a plain CallInput is a valid input. */
 export interface EndpointCallInput extends CallInput {

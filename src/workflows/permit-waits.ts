@@ -1,8 +1,8 @@
 // A call's long waits for permits, as operators see them: PcdsState `throttled`, and why in the
 // details (the Web UI's "current details"). Workflow code.
 import { setCurrentDetails, setHandler } from '@temporalio/workflow';
-import type { PermitWait } from '../http/permits.js';
-import { permitWaitUpdate } from './signals.js';
+import type { PermitWait } from '../throttle/permits.js';
+import { permitWaitUpdate } from '../calls/signals.js';
 
 const WHY: Record<PermitWait['reason'], string> = {
   minute_window: "the key's minute window is full",

@@ -25,8 +25,8 @@ import {
   withoutPaging,
   type PagingStop,
 } from './search-paging.js';
-import { callStateQuery } from './signals.js';
-import type { CallState } from './types.js';
+import { callStateQuery } from '../calls/signals.js';
+import type { CallState } from '../calls/types.js';
 
 export const MAX_PAGE_SIZE = 100;
 /** Rows returned in the workflow result are bounded well under Temporal's 2 MB payload limit. */

@@ -11,7 +11,7 @@ import {
   submitActivities,
   submitOnce,
 } from './call-steps.js';
-import { pollDelayMs } from './poll-schedule.js';
+import { pollDelayMs } from '../calls/poll-schedule.js';
 
 /** Set by the workflow for each page; a caller's own values are dropped. */
 const PAGING_FIELDS = new Set(['limit', 'offset', 'page', 'cursor']);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import { batchWorkflowId, childWorkflowId } from '../../src/batch/types.js';
 import { sampleRows } from '../../src/emulator/index.js';
-import { callStateQuery } from '../../src/workflows/signals.js';
+import { callStateQuery } from '../../src/calls/signals.js';
 import { withWorker } from '../harness/temporal.js';
 import {
   readOutput,

@@ -3,7 +3,7 @@
 // and a reset to the first task polls the rows' accepted jobs instead of submitting them again.
 import { existsSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { journalPathOf } from '../../src/batch/row-journal.js';
+import { journalPathOf } from '../../src/batch-io/row-journal.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import {

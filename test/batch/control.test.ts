@@ -9,8 +9,8 @@ import {
   setBatchWindowSignal,
 } from '../../src/batch/messages.js';
 import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
-import { unthrottled } from '../../src/http/permits.js';
-import { createWorkflowPermitGate } from '../../src/throttle/gate.js';
+import { unthrottled } from '../../src/throttle/permits.js';
+import { createWorkflowPermitGate } from '../../src/worker/permit-gate.js';
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,

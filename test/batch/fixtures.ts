@@ -24,7 +24,7 @@ import {
   type LazyBatchStore,
 } from '../../src/store/index.js';
 import { loadFileIntoStore } from '../../src/store/load.js';
-import { unthrottled, type PermitGate } from '../../src/http/permits.js';
+import { unthrottled, type PermitGate } from '../../src/throttle/permits.js';
 import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
 import type { batchWorkflow } from '../../src/workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE } from '../../src/workflows/type-names.js';

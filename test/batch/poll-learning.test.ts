@@ -6,7 +6,7 @@ import { batchProgressQuery } from '../../src/batch/messages.js';
 import { childWorkflowId } from '../../src/batch/types.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { sampleRows } from '../../src/emulator/index.js';
-import type { CallOutcome } from '../../src/workflows/types.js';
+import type { CallOutcome } from '../../src/calls/types.js';
 import { withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,

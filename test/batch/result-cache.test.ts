@@ -14,7 +14,7 @@ import { envConfig, startCallEnv, withCallWorker, type CallEnv } from '../calls/
 import { runCli } from '../cli/cli-env.js';
 import { testEncryptionEnv } from '../harness/temporal.js';
 import type { PcdsClient } from '../../src/client.js';
-import type { CacheOption } from '../../src/store/cache-policy.js';
+import type { CacheOption } from '../../src/calls/cache-policy.js';
 
 let env: CallEnv;
 

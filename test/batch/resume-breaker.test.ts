@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pauseBatchSignal, resumeBatchSignal } from '../../src/batch/messages.js';
 import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
-import { createWorkflowPermitGate } from '../../src/throttle/gate.js';
-import { readThrottleStatus } from '../../src/throttle/operator.js';
+import { createWorkflowPermitGate } from '../../src/worker/permit-gate.js';
+import { readThrottleStatus } from '../../src/client/throttle-operator.js';
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,

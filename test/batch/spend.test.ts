@@ -2,7 +2,7 @@
 // copy of its line, and a credit budget stops the batch from starting rows it may not pay for.
 // Counted by the emulator: the jobs it accepted and the credits it charged.
 import { describe, expect, it, vi } from 'vitest';
-import { resumeBatch } from '../../src/batch/launch.js';
+import { resumeBatch } from '../../src/client/batch-launch.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { PcdsRowsDone, PcdsRowsFailed } from '../../src/temporal/search-attributes.js';
 import { withWorker } from '../harness/temporal.js';

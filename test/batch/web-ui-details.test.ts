@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
-import { prepareBatch, startBatchWorkflow } from '../../src/batch/launch.js';
+import { prepareBatch, startBatchWorkflow } from '../../src/client/batch-launch.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import { sharedBatchEnv, tempDir, uniqueBatchId, writeCsv } from './fixtures.js';

@@ -15,7 +15,7 @@ import {
   type RunningEmulator,
 } from '../../src/emulator/index.js';
 import { createServiceClients, type ServiceClients } from '../../src/http/service-clients.js';
-import { unthrottled, type PermitGate } from '../../src/http/permits.js';
+import { unthrottled, type PermitGate } from '../../src/throttle/permits.js';
 import { connectClient, testEncryptionEnv, withWorker } from '../harness/temporal.js';
 import { startFaultProxy, type FaultProxy } from './fault-proxy.js';
 

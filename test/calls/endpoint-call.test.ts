@@ -8,7 +8,7 @@ import {
   PcdsOutcome,
   PcdsState,
 } from '../../src/temporal/search-attributes.js';
-import { submitIntentUpdate } from '../../src/workflows/signals.js';
+import { submitIntentUpdate } from '../../src/calls/signals.js';
 import {
   envConfig,
   startCallEnv,

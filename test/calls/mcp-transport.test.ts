@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PcdsUsageError } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
-import { unthrottled, type PermitGate } from '../../src/http/permits.js';
+import { unthrottled, type PermitGate } from '../../src/throttle/permits.js';
 import {
   startCallEnv,
   TEST_KEYS,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { summaryPathOf } from '../../src/activities/results.js';
-import { unthrottled } from '../../src/http/permits.js';
+import { unthrottled } from '../../src/throttle/permits.js';
 import type { SearchExportInput, SearchExportSummary } from '../../src/workflows/search-export.js';
 import { withWorker } from '../harness/temporal.js';
 import { startCallEnv, type CallEnv } from './call-env.js';

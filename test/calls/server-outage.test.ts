@@ -9,7 +9,7 @@ import { afterAll, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { loadConfig } from '../../src/config.js';
 import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { unthrottled } from '../../src/http/permits.js';
+import { unthrottled } from '../../src/throttle/permits.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
 import { findOrInstallTemporalCli } from '../../src/temporal/cli-binary.js';
 import { startDevServer, type DevServer } from '../../src/temporal/dev-server.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { inspectInput } from '../../src/batch/row-reader.js';
+import { inspectInput } from '../../src/batch-io/row-reader.js';
 import { emulatorOptionsFromFlags, registerEmulatorCommand } from '../../src/cli/emulator.js';
 import { EmulatorOptionsError, parseEmulatorOptions } from '../../src/emulator/index.js';
 import { datasetFor } from '../../src/emulator/dataset/dataset.js';

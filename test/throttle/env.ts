@@ -6,7 +6,7 @@ import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emula
 import type { Client } from '@temporalio/client';
 import { createActivities } from '../../src/activities/index.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
-import { permitGateFromConfig } from '../../src/throttle/gate.js';
+import { permitGateFromConfig } from '../../src/worker/permit-gate.js';
 import {
   connectClient,
   testEncryptionEnv,

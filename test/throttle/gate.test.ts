@@ -4,9 +4,9 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { PermitRefusedError } from '../../src/http/permits.js';
-import { createWorkflowPermitGate } from '../../src/throttle/gate.js';
-import { readThrottleStatus, resumeCredits } from '../../src/throttle/operator.js';
+import { PermitRefusedError } from '../../src/throttle/permits.js';
+import { createWorkflowPermitGate } from '../../src/worker/permit-gate.js';
+import { readThrottleStatus, resumeCredits } from '../../src/client/throttle-operator.js';
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 
 const workflowsPath = resolve(fileURLToPath(import.meta.url), '../fixtures/workflows.ts');

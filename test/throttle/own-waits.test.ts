@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
-import { permitGateFromConfig } from '../../src/throttle/gate.js';
+import { permitGateFromConfig } from '../../src/worker/permit-gate.js';
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledConfig } from './env.js';
 

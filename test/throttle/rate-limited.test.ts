@@ -5,8 +5,8 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
-import { permitGateFromConfig } from '../../src/throttle/gate.js';
-import { readThrottleStatus } from '../../src/throttle/operator.js';
+import { permitGateFromConfig } from '../../src/worker/permit-gate.js';
+import { readThrottleStatus } from '../../src/client/throttle-operator.js';
 import type { RateLimitEvent } from '../../src/throttle/windows.js';
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 import {

@@ -4,7 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunningEmulator } from '../../src/emulator/index.js';
-import { readThrottleStatus } from '../../src/throttle/operator.js';
+import { readThrottleStatus } from '../../src/client/throttle-operator.js';
 import { connectClient, uniqueTaskQueue } from '../harness/temporal.js';
 import { spawnWorkerProcess } from '../harness/worker-process.js';
 import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledEnv } from './env.js';

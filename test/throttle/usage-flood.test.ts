@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
-import { readThrottleStatus } from '../../src/throttle/operator.js';
+import { readThrottleStatus } from '../../src/client/throttle-operator.js';
 import { tempDir, writeCsv } from '../batch/fixtures.js';
 import { childEnv, runCli } from '../cli/cli-env.js';
 import { temporalAddress, testNamespace, uniqueTaskQueue } from '../harness/temporal.js';

@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import {
   startWebhookReceiver,
+  type DeliveryOutcome,
   type ReceiverLog,
   type WebhookReceiver,
 } from '../../src/webhooks/receiver.js';
@@ -121,12 +122,15 @@ describe('webhook receiver', () => {
   it('forwards a delivery once, refuses forged and malformed ones, acknowledges finished calls', async () => {
     await withWorker({ workflowsPath }, async ({ client, taskQueue }) => {
       const log = capturingLog();
+      // What the receiver tells whoever started it (the worker's metrics), one outcome a delivery.
+      const told: DeliveryOutcome[] = [];
       const receiver = await startWebhookReceiver({
         settings,
         client,
         port: 0,
         host: '127.0.0.1',
         log,
+        onDelivery: (outcome) => told.push(outcome),
       });
       try {
         // A slash and more than 100 characters: ids like these must still route.
@@ -213,6 +217,10 @@ describe('webhook receiver', () => {
           overBound: 0,
           failed: 0,
         });
+        const toldCounts = Object.fromEntries(
+          Object.keys(receiver.stats()).map((k) => [k, told.filter((o) => o === k).length]),
+        );
+        expect(toldCounts).toEqual(receiver.stats());
         const logged = log.lines.join('\n');
         expect(logged).not.toContain(PII_EMAIL);
         expect(logged).not.toContain(token);

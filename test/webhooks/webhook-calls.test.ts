@@ -8,7 +8,7 @@ import { PcdsCallError } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import type { WebhookReceiver } from '../../src/webhooks/receiver.js';
 import { callbackToken, callbackUrlFor } from '../../src/webhooks/token.js';
-import type { WebhookDelivery } from '../../src/workflows/signals.js';
+import type { WebhookDelivery } from '../../src/calls/signals.js';
 import { decodedHistory } from '../harness/temporal.js';
 import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env.js';
 

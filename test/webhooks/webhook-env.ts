@@ -3,7 +3,7 @@
 import { createActivities } from '../../src/activities/index.js';
 import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import type { EmulatorOptionsInput } from '../../src/emulator/index.js';
-import { unthrottled } from '../../src/http/permits.js';
+import { unthrottled } from '../../src/throttle/permits.js';
 import { callbackUrlsFor } from '../../src/webhooks/callback-urls.js';
 import {
   startWebhookReceiver,

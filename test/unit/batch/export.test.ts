@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { exportBatchOutput } from '../../../src/batch/export.js';
+import { exportBatchOutput } from '../../../src/batch-io/export.js';
 import type { ResultLine } from '../../../src/batch/types.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-export-'));

@@ -10,7 +10,7 @@ import {
   recordJobMs,
   requestsPerRow,
 } from '../../../src/batch/job-duration.js';
-import { pollDelayMs } from '../../../src/workflows/poll-schedule.js';
+import { pollDelayMs } from '../../../src/calls/poll-schedule.js';
 
 const record = (values: number[]) => {
   const samples: number[] = [];

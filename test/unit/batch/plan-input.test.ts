@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareBatch } from '../../../src/batch/launch.js';
-import { planPreparedBatch } from '../../../src/batch/plan-input.js';
+import { prepareBatch } from '../../../src/client/batch-launch.js';
+import { planPreparedBatch } from '../../../src/client/batch-plan-input.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-plan-input-'));
 const KEY = { id: 'k1', perMinute: 100, perHour: 1000 };

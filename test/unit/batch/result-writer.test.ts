@@ -16,7 +16,7 @@ import {
   forgetOutputIndexes,
   OutputUnwritableError,
   resetOutput,
-} from '../../../src/batch/result-writer.js';
+} from '../../../src/batch-io/result-writer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-writer-'));
 const rowsIn = (path: string) =>
@@ -132,7 +132,7 @@ describe('appendResultLines across processes and failures', () => {
     const script = join(dir, 'append-child.mts');
     writeFileSync(
       script,
-      `import { appendResultLines } from ${JSON.stringify(join(process.cwd(), 'src/batch/result-writer.ts'))};
+      `import { appendResultLines } from ${JSON.stringify(join(process.cwd(), 'src/batch-io/result-writer.ts'))};
 const [path, from] = process.argv.slice(2);
 const start = Number(from);
 for (let i = 0; i < 40; i++) {

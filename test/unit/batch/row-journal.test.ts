@@ -9,7 +9,7 @@ import {
   journalPathOf,
   recordRow,
   rowEntry,
-} from '../../../src/batch/row-journal.js';
+} from '../../../src/batch-io/row-journal.js';
 
 const fresh = () =>
   journalPathOf(join(mkdtempSync(join(tmpdir(), 'pcds-journal-')), 'out.jsonl'), 'b1');

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ColumnError, parseColumnMap, planColumns } from '../../../src/batch/columns.js';
-import { inspectInput, readRows } from '../../../src/batch/row-reader.js';
+import { inspectInput, readRows } from '../../../src/batch-io/row-reader.js';
 import { isInvalidRow, type InputRow, type InputSource } from '../../../src/batch/types.js';
 import { getEndpoint } from '../../../src/contract/index.js';
 

@@ -7,12 +7,16 @@ import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createResultActivities } from '../../../src/activities/results.js';
-import { writeDuplicatesIndex } from '../../../src/batch/duplicates.js';
-import { exportBatchOutput } from '../../../src/batch/export.js';
-import { BatchSetupError, prepareBatch } from '../../../src/batch/launch.js';
+import { writeDuplicatesIndex } from '../../../src/batch-io/duplicates.js';
+import { exportBatchOutput } from '../../../src/batch-io/export.js';
+import { BatchSetupError, prepareBatch } from '../../../src/client/batch-launch.js';
 import { neutralisedCell } from '../../../src/batch/flatten.js';
-import { appendResultLines, resetOutput, rewriteOutput } from '../../../src/batch/result-writer.js';
-import { claimRow, journalPathOf } from '../../../src/batch/row-journal.js';
+import {
+  appendResultLines,
+  resetOutput,
+  rewriteOutput,
+} from '../../../src/batch-io/result-writer.js';
+import { claimRow, journalPathOf } from '../../../src/batch-io/row-journal.js';
 import type { ResultLine } from '../../../src/batch/types.js';
 import { writeFileAtomic } from '../../../src/files/atomic-write.js';
 

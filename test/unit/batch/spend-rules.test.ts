@@ -2,7 +2,7 @@
 // window slot and no request, waits for its leader, and gets a copy of its line; the budget
 // counts rows in flight as charged, waits for them before giving up, then skips what is left.
 import { describe, expect, it } from 'vitest';
-import { DuplicateFinder, paramsFingerprint } from '../../../src/batch/duplicates.js';
+import { DuplicateFinder, paramsFingerprint } from '../../../src/batch-io/duplicates.js';
 import { BatchRules, type CreditRules, type RowEnd } from '../../../src/batch/rules.js';
 import type { InputRow, ValidRow } from '../../../src/batch/types.js';
 import { AT, NOW, batchState } from './batch-state.js';

@@ -8,7 +8,7 @@ import {
   statsRows,
   statsTable,
 } from '../../../src/cli/cache.js';
-import { CACHE_TTL } from '../../../src/store/cache-policy.js';
+import { CACHE_TTL } from '../../../src/calls/cache-policy.js';
 
 const message = (fn: () => unknown): string => {
   try {

@@ -15,7 +15,7 @@ import {
   TimeoutType,
 } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { batchStatusSource, prepareBatch } from '../../../src/batch/launch.js';
+import { batchStatusSource, prepareBatch } from '../../../src/client/batch-launch.js';
 import { callErrorOf } from '../../../src/client-errors.js';
 import { callWorkflowId, createPcdsClient, type PcdsClient } from '../../../src/client.js';
 import { PcdsCallError, PcdsError, type PcdsErrorCode } from '../../../src/index.js';

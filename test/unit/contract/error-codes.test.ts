@@ -3,7 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BatchSetupError } from '../../../src/batch/launch.js';
+import { BatchSetupError } from '../../../src/client/batch-launch.js';
 import { INVALID_ROW } from '../../../src/batch/types.js';
 import { PcdsCallError, PcdsUsageError } from '../../../src/client-errors.js';
 import {
@@ -15,10 +15,10 @@ import {
   type PcdsErrorCode,
 } from '../../../src/contract/index.js';
 import { ServiceError, TransportError } from '../../../src/http/errors.js';
-import { PermitRefusedError } from '../../../src/http/permits.js';
+import { PermitRefusedError } from '../../../src/throttle/permits.js';
 import { UnknownKeyError } from '../../../src/http/service-clients.js';
 import { projectRoot } from '../../../src/temporal/cli-binary.js';
-import { UnknownThrottleError } from '../../../src/throttle/operator.js';
+import { UnknownThrottleError } from '../../../src/client/throttle-operator.js';
 import { CallbackUrlRefusedError } from '../../../src/webhooks/token.js';
 
 // Type level (checked by tsc): the union is the list's literals, not string.

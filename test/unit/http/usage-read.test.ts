@@ -2,7 +2,7 @@
 // the throttle before the next permit is asked, other failures passed on. No server.
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../../src/http/errors.js';
-import type { PermitGate } from '../../../src/http/permits.js';
+import type { PermitGate } from '../../../src/throttle/permits.js';
 import type { ServiceClients } from '../../../src/http/service-clients.js';
 import { readUsage } from '../../../src/http/usage-read.js';
 

@@ -5,7 +5,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BatchSetupError, prepareBatch } from '../../../src/batch/launch.js';
+import { BatchSetupError, prepareBatch } from '../../../src/client/batch-launch.js';
 import { PcdsUsageError } from '../../../src/client-errors.js';
 import { TemporalUnreachableError } from '../../../src/cli/temporal-connection.js';
 import { answer } from '../../../src/mcp-server/answers.js';

@@ -2,7 +2,7 @@
 // interval that follows what the work waits for; how a task id names its workflow; how long an
 // ended task is kept.
 import { describe, expect, it } from 'vitest';
-import type { BatchStatus } from '../../../src/batch/launch.js';
+import type { BatchStatus } from '../../../src/client/batch-launch.js';
 import type { BatchProgress, BatchSummary } from '../../../src/batch/types.js';
 import type { PcdsClient } from '../../../src/client.js';
 import {

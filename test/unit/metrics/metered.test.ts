@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { getEndpoint } from '../../../src/contract/index.js';
 import { ServiceError, TransportError } from '../../../src/http/errors.js';
 import { McpUnsupportedError } from '../../../src/http/mcp-client.js';
-import { PermitRefusedError, type PermitGate } from '../../../src/http/permits.js';
+import { PermitRefusedError, type PermitGate } from '../../../src/throttle/permits.js';
 import type { ServiceClient } from '../../../src/http/service-client.js';
 import { METRICS } from '../../../src/metrics/catalogue.js';
 import {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inspectInput, readRows } from '../../../src/batch/row-reader.js';
+import { inspectInput, readRows } from '../../../src/batch-io/row-reader.js';
 import { isInvalidRow, type InputRow, type InputSource } from '../../../src/batch/types.js';
 import {
   BatchStore,

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResultLine } from '../../../src/batch/types.js';
-import { CACHE_TTL, type CacheUse } from '../../../src/store/cache-policy.js';
+import { CACHE_TTL, type CacheUse } from '../../../src/calls/cache-policy.js';
 import { ResultCache } from '../../../src/store/result-cache.js';
 import { BatchStore, createSealer, openStore, type Store } from '../../../src/store/index.js';
 

@@ -20,7 +20,7 @@ import {
   type PermitGate,
   type PermitWait,
   type RequestKind,
-} from '../http/permits.js';
+} from '../throttle/permits.js';
 import { PcdsKeyId } from '../temporal/search-attributes.js';
 import {
   creditsExhaustedUpdate,
@@ -33,14 +33,14 @@ import {
   type PermitBatch,
   type PermitRequest,
   type ThrottleInput,
-} from './protocol.js';
+} from '../throttle/protocol.js';
 import {
   defaultSettings,
   timingOf,
   type PermitAnswer,
   type ThrottleSettings,
   type WindowLimits,
-} from './windows.js';
+} from '../throttle/windows.js';
 
 export interface ThrottledKey {
   id: string;

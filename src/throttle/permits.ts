@@ -1,8 +1,9 @@
 // The gate every request to the service passes first. The HTTP activities ask it for a permit;
-// the shared throttle (src/throttle) implements it across workers; tests may use `unthrottled`.
+// the shared throttle implements it across workers (src/worker/permit-gate.ts); tests may use
+// `unthrottled`.
 
 import { PcdsError } from '../contract/index.js';
-import type { PermitKind, WaitReason } from '../throttle/windows.js';
+import type { PermitKind, WaitReason } from './windows.js';
 
 export type RequestKind = PermitKind;
 

@@ -10,7 +10,7 @@ import {
   textProblem,
   type PhysicalLine,
 } from './input-lines.js';
-import { INVALID_ROW, ROW_TOO_LARGE } from './types.js';
+import { INVALID_ROW, ROW_TOO_LARGE } from '../batch/types.js';
 
 export type CsvItem =
   | { kind: 'blank'; begin: number; end: number }

@@ -1,12 +1,12 @@
 // What a batch's plan needs from its input before it starts: how many rows send nothing (they
 // repeat an earlier row, or fail validation). One streamed pass, chunk by chunk; only the
 // fingerprints of distinct rows stay in memory, as in the worker's duplicates pass.
-import { TYPICAL_CREDITS } from './cost.js';
-import { DuplicateFinder } from './duplicates.js';
-import type { PreparedBatch } from './launch.js';
-import { keyWindows, planBatch, type BatchPlan } from './plan.js';
-import { readRows } from './row-reader.js';
-import { isInvalidRow, type BatchInput, type InputInspection } from './types.js';
+import { TYPICAL_CREDITS } from '../batch/cost.js';
+import { DuplicateFinder } from '../batch-io/duplicates.js';
+import type { PreparedBatch } from './batch-launch.js';
+import { keyWindows, planBatch, type BatchPlan } from '../batch/plan.js';
+import { readRows } from '../batch-io/row-reader.js';
+import { isInvalidRow, type BatchInput, type InputInspection } from '../batch/types.js';
 
 export interface InputCounts {
   rows: number;

@@ -15,11 +15,11 @@ import {
   objectCells,
   ResultColumns,
   type NoLineLabel,
-} from './flatten.js';
+} from '../batch/flatten.js';
 import { writeAtomically } from '../files/atomic-write.js';
 import { csvItems, type CsvItem } from './csv-records.js';
 import { jsonlItems, parseObject, rowLimitOf } from './row-reader.js';
-import type { ExportReport, InputFiles, ResultLine } from './types.js';
+import type { ExportReport, InputFiles, ResultLine } from '../batch/types.js';
 
 export type ExportFormat = 'csv' | 'jsonl';
 

@@ -9,7 +9,7 @@ import {
   throttleStateQuery,
   throttleWorkflowId,
   type ThrottleStatus,
-} from './protocol.js';
+} from '../throttle/protocol.js';
 
 export class UnknownThrottleError extends PcdsError {
   override name = 'UnknownThrottleError';

@@ -1,8 +1,9 @@
-// Inputs and outcomes of the workflows, shared by workflows, activities, client and CLI.
-// They carry no secret: a key is named by its non-secret id and resolved inside activities.
+// Inputs and outcomes of a call's workflow, shared by workflows, activities, the batch's rules,
+// the client and the CLI. They carry no secret: a key is named by its non-secret id and resolved
+// inside activities. Pure types: workflow code imports this file.
 
 import type { SearchPageInfo, Transport } from '../contract/index.js';
-import type { CacheUse } from '../store/cache-policy.js';
+import type { CacheUse } from './cache-policy.js';
 
 export type Outcome = 'found' | 'empty' | 'failed';
 

@@ -8,9 +8,9 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import normalizeUrl from 'normalize-url';
 import { writeAtomically } from '../files/atomic-write.js';
-import type { InputRow } from './types.js';
+import type { InputRow } from '../batch/types.js';
 
-export { duplicatesIndexPath } from './types.js';
+export { duplicatesIndexPath } from '../batch/types.js';
 
 /** Parameters that hold an email address, a phone number, a URL or a domain. */
 const EMAILS = new Set(['email', 'work_email', 'personal_email']);

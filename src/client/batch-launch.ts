@@ -37,12 +37,12 @@ import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/
 import type { batchWorkflow } from '../workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
-import { ColumnError, parseColumnMap } from './columns.js';
-import type { NoLineLabel } from './flatten.js';
-import { batchProgressQuery, resumeBatchSignal } from './messages.js';
-import { formatOf, inspectInput, InputError } from './row-reader.js';
+import { ColumnError, parseColumnMap } from '../batch/columns.js';
+import type { NoLineLabel } from '../batch/flatten.js';
+import { batchProgressQuery, resumeBatchSignal } from '../batch/messages.js';
+import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
-import type { CacheOption, CacheUse } from '../store/cache-policy.js';
+import type { CacheOption, CacheUse } from '../calls/cache-policy.js';
 import {
   LoadError,
   loadFileIntoStore,
@@ -60,7 +60,7 @@ import {
   type BatchSummary,
   type InputFiles,
   type InputInspection,
-} from './types.js';
+} from '../batch/types.js';
 
 /** A batch could not start (or be found): the message names the problem and the fix. */
 export class BatchSetupError extends PcdsError {

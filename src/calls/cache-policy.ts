@@ -1,5 +1,5 @@
-// How long a cached result serves, and how a run uses the cache. Pure: the store, the CLI, the
-// client and the activities share it.
+// How long a cached result serves, and how a call or a batch uses the cache. Pure: the store,
+// the CLI, the client, the activities and the call workflow share it.
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

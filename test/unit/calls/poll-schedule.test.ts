@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SHORT_POLLS_AFTER_FIRST, pollDelayMs } from '../../../src/workflows/poll-schedule.js';
+import { SHORT_POLLS_AFTER_FIRST, pollDelayMs } from '../../../src/calls/poll-schedule.js';
 
 const base = { intervalMs: 1_000, backoff: 1.5, maxIntervalMs: 15_000 };
 const delays = (n: number, o: Parameters<typeof pollDelayMs>[1]) =>

@@ -9,7 +9,7 @@ import {
   validateInput,
   type EndpointDef,
 } from '../contract/index.js';
-import { paramsOf, planColumns, rowKey, type ColumnPlan } from './columns.js';
+import { paramsOf, planColumns, rowKey, type ColumnPlan } from '../batch/columns.js';
 import { csvItems, tooLargeProblem, type CsvItem } from './csv-records.js';
 import { describeTextProblem, isBlankLine, physicalLines, textProblem } from './input-lines.js';
 import {
@@ -24,7 +24,7 @@ import {
   type ReadCursor,
   type ReadRowsRequest,
   type ReadRowsResult,
-} from './types.js';
+} from '../batch/types.js';
 
 export class InputError extends Error {
   override name = 'InputError';

@@ -1,6 +1,7 @@
-// Signals, queries and updates of the workflows, defined once so senders and handlers agree.
+// Signals, queries and updates of a call's workflow, defined once so senders (activities, the
+// webhook receiver, the batch, the client) and handlers agree. Workflow code imports it.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { PermitWait } from '../http/permits.js';
+import type { PermitWait } from '../throttle/permits.js';
 import type { CallState } from './types.js';
 
 /** A webhook delivery for the call's job, forwarded by the receiver after its token checked out. */
