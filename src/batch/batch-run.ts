@@ -82,8 +82,7 @@ export class BatchRun {
   private writeError: unknown;
   /** The output cannot be written (disk full, permissions): no append until a resume. */
   private outputBlocked = false;
-  /** A resume signal is to be acted on by the loop. */
-  resumeRequested = false;
+  private resumeAsked = false;
   private cancelling = false;
   private state: BatchStateName;
   /** Set when a row ended: the loop looks again (a pause to show, a slot to fill). */
@@ -141,7 +140,7 @@ export class BatchRun {
   /** A resume, acted on by the loop (it re-reads the keys); `maxCredits` raises the budget. */
   requestResume(maxCredits?: number): void {
     if (typeof maxCredits === 'number') this.rules.setBudget(maxCredits);
-    this.resumeRequested = true;
+    this.resumeAsked = true;
   }
 
   setWindow(width: unknown): void {
@@ -260,7 +259,7 @@ export class BatchRun {
 
   /** Whether the final flush can go on: no append runs, and the output is open or a resume came. */
   canFlush(): boolean {
-    return !this.writing && (!this.outputBlocked || this.resumeRequested);
+    return !this.writing && (!this.outputBlocked || this.resumeAsked);
   }
 
   get outputIsBlocked(): boolean {
@@ -273,9 +272,14 @@ export class BatchRun {
 
   // ---- Pause and resume ----
 
+  /** A resume signal came, for the loop to act on. */
+  get resumeRequested(): boolean {
+    return this.resumeAsked;
+  }
+
   /** A resume begins: true when the batch is paused and the worker's keys are to be read. */
   beginResume(): boolean {
-    this.resumeRequested = false;
+    this.resumeAsked = false;
     this.outputBlocked = false;
     return this.s.paused !== undefined;
   }
@@ -372,7 +376,7 @@ export class BatchRun {
     return (
       this.rowEnded ||
       (!this.writing && !this.outputBlocked && this.rules.results.length > 0) ||
-      this.resumeRequested ||
+      this.resumeAsked ||
       this.writeError !== undefined ||
       (this.launching && this.rules.canStart()) ||
       this.handOverDue() ||

@@ -181,7 +181,7 @@ export function writeLines(input: BatchInput, lines: ResultLine[]): Promise<unkn
     : files.appendBatchResults({ path: input.output, lines });
 }
 
-/** The type of an activity's application failure, and its message. */
+/** The application failure `err` carries (itself, or as an activity's cause), if any. */
 export function applicationFailureOf(err: unknown): ApplicationFailure | undefined {
   const cause = err instanceof ActivityFailure ? err.cause : err;
   return cause instanceof ApplicationFailure ? cause : undefined;
