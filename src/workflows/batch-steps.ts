@@ -53,45 +53,32 @@ export function checkBatchInput(input: BatchInput): EndpointDef {
 export const keyPoolOf = (input: BatchInput) =>
   accounts.batchKeyPool({ ...(input.keyIds ? { keyIds: input.keyIds } : {}) });
 
-/**
- * The first run's state: the input looked at (rows, header, blank lines), the keys, the output
- * created or reopened, duplicates found.
- */
-export async function firstRunState(
-  input: BatchInput,
-  endpoint: EndpointDef,
-): Promise<CarriedState> {
+/** The input's rows, header and blank lines; a stored batch's, from the store. */
+function inspectInput(input: BatchInput, endpoint: EndpointDef) {
   // A stored batch's rows were loaded by its launcher: the store says how many there are.
-  const [inspection, keys] = await Promise.all([
-    input.store
-      ? files.storedBatchInput({ batchId: input.batchId }).then((stored) => ({
-          ...stored,
-          dataOffset: 0,
-          header: undefined,
-        }))
-      : firstPass.inspectBatchInput({
-          source: input.source,
-          endpoint: endpoint.name,
-          ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
-        }),
-    keyPoolOf(input),
-  ]);
-  if (keys.length === 0) {
-    throw ApplicationFailure.create({
-      type: 'no_keys',
-      message: 'the worker has no API key configured',
-      nonRetryable: true,
-    });
-  }
-  let reopened: Awaited<ReturnType<typeof exporting.reopenBatchOutput>> | undefined;
+  return input.store
+    ? files.storedBatchInput({ batchId: input.batchId }).then((stored) => ({
+        ...stored,
+        dataOffset: 0,
+        header: undefined,
+      }))
+    : firstPass.inspectBatchInput({
+        source: input.source,
+        endpoint: endpoint.name,
+        ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
+      });
+}
+
+/** The output created, or reopened (a run again with a higher budget) with what it holds. */
+async function openOutput(input: BatchInput, endpoint: EndpointDef) {
   if (input.reopen && input.store) {
-    reopened = await exporting.reopenStoredResults({
+    return exporting.reopenStoredResults({
       batchId: input.batchId,
       perRow: TYPICAL_CREDITS[endpoint.price],
     });
   } else if (input.reopen) {
     // Run again with a higher budget: the rows skipped for the budget lose their lines.
-    reopened = await exporting.reopenBatchOutput({
+    return exporting.reopenBatchOutput({
       path: input.output,
       perRow: TYPICAL_CREDITS[endpoint.price],
     });
@@ -101,6 +88,26 @@ export async function firstRunState(
     // Versioned (see README, "Upgrading workers"): batches started by 0.1.0 truncated here.
     await files.createBatchOutput({ path: input.output });
   } else await files.resetBatchOutput({ path: input.output });
+  return undefined;
+}
+
+/**
+ * The first run's state: the input looked at (rows, header, blank lines), the keys, the output
+ * created or reopened, duplicates found.
+ */
+export async function firstRunState(
+  input: BatchInput,
+  endpoint: EndpointDef,
+): Promise<CarriedState> {
+  const [inspection, keys] = await Promise.all([inspectInput(input, endpoint), keyPoolOf(input)]);
+  if (keys.length === 0) {
+    throw ApplicationFailure.create({
+      type: 'no_keys',
+      message: 'the worker has no API key configured',
+      nonRetryable: true,
+    });
+  }
+  const reopened = await openOutput(input, endpoint);
   const s: CarriedState = {
     cursor: { row: 1, byteOffset: inspection.dataOffset, done: false },
     ...(inspection.header ? { header: inspection.header } : {}),
