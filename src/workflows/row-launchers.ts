@@ -26,7 +26,7 @@ export interface RowLauncher {
   start(next: StartableRow): void;
 }
 
-/** A row's failure as the batch records it: the error's code, never its class name as text. */
+/** A row's failure as the batch records it, told apart by the SDK's failure classes. */
 export function failureOf(err: unknown): RowFailure {
   const cause =
     err instanceof ChildWorkflowFailure || err instanceof ActivityFailure ? err.cause : err;
