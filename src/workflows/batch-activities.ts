@@ -1,0 +1,42 @@
+// The activities a batch runs, each with the timeouts its work needs.
+import { proxyActivities } from '@temporalio/workflow';
+import type { BatchActivities } from '../activities/batch.js';
+import type { BatchRowActivities } from '../activities/batch-row.js';
+
+// Short timeouts: a worker killed during a read or an append is noticed within seconds, and the
+// retry (idempotent) runs on another worker.
+export const files = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+/** The first pass over the whole input heartbeats, so a large file may take its time. */
+export const firstPass = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+/** The CSV of a whole batch is written by one activity, which heartbeats. */
+export const exporting = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+/** Reads what a row's earlier call came to: it may still be running, so it heartbeats. */
+export const rows = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '2 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});
+/**
+ * A compact batch's row: submit, polls and its line in one activity that heartbeats. An attempt
+ * lost with its worker is made again and finds where the row stands in the row journal.
+ */
+export const compactRows = proxyActivities<BatchRowActivities>({
+  startToCloseTimeout: '4 hours',
+  heartbeatTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
+});
+export const accounts = proxyActivities<BatchActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+});

@@ -1,0 +1,178 @@
+// How a batch's rows run, chosen once per run: each row as a child endpoint call (rows as
+// workflows), or, for a compact batch, as one activity that submits, polls and writes its line.
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  TerminatedFailure,
+  WorkflowIdReusePolicy,
+  isCancellation,
+  patched,
+  startChild,
+} from '@temporalio/workflow';
+import type { BatchRun, StartableRow } from '../batch/batch-run.js';
+import type { RowFailure } from '../batch/rules.js';
+import { childWorkflowId, type BatchInput } from '../batch/types.js';
+import { isSystemic } from '../contract/index.js';
+import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
+import { compactRows, rows } from './batch-activities.js';
+import type { endpointCall } from './endpoint-call.js';
+import type { CallInput } from '../calls/types.js';
+
+/** Starts the call of a row the run marked in flight; how it ends reaches `run.settle`. */
+export interface RowLauncher {
+  start(next: StartableRow): void;
+}
+
+/** A row's failure as the batch records it, told apart by the SDK's failure classes. */
+export function failureOf(err: unknown): RowFailure {
+  const cause =
+    err instanceof ChildWorkflowFailure || err instanceof ActivityFailure ? err.cause : err;
+  if (cause instanceof ApplicationFailure && cause.type) {
+    // A job that exists (say, its result was too large to carry) keeps its request id.
+    const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
+    return {
+      code: cause.type,
+      message: cause.message,
+      ...(typeof requestId === 'string' ? { requestId } : {}),
+    };
+  }
+  if (isCancellation(cause)) return { code: 'cancelled', message: 'the row was cancelled' };
+  if (cause instanceof TerminatedFailure)
+    return { code: 'terminated', message: "the row's call was terminated" };
+  const name = (cause as Error | undefined)?.name ?? 'unknown';
+  return { code: 'child_failed', message: `the row's call ended without an error code (${name})` };
+}
+
+/** The launcher for this run's rows. */
+export function rowLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowLauncher {
+  return input.compact
+    ? compactLauncher(input, endpoint, run)
+    : childLauncher(input, endpoint, run);
+}
+
+/** What every row's call is told: how to poll, and (webhooks) how long to wait for a delivery. */
+function pollOptions(input: BatchInput, run: BatchRun) {
+  // Webhook rows wait for the delivery; polling rows poll first when the job is likely done.
+  const firstPollDelayMs = input.webhooks ? undefined : run.rules.firstPollDelayMs();
+  return {
+    ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
+    ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
+    ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
+    ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
+  };
+}
+
+function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowLauncher {
+  return {
+    start({ row, keyId }) {
+      compactRows
+        .runBatchRow({
+          batchId: input.batchId,
+          endpoint,
+          keyId,
+          row: row.row,
+          key: row.key,
+          params: row.params,
+          ...(input.store ? { store: true } : { output: input.output }),
+          ...pollOptions(input, run),
+        })
+        .then(
+          (end) => run.settle(row.row, end),
+          (err: unknown) => run.settle(row.row, { failure: failureOf(err) }),
+        );
+    },
+  };
+}
+
+function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowLauncher {
+  const carryRows = run.options.carryRows;
+
+  /** This row's call already ran (the batch was reset to an earlier point): its end is taken. */
+  const takeEarlierCall = (rowNumber: number) => {
+    // Its outcome is the row's, found or empty as it was, never a failure and never a second
+    // submit. Versioned: batches started by 0.1.0 recorded row_already_run here.
+    if (!patched('batch-row-already-run-takes-its-outcome')) {
+      run.startEnded();
+      return run.settle(rowNumber, {
+        failure: {
+          code: 'row_already_run',
+          message: 'a call for this row already completed under this batch id',
+        },
+      });
+    }
+    rows.existingRowOutcome({ workflowId: childWorkflowId(input.batchId, rowNumber) }).then(
+      (existing) => {
+        run.startEnded();
+        // A reopened batch meets rows whose call failed with nothing accepted (a 402 sent
+        // them back, then the budget skipped them): they run again, as a redone row does.
+        const sentBack =
+          run.s.skipWritten &&
+          'failure' in existing &&
+          existing.failure.requestId === undefined &&
+          isSystemic(existing.failure.code);
+        if (sentBack) run.sendBack(rowNumber);
+        else run.settle(rowNumber, existing);
+      },
+      (e: unknown) => {
+        run.startEnded();
+        run.settle(rowNumber, { failure: failureOf(e) });
+      },
+    );
+  };
+
+  return {
+    start({ row, keyId, redo }) {
+      const call: CallInput = {
+        endpoint,
+        params: row.params,
+        keyId,
+        batchId: input.batchId,
+        rowIndex: row.row,
+        ...(input.webhooks ? { webhook: true } : {}),
+        ...(input.webhooks && input.webhookFallbackPollMs
+          ? { webhookFallbackPollMs: input.webhookFallbackPollMs }
+          : {}),
+        ...pollOptions(input, run),
+      };
+      run.startBegan();
+      const rowType = patched('pcds-workflow-type-names') ? 'pcdsEndpointCall' : 'endpointCall';
+      startChild<typeof endpointCall>(rowType, {
+        workflowId: childWorkflowId(input.batchId, row.row),
+        args: [call],
+        // A row's call may outlive this run (continue-as-new) and then reports by signal. Runs of
+        // 0.1.x had their rows cancelled when the run closed, so they waited for every row.
+        parentClosePolicy: carryRows ? ParentClosePolicy.ABANDON : ParentClosePolicy.REQUEST_CANCEL,
+        // A row runs again only when its earlier run failed with nothing accepted (a row sent
+        // back by a 402, say). A first start never reuses an id: a row's earlier call that was
+        // cancelled or failed after its job was accepted is taken as it ended, never submitted
+        // again.
+        workflowIdReusePolicy:
+          carryRows && !redo
+            ? WorkflowIdReusePolicy.REJECT_DUPLICATE
+            : WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        typedSearchAttributes: [
+          { key: PcdsBatchId, value: input.batchId },
+          { key: PcdsEndpoint, value: endpoint },
+          { key: PcdsRowIndex, value: row.row },
+        ],
+        staticSummary: `row ${row.row} of batch ${input.batchId} (${endpoint})`,
+      }).then(
+        (handle) => {
+          run.startEnded(row.row);
+          handle.result().then(
+            (outcome) => run.settle(row.row, { outcome }),
+            (err: unknown) => run.settle(row.row, { failure: failureOf(err) }),
+          );
+        },
+        (err: unknown) => {
+          if (err instanceof WorkflowExecutionAlreadyStartedError) return takeEarlierCall(row.row);
+          run.startEnded();
+          run.settle(row.row, { failure: failureOf(err) });
+        },
+      );
+    },
+  };
+}
