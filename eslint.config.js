@@ -31,7 +31,7 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
     message: 'Workflow code must stay deterministic and free of I/O; do this in an activity.',
   },
   {
-    // Relative imports of the I/O layers, from any depth under src/workflows.
+    // Relative imports of the I/O layers, from any depth under src/workflows or src/calls.
     regex: '^(\\.\\./)+(http|activities|emulator|webhooks|cli)(/.*)?$',
     allowTypeImports: true,
     message:
@@ -134,7 +134,8 @@ export default defineConfig(
     },
   },
   {
-    files: ['src/workflows/**/*.ts'],
+    // src/calls: the call policy, shared by the workflows and the activities.
+    files: ['src/workflows/**/*.ts', 'src/calls/**/*.ts'],
     rules: {
       'no-restricted-imports': 'off',
       '@typescript-eslint/no-restricted-imports': [
