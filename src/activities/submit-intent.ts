@@ -4,13 +4,14 @@
 // never sent.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { ActivityNotFoundError } from '@temporalio/client';
+import { ActivityNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
 import {
   submitAcceptedUpdate,
   submitIntentUpdate,
   type AcceptedSubmit,
 } from '../workflows/signals.js';
-import { backoffDelayMs, retryableFailure } from './failures.js';
+import { retryableFailure } from './failures.js';
 
 /** The step to run before sending, or none when the workflow asked for no intent record. */
 export function intentRecorder(token: string | undefined): (() => Promise<void>) | undefined {
@@ -31,7 +32,8 @@ export function intentRecorder(token: string | undefined): (() => Promise<void>)
   };
 }
 
-const REPORT_RETRY_CAP_MS = 10_000;
+/** Reports to the Temporal server back off as requests to the service do, up to 10 s. */
+const REPORT_BACKOFF: Backoff = { ...SERVICE_BACKOFF, capMs: 10_000 };
 
 /**
  * The first step after a 202: the accepted job is made known to the server before anything else,
@@ -58,7 +60,7 @@ export function acceptanceReporter(
       } catch (err) {
         if (err instanceof ActivityNotFoundError) break;
       }
-      await sleep(Math.min(REPORT_RETRY_CAP_MS, backoffDelayMs(attempt)));
+      await sleep(backoffDelayMs(attempt, Math.random, REPORT_BACKOFF));
     }
     // The server gave up on this attempt: the workflow waits a while for this update.
     const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
@@ -68,9 +70,9 @@ export function acceptanceReporter(
         return;
       } catch (err) {
         // Refused: the workflow no longer waits for this attempt (it ended it as unknown).
-        if ((err as Error).name === 'WorkflowUpdateFailedError') return;
+        if (err instanceof WorkflowUpdateFailedError) return;
       }
-      await sleep(Math.min(REPORT_RETRY_CAP_MS, backoffDelayMs(attempt)));
+      await sleep(backoffDelayMs(attempt, Math.random, REPORT_BACKOFF));
     }
   };
 }

@@ -2,6 +2,7 @@
 // failure and where it stands: poll after how long, wait for its key, make the submit again, or
 // end with a code. The delays and the deadline rule live here only; the engines differ only in
 // where they wait (workflow timers, or inside a heartbeating activity). Pure and workflow-safe.
+import type { PollOutcome } from '../contract/classify.js';
 import { isKeyFault } from '../contract/errors.js';
 import {
   DEFAULT_MAX_POLL_INTERVAL_MS,
@@ -147,11 +148,30 @@ export type PollReply =
   /** A poll that did not reach the job (429, 503, a lost connection): made again. */
   | { kind: 'transient'; code: string; retryAfterMs?: number };
 
+/** A poll's classified reply (src/contract/classify.ts) as the policy sees it. */
+export function pollReplyOf(outcome: PollOutcome, sentAt?: number): PollReply {
+  switch (outcome.kind) {
+    case 'found':
+    case 'empty':
+      return { kind: outcome.kind };
+    case 'running':
+      return { kind: 'running', ...(sentAt !== undefined ? { sentAt } : {}) };
+    case 'failed':
+      return { kind: 'failed', code: outcome.failure.code };
+    case 'retry':
+      return {
+        kind: 'transient',
+        code: outcome.failure.code,
+        ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
+      };
+  }
+}
+
 export type WaitStep =
   /** The next poll, after `afterMs` (the last lands at the deadline). */
   | { kind: 'poll'; afterMs: number }
-  /** Wait for the webhook at most `forMs`, then one fallback poll. */
-  | { kind: 'await_webhook'; forMs: number };
+  /** Wait for the webhook; none by `afterMs`: one fallback poll. */
+  | { kind: 'await_webhook'; afterMs: number };
 
 export type PollStep =
   | WaitStep
@@ -161,6 +181,9 @@ export type PollStep =
   /** The key is refused (revoked, rotated, fenced off): the same poll again once it may work. */
   | { kind: 'wait_for_key'; afterMs: number; code: string }
   | { kind: 'fail'; code: string; message?: string };
+
+/** A step that waits before the next (or the same) poll. */
+export type PollWait = Extract<PollStep, { afterMs: number }>;
 
 /** The deadline rule: the service said "running" at or after the maximum wait from acceptance. */
 export function pastDeadline(
@@ -180,17 +203,12 @@ export function nextWait(policy: CallPolicy, job: JobStanding, now: number): Wai
   if (policy.webhookFallbackPollMs !== undefined)
     return {
       kind: 'await_webhook',
-      forMs: Math.max(1, Math.min(policy.webhookFallbackPollMs, left)),
+      afterMs: Math.max(1, Math.min(policy.webhookFallbackPollMs, left)),
     };
   return {
     kind: 'poll',
     afterMs: Math.max(1, Math.min(pollDelayMs(job.polls + 1, policy.schedule), left)),
   };
-}
-
-/** How long a wait step waits (for the next poll, or at most for the webhook). */
-export function waitMs(step: WaitStep): number {
-  return step.kind === 'poll' ? step.afterMs : step.forMs;
 }
 
 /**

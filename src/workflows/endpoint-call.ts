@@ -44,7 +44,6 @@ import {
   nextWait,
   pollMade,
   pollTimeoutMessage,
-  waitMs,
   type WaitStep,
 } from '../calls/policy.js';
 import { measuredJobMs } from '../batch/job-duration.js';
@@ -310,7 +309,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     for (;;) {
       const delivered = await condition(
         () => deliveries.some(ours),
-        waitMs(nextWait(policy, job, Date.now())),
+        nextWait(policy, job, Date.now()).afterMs,
       );
       if (delivered) {
         const delivery = deliveries.splice(deliveries.findIndex(ours), 1)[0];
@@ -346,7 +345,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   // The last poll lands at the deadline; a job still running then has timed out.
   let wait = nextWait(policy, job, Date.now());
   for (;;) {
-    await sleep(waitMs(wait));
+    await sleep(wait.afterMs);
     const r = await poll();
     if (r.kind !== 'running') return finish(r, submitted.requestId);
     wait = stillRunning(r);
