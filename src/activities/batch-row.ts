@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { heartbeat, heartbeatWhere } from './heartbeat.js';
 import { CancelledFailure } from '@temporalio/common';
-import { NO_JITTER, backoffDelayMs, type Backoff } from '../calls/backoff.js';
+import { NO_JITTER, type Backoff } from '../calls/backoff.js';
 import { describeCode } from '../calls/failure-code.js';
 import {
   FIRST_SUBMIT,
@@ -57,6 +57,7 @@ import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
 import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
 import { RESULT_TOO_LARGE, serializedBytes } from './result-size.js';
+import { retryUntilAnswered } from './retrying.js';
 
 export interface BatchRowInput {
   batchId: string;
@@ -233,15 +234,13 @@ export function createBatchRowActivities(deps: ActivityDeps) {
        * claim behind, and the next one could only call the row's send unknown (a charged job lost).
        */
       async function recordHeld(entry: JournalEntry): Promise<void> {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await ledger.record(entry);
-            return;
-          } catch (err) {
-            if (signal.aborted) throw err;
-            await sleep(backoffDelayMs(attempt, NO_JITTER, LEDGER_BACKOFF), undefined, { signal });
-          }
-        }
+        const recorded = await retryUntilAnswered(() => ledger.record(entry), {
+          backoff: LEDGER_BACKOFF,
+          random: NO_JITTER,
+          ends: () => signal.aborted,
+          signal,
+        });
+        if (!recorded.answered) throw recorded.error;
       }
 
       function jobOf(e: {

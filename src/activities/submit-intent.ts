@@ -2,10 +2,10 @@
 // attempt may now be sent (the submitIntent update). An attempt lost without that record sent
 // nothing, so the workflow makes it again; one the workflow has given up on is refused here and
 // never sent.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ActivityNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
+import { retryUntilAnswered } from './retrying.js';
 import {
   submitAcceptedUpdate,
   submitIntentUpdate,
@@ -53,26 +53,17 @@ export function acceptanceReporter(
     const accepted: AcceptedSubmit = { token, ...job };
     // The SDK's own (throttled) heartbeats carry it too, so none of them overwrites it.
     ctx.heartbeat(accepted);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await ctx.client.activity.heartbeat(ctx.info.taskToken, accepted);
-        return;
-      } catch (err) {
-        if (err instanceof ActivityNotFoundError) break;
-      }
-      await sleep(backoffDelayMs(attempt, Math.random, REPORT_BACKOFF));
-    }
-    // The server gave up on this attempt: the workflow waits a while for this update.
+    const heartbeat = await retryUntilAnswered(
+      () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
+      { backoff: REPORT_BACKOFF, ends: (err) => err instanceof ActivityNotFoundError },
+    );
+    if (heartbeat.answered) return;
+    // The server gave up on this attempt: the workflow waits a while for this update. Refused:
+    // the workflow no longer waits for this attempt (it ended it as unknown).
     const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] });
-        return;
-      } catch (err) {
-        // Refused: the workflow no longer waits for this attempt (it ended it as unknown).
-        if (err instanceof WorkflowUpdateFailedError) return;
-      }
-      await sleep(backoffDelayMs(attempt, Math.random, REPORT_BACKOFF));
-    }
+    await retryUntilAnswered(
+      () => handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
+      { backoff: REPORT_BACKOFF, ends: (err) => err instanceof WorkflowUpdateFailedError },
+    );
   };
 }
