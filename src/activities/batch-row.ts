@@ -1,7 +1,7 @@
 // One row of a compact batch, run as an activity of the batch instead of a workflow of its own:
 // the submit, the polls and the row's line in the output, all in one attempt that heartbeats
 // where it stands (visible in the Web UI's pending activities). The row journal beside the output
-// (batch/row-journal.ts) keeps the no-double-submit rule that a row's workflow id keeps for row
+// (batch-io/row-journal.ts) keeps the no-double-submit rule that a row's workflow id keeps for row
 // workflows: an attempt that finds the row's job accepted polls it, one that finds a send that may
 // have reached the service ends the row as submit_outcome_unknown. A found or empty row's line is
 // written here, so the batch's history holds neither the row's result nor a second copy of it.
@@ -9,22 +9,36 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { heartbeat, heartbeatWhere } from './heartbeat.js';
 import { CancelledFailure } from '@temporalio/common';
+import { NO_JITTER, type Backoff } from '../calls/backoff.js';
+import { describeCode } from '../calls/failure-code.js';
+import {
+  FIRST_SUBMIT,
+  acceptedJob,
+  afterPoll,
+  afterSubmitFault,
+  callPolicyOf,
+  nextWait,
+  pollMade,
+  pollReplyOf,
+  type PollReply,
+  type PollWait,
+} from '../calls/policy.js';
 import {
   classifyPoll,
   classifySubmit,
   formatProblems,
   getEndpoint,
-  isKeyFault,
   mcpArgumentProblems,
   mcpUnsupportedReason,
   searchPageOf,
   validateInput,
   type EndpointDef,
   type Failure,
+  type Reply,
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
-import { PermitRefusedError } from '../throttle/permits.js';
+import type { PermitWait } from '../throttle/permits.js';
 import { measuredJobMs } from '../batch/job-duration.js';
 import { OutputUnwritableError, appendResultLines } from '../batch-io/result-writer.js';
 import {
@@ -38,18 +52,12 @@ import {
 import type { RowEnd } from '../batch/rules.js';
 import type { ResultLine } from '../batch/types.js';
 import type { CallOutcome } from '../calls/types.js';
-import {
-  pollDelayMs,
-  DEFAULT_MAX_POLL_INTERVAL_MS,
-  DEFAULT_MAX_WAIT_MS,
-  DEFAULT_POLL_BACKOFF,
-  DEFAULT_POLL_INTERVAL_MS,
-} from '../calls/poll-schedule.js';
+import { describePermitWait } from '../workflows/permit-waits.js';
 import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
-import { backoffDelayMs, describeCode, retryAfterDelayMs } from './failures.js';
 import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
 import { RESULT_TOO_LARGE, serializedBytes } from './result-size.js';
+import { retryUntilAnswered } from './retrying.js';
 
 export interface BatchRowInput {
   batchId: string;
@@ -71,6 +79,25 @@ export interface BatchRowInput {
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
+/** Journal writes the store refused are made again from 0.5 s, doubling up to 30 s. */
+const LEDGER_BACKOFF: Backoff = { baseMs: 500, capMs: 30_000, floorMs: 0 };
+/** A poll whose connection failed: it never reached the job. */
+const LOST_POLL: PollReply = { kind: 'transient', code: 'transport_error' };
+
+/**
+ * Where the row stands, as its heartbeat details show it (in the Web UI's pending activities):
+ * no parameter value, ever. `throttled` is shown over the phase while a request waits for a
+ * permit of our own throttle (as a row's workflow shows PcdsState throttled), `why` says why.
+ */
+interface RowWhere {
+  row: number;
+  phase: 'submitting' | 'polling' | 'waiting_for_key' | 'throttled';
+  keyId?: string;
+  requestId?: string;
+  /** The key's fault, while waiting for the key. */
+  code?: string;
+  why?: string;
+}
 
 /** The row's send was refused by an earlier attempt's claim: what that attempt left. */
 class ClaimedElsewhere extends Error {
@@ -144,7 +171,8 @@ export function createBatchRowActivities(deps: ActivityDeps) {
     /**
      * Runs one row to its end and returns it. Failures are returned, not thrown: Temporal retries
      * an attempt only when it was lost (its worker died), and the journal tells the new attempt
-     * where the row stands.
+     * where the row stands. What happens after each reply is the call policy's (src/calls), as
+     * for a row run by its own workflow; this attempt only waits where that one sets timers.
      */
     async runBatchRow(input: BatchRowInput): Promise<RowEnd> {
       const ctx = Context.current();
@@ -153,8 +181,15 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       const owner = `${info.workflowExecution?.runId ?? 'none'}/${info.activityId}/${info.attempt}`;
       const ledger = await ledgerOf(deps, input);
       const transport = input.transport ?? 'http';
+      const policy = callPolicyOf(input);
       // What the pending activity shows: row, phase and (once accepted) request id, no values.
-      heartbeatWhere({ row: input.row, phase: 'submitting' }, ctx);
+      let where: RowWhere = { row: input.row, phase: 'submitting' };
+      const show = (now: RowWhere) => heartbeatWhere((where = now), ctx);
+      /** A wait of our own throttle, shown over the phase until the phase is shown again. */
+      const showThrottled = (why: string) =>
+        heartbeatWhere({ ...where, phase: 'throttled', why: `throttled: ${why}` }, ctx);
+      const onWait = (wait: PermitWait) => showThrottled(describePermitWait(wait));
+      show(where);
       const beat = setInterval(() => heartbeat(ctx), HEARTBEAT_EVERY_MS);
       try {
         let endpoint: EndpointDef;
@@ -163,13 +198,12 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         } catch {
           return failedWith({ code: 'unknown_endpoint' });
         }
-        const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
         let job: Job;
         const earlier = await ledger.entry();
         if (earlier?.state === 'accepted') job = jobOf(earlier);
         else if (earlier?.state === 'sending' && earlier.owner !== owner) return unknownSend();
         else {
-          const sent = await submit(endpoint, maxWaitMs);
+          const sent = await submit(endpoint);
           if ('failure' in sent) return sent;
           job = sent.job;
           // A person search's page POST that completes at once carries no rows: read by GET.
@@ -179,11 +213,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           )
             return await finish(endpoint, job, sent.immediate, 0);
         }
-        heartbeatWhere(
-          { row: input.row, phase: 'polling', keyId: job.keyId, requestId: job.requestId },
-          ctx,
-        );
-        return await pollUntilDone(endpoint, job, maxWaitMs);
+        return await pollUntilDone(endpoint, job);
       } catch (err) {
         if (signal.aborted) throw new CancelledFailure('the row was cancelled');
         throw err;
@@ -204,17 +234,13 @@ export function createBatchRowActivities(deps: ActivityDeps) {
        * claim behind, and the next one could only call the row's send unknown (a charged job lost).
        */
       async function recordHeld(entry: JournalEntry): Promise<void> {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await ledger.record(entry);
-            return;
-          } catch (err) {
-            if (signal.aborted) throw err;
-            await sleep(Math.min(30_000, 500 * 2 ** Math.min(attempt - 1, 6)), undefined, {
-              signal,
-            });
-          }
-        }
+        const recorded = await retryUntilAnswered(() => ledger.record(entry), {
+          backoff: LEDGER_BACKOFF,
+          random: NO_JITTER,
+          ends: () => signal.aborted,
+          signal,
+        });
+        if (!recorded.answered) throw recorded.error;
       }
 
       function jobOf(e: {
@@ -234,7 +260,6 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       /** POSTs the row's job under the journal's claim; repeats only what cannot have been accepted. */
       async function submit(
         endpoint: EndpointDef,
-        maxWaitMs: number,
       ): Promise<{ job: Job; immediate?: ReturnType<typeof classifyPoll> } | RowFailed> {
         const valid = validateInput(endpoint, input.params);
         if (!valid.ok)
@@ -251,142 +276,112 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         }
         const release = () =>
           recordHeld({ row: input.row, state: 'released', owner, keyId: input.keyId });
-        let waited = 0;
-        for (let attempt = 1; ; attempt++) {
-          let reply;
+        let standing = FIRST_SUBMIT;
+        for (;;) {
+          let failure: Pick<Failure, 'code'> & { httpStatus?: number };
+          let retryAfterMs: number | undefined;
           try {
-            reply = await guardedRequest(
-              deps,
-              input.keyId,
-              'submit',
-              (c) => c.submit(endpoint, { ...valid.value }),
-              async () => {
+            const reply = await guardedRequest(deps, {
+              keyId: input.keyId,
+              kind: 'submit',
+              send: (c) => c.submit(endpoint, { ...valid.value }),
+              beforeSend: async () => {
                 const claim = await ledger.claim(owner);
                 if (!claim.mine) throw new ClaimedElsewhere(claim.entry);
               },
-              1,
+              followUps: 1,
               transport,
-            );
+              onWait,
+            });
+            show(where);
+            const acceptedAt = Date.now();
+            const outcome = classifySubmit(endpoint, reply);
+            if (outcome.kind === 'accepted' || outcome.kind === 'done') {
+              const status = acceptedStatus(outcome);
+              const job: Job = {
+                keyId: input.keyId,
+                requestId: outcome.requestId,
+                status,
+                acceptedAt,
+              };
+              await recordHeld({ row: input.row, state: 'accepted', owner, ...job });
+              return outcome.kind === 'done' ? { job, immediate: outcome.poll } : { job };
+            }
+            // A refusal with no job: a row sent back by the batch (402, a revoked key) may run again.
+            await release();
+            if (outcome.kind === 'rejected') return failedWith(outcome.failure);
+            failure = outcome.failure;
+            retryAfterMs = outcome.retryAfterMs;
           } catch (err) {
             if (err instanceof ClaimedElsewhere) {
               if (err.entry.state !== 'accepted') return unknownSend();
               return { job: jobOf(err.entry) };
             }
-            if (err instanceof TransportError) {
-              if (err.phase !== 'connect') return failedWith({ code: 'submit_outcome_unknown' });
-              await release();
-              const delay = backoffDelayMs(attempt);
-              if ((waited += delay) > maxWaitMs) return failedWith({ code: 'transport_error' });
-              await sleep(delay, undefined, { signal });
-              continue;
-            }
-            if (err instanceof PermitRefusedError) return failedWith({ code: err.code });
-            throw err;
-          }
-          const acceptedAt = Date.now();
-          const outcome = classifySubmit(endpoint, reply);
-          if (outcome.kind === 'accepted' || outcome.kind === 'done') {
-            const status = acceptedStatus(outcome);
-            const job: Job = {
-              keyId: input.keyId,
-              requestId: outcome.requestId,
-              status,
-              acceptedAt,
-            };
-            await recordHeld({ row: input.row, state: 'accepted', owner, ...job });
-            return outcome.kind === 'done' ? { job, immediate: outcome.poll } : { job };
-          }
-          if (outcome.kind === 'rejected') {
-            // A refusal with no job: a row sent back by the batch (402, a revoked key) may run again.
+            if (!(err instanceof TransportError)) throw err;
+            if (err.phase !== 'connect') return failedWith({ code: 'submit_outcome_unknown' });
             await release();
-            return failedWith(outcome.failure);
+            failure = { code: 'transport_error' };
           }
-          await release();
-          const delay =
-            outcome.retryAfterMs !== undefined
-              ? retryAfterDelayMs(outcome.retryAfterMs)
-              : backoffDelayMs(attempt);
-          if ((waited += delay) > maxWaitMs) return failedWith(outcome.failure);
-          await sleep(delay, undefined, { signal });
+          const next = afterSubmitFault(policy, standing, {
+            kind: 'refused',
+            code: failure.code,
+            retryable: true,
+            ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+          });
+          if (next.step.kind === 'fail') return failedWith(failure);
+          standing = next.standing;
+          if (next.step.throttled) showThrottled('the submit waits to be made again');
+          await sleep(next.step.afterMs, undefined, { signal });
+          show(where);
         }
       }
 
-      async function pollUntilDone(
-        endpoint: EndpointDef,
-        job: Job,
-        maxWaitMs: number,
-      ): Promise<RowEnd> {
-        const schedule = {
-          intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
-          backoff: DEFAULT_POLL_BACKOFF,
-          maxIntervalMs: DEFAULT_MAX_POLL_INTERVAL_MS,
-          ...(input.firstPollDelayMs !== undefined
-            ? { firstPollDelayMs: input.firstPollDelayMs }
-            : {}),
-        };
-        let polls = 0;
-        let faults = 0;
-        let delay = pollDelayMs(1, schedule);
+      async function pollUntilDone(endpoint: EndpointDef, accepted: Job): Promise<RowEnd> {
+        const { keyId, requestId } = accepted;
+        const polling: RowWhere = { row: input.row, phase: 'polling', keyId, requestId };
+        show(polling);
+        let job = acceptedJob(accepted.acceptedAt, accepted.acceptedAt);
+        let wait: PollWait = nextWait(policy, job, Date.now());
         for (;;) {
-          const left = job.acceptedAt + maxWaitMs - Date.now();
-          await sleep(Math.max(1, Math.min(delay, left)), undefined, { signal });
-          let reply;
-          let sentAt: number;
+          await sleep(wait.afterMs, undefined, { signal });
+          // A poll made again after a fault is the same poll.
+          if (wait.kind === 'poll') job = pollMade(job);
+          let polled: { reply: Reply; sentAt: number } | undefined;
           try {
-            ({ reply, sentAt } = await pollRequest(
-              deps,
-              job.keyId,
+            polled = await pollRequest(deps, {
+              keyId,
               endpoint,
-              job.requestId,
+              requestId,
               transport,
-              undefined,
-              endpoint.polling === 'person_search' ? searchPageOf(input.params) : undefined,
-            ));
+              onWait,
+              page: endpoint.polling === 'person_search' ? searchPageOf(input.params) : undefined,
+            });
           } catch (err) {
-            if (!(err instanceof TransportError)) throw err;
             // Polls are free and safe to repeat: a lost one is made again.
-            delay = backoffDelayMs(++faults);
-            continue;
+            if (!(err instanceof TransportError)) throw err;
           }
-          polls += 1;
-          const outcome = classifyPoll(endpoint, reply);
-          if (outcome.kind === 'found' || outcome.kind === 'empty')
-            return finish(endpoint, job, outcome, polls, sentAt);
-          if (outcome.kind === 'running') {
-            faults = 0;
-            if (sentAt - job.acceptedAt >= maxWaitMs)
-              return failed(
-                'poll_timeout',
-                `poll_timeout: the job was still running ${Math.round(maxWaitMs / 1000)} s after the service accepted it`,
-                job.requestId,
-              );
-            delay = pollDelayMs(polls + 1, schedule);
-            continue;
-          }
-          if (outcome.kind === 'retry') {
-            faults += 1;
-            delay =
-              outcome.retryAfterMs !== undefined
-                ? retryAfterDelayMs(outcome.retryAfterMs)
-                : backoffDelayMs(faults);
-            continue;
-          }
-          if (isKeyFault(outcome.failure.code)) {
-            // The job is the key's and may be charged: wait for the key to work again.
-            heartbeatWhere(
-              {
-                row: input.row,
-                phase: 'waiting_for_key',
-                keyId: job.keyId,
-                requestId: job.requestId,
-                code: outcome.failure.code,
-              },
-              ctx,
-            );
-            delay = Math.min(600, 30 * 2 ** faults++) * schedule.intervalMs;
-            continue;
-          }
-          return failedWith(outcome.failure, job.requestId);
+          const outcome = polled && classifyPoll(endpoint, polled.reply);
+          const next = afterPoll(
+            policy,
+            job,
+            outcome ? pollReplyOf(outcome, polled?.sentAt) : LOST_POLL,
+            Date.now(),
+          );
+          const step = next.step;
+          job = next.job;
+          if (step.kind === 'finish')
+            return finish(endpoint, accepted, outcome!, job.polls, polled?.sentAt);
+          if (step.kind === 'fail')
+            return outcome?.kind === 'failed'
+              ? failedWith(outcome.failure, requestId)
+              : failed(step.code, step.message ?? describeCode(step.code), requestId);
+          // The job is the key's and may be charged: the row waits for the key to work again.
+          show(
+            step.kind === 'wait_for_key'
+              ? { ...polling, phase: 'waiting_for_key', code: step.code }
+              : polling,
+          );
+          wait = step;
         }
       }
 
@@ -400,7 +395,7 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       ): Promise<RowEnd> {
         if (outcome.kind !== 'found' && outcome.kind !== 'empty') {
           if (outcome.kind === 'failed') return failedWith(outcome.failure, job.requestId);
-          return pollUntilDone(endpoint, job, input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+          return pollUntilDone(endpoint, job);
         }
         const timing = {
           jobMs: measuredJobMs({

@@ -221,17 +221,16 @@ export function createCallActivities(deps: ActivityDeps) {
       }
       let reply;
       try {
-        reply = await guardedRequest(
-          deps,
+        reply = await guardedRequest(deps, {
           keyId,
-          'submit',
-          (c) => c.submit(endpoint, params),
-          intentRecorder(input.intentToken),
+          kind: 'submit',
+          send: (c) => c.submit(endpoint, params),
+          beforeSend: intentRecorder(input.intentToken),
           // A job whose result a webhook delivers needs no poll held for it.
-          input.webhook ? 0 : 1,
+          followUps: input.webhook ? 0 : 1,
           transport,
-          permitWaitReporter(),
-        );
+          onWait: permitWaitReporter(),
+        });
       } catch (err) {
         if (err instanceof TransportError) {
           if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });
@@ -290,15 +289,14 @@ export function createCallActivities(deps: ActivityDeps) {
       let reply;
       let sentAt: number;
       try {
-        ({ reply, sentAt } = await pollRequest(
-          deps,
-          input.keyId,
+        ({ reply, sentAt } = await pollRequest(deps, {
+          keyId: input.keyId,
           endpoint,
-          input.requestId,
-          input.transport,
-          permitWaitReporter(),
-          input.page,
-        ));
+          requestId: input.requestId,
+          transport: input.transport,
+          onWait: permitWaitReporter(),
+          page: input.page,
+        }));
       } catch (err) {
         if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
         throw err;

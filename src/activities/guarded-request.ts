@@ -13,20 +13,24 @@ import type { ActivityDeps } from './deps.js';
 import { terminalFailure } from './failures.js';
 import { withHeartbeat } from './heartbeat.js';
 
-export async function guardedRequest(
-  deps: ActivityDeps,
-  keyId: string,
-  kind: RequestKind,
-  send: (client: ServiceClient) => Promise<Reply>,
-  beforeSend?: () => Promise<void>,
+/** One request under the key's permit. */
+export interface GuardedRequest {
+  keyId: string;
+  kind: RequestKind;
+  send: (client: ServiceClient) => Promise<Reply>;
+  /** The last step before sending, once the permit is taken (a submit's intent record, a claim). */
+  beforeSend?: (() => Promise<void>) | undefined;
   /** For a submit: the polls its job will need (see PermitGate.acquire). */
-  followUps?: number,
+  followUps?: number | undefined;
   /** The MCP endpoint's tool calls take the same permits as the HTTP API's requests. */
-  transport: Transport = 'http',
+  transport?: Transport | undefined;
   /** Hears of a long wait for the permit (see PermitGate.acquire). */
-  onWait?: (wait: PermitWait) => void,
-): Promise<Reply> {
-  const client = deps.clients.get(keyId, transport);
+  onWait?: ((wait: PermitWait) => void) | undefined;
+}
+
+export async function guardedRequest(deps: ActivityDeps, r: GuardedRequest): Promise<Reply> {
+  const { keyId, kind, beforeSend, followUps, onWait } = r;
+  const client = deps.clients.get(keyId, r.transport ?? 'http');
   return withHeartbeat(async (signal) => {
     try {
       await deps.permits.acquire(keyId, kind, signal, beforeSend, followUps, onWait);
@@ -35,7 +39,7 @@ export async function guardedRequest(
       if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });
       throw err;
     }
-    const reply = await send(client);
+    const reply = await r.send(client);
     if (reply.httpStatus === 429) await deps.permits.rateLimited(keyId, reply.retryAfterMs);
     if (reply.httpStatus === 402) await deps.permits.creditsExhausted(keyId);
     return reply;
@@ -45,30 +49,31 @@ export async function guardedRequest(
 /** One poll of a job under its key's permit; `sentAt` is when the GET really went out. */
 export async function pollRequest(
   deps: ActivityDeps,
-  keyId: string,
-  endpoint: EndpointDef,
-  requestId: string,
-  transport: Transport = 'http',
-  onWait?: (wait: PermitWait) => void,
-  /** A person search's page: read with its offset and limit (over HTTP; MCP's check_status has none). */
-  page?: SearchPageRequest,
+  poll: {
+    keyId: string;
+    endpoint: EndpointDef;
+    requestId: string;
+    transport?: Transport | undefined;
+    onWait?: ((wait: PermitWait) => void) | undefined;
+    /** A person search's page: read with its offset and limit (over HTTP; MCP's check_status has none). */
+    page?: SearchPageRequest | undefined;
+  },
 ): Promise<{ reply: Reply; sentAt: number }> {
+  const { endpoint, requestId, page } = poll;
+  const transport = poll.transport ?? 'http';
   let sentAt = Date.now();
-  const reply = await guardedRequest(
-    deps,
-    keyId,
-    'poll',
-    (c) => {
+  const reply = await guardedRequest(deps, {
+    keyId: poll.keyId,
+    kind: 'poll',
+    send: (c) => {
       sentAt = Date.now();
       return page && transport === 'http'
         ? c.readSearchPage(requestId, page.offset, page.limit)
         : c.poll(endpoint, requestId);
     },
-    undefined,
-    undefined,
     transport,
-    onWait,
-  );
+    onWait: poll.onWait,
+  });
   return { reply, sentAt };
 }
 

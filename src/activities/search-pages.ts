@@ -35,16 +35,12 @@ export async function fetchSearchPage(deps: ActivityDeps, ref: SearchPageRef): P
   let reply;
   try {
     // Its workflow (a person search or a search export) shows a long wait for the permit.
-    reply = await guardedRequest(
-      deps,
-      ref.keyId,
-      'page',
-      (c) => c.readSearchPage(ref.requestId, ref.offset, ref.limit),
-      undefined,
-      undefined,
-      'http',
-      permitWaitReporter(),
-    );
+    reply = await guardedRequest(deps, {
+      keyId: ref.keyId,
+      kind: 'page',
+      send: (c) => c.readSearchPage(ref.requestId, ref.offset, ref.limit),
+      onWait: permitWaitReporter(),
+    });
   } catch (err) {
     if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
     throw err;
@@ -84,21 +80,18 @@ export function createSearchPageActivities(deps: ActivityDeps) {
     ): Promise<{ status: string }> {
       let reply;
       try {
-        reply = await guardedRequest(
-          deps,
-          ref.keyId,
-          'submit',
-          (c) =>
+        reply = await guardedRequest(deps, {
+          keyId: ref.keyId,
+          kind: 'submit',
+          send: (c) =>
             c.submit(personSearch, {
               request_id: ref.requestId,
               offset: ref.offset,
               limit: ref.limit,
             }),
-          intentRecorder(ref.intentToken),
-          undefined,
-          'http',
-          permitWaitReporter(),
-        );
+          beforeSend: intentRecorder(ref.intentToken),
+          onWait: permitWaitReporter(),
+        });
       } catch (err) {
         if (err instanceof TransportError) {
           if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });

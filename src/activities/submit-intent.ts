@@ -2,11 +2,12 @@
 // attempt may now be sent (the submitIntent update). An attempt lost without that record sent
 // nothing, so the workflow makes it again; one the workflow has given up on is refused here and
 // never sent.
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { ActivityNotFoundError } from '@temporalio/client';
+import { ActivityNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
+import { retryUntilAnswered } from './retrying.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
-import { backoffDelayMs, retryableFailure } from './failures.js';
+import { retryableFailure } from './failures.js';
 
 /** The step to run before sending, or none when the workflow asked for no intent record. */
 export function intentRecorder(token: string | undefined): (() => Promise<void>) | undefined {
@@ -27,7 +28,8 @@ export function intentRecorder(token: string | undefined): (() => Promise<void>)
   };
 }
 
-const REPORT_RETRY_CAP_MS = 10_000;
+/** Reports to the Temporal server back off as requests to the service do, up to 10 s. */
+const REPORT_BACKOFF: Backoff = { ...SERVICE_BACKOFF, capMs: 10_000 };
 
 /**
  * The first step after a 202: the accepted job is made known to the server before anything else,
@@ -47,26 +49,17 @@ export function acceptanceReporter(
     const accepted: AcceptedSubmit = { token, ...job };
     // The SDK's own (throttled) heartbeats carry it too, so none of them overwrites it.
     ctx.heartbeat(accepted);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await ctx.client.activity.heartbeat(ctx.info.taskToken, accepted);
-        return;
-      } catch (err) {
-        if (err instanceof ActivityNotFoundError) break;
-      }
-      await sleep(Math.min(REPORT_RETRY_CAP_MS, backoffDelayMs(attempt)));
-    }
-    // The server gave up on this attempt: the workflow waits a while for this update.
+    const heartbeat = await retryUntilAnswered(
+      () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
+      { backoff: REPORT_BACKOFF, ends: (err) => err instanceof ActivityNotFoundError },
+    );
+    if (heartbeat.answered) return;
+    // The server gave up on this attempt: the workflow waits a while for this update. Refused:
+    // the workflow no longer waits for this attempt (it ended it as unknown).
     const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] });
-        return;
-      } catch (err) {
-        // Refused: the workflow no longer waits for this attempt (it ended it as unknown).
-        if ((err as Error).name === 'WorkflowUpdateFailedError') return;
-      }
-      await sleep(Math.min(REPORT_RETRY_CAP_MS, backoffDelayMs(attempt)));
-    }
+    await retryUntilAnswered(
+      () => handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
+      { backoff: REPORT_BACKOFF, ends: (err) => err instanceof WorkflowUpdateFailedError },
+    );
   };
 }

@@ -77,7 +77,7 @@ export interface ReadRowsRequest {
   maxRowBytes?: number;
   /** The chunk's rows stop before this many bytes (serialized), but hold at least one row. */
   maxBytes?: number;
-  /** The batch's duplicates index (batch/duplicates.ts): rows are marked from it. */
+  /** The batch's duplicates index (batch-io/duplicates.ts): rows are marked from it. */
   duplicates?: string;
   /** Rows that have a line in this output are left out of the chunk. */
   skipWritten?: string;
@@ -281,7 +281,7 @@ export interface CarriedState {
    * workflow id, so the next run takes them. Absent when the run drained its window first.
    */
   inFlight?: InFlightRow[];
-  /** Reads mark duplicate rows from the batch's index (batch/duplicates.ts). */
+  /** Reads mark duplicate rows from the batch's index (batch-io/duplicates.ts). */
   dedupe?: boolean;
   /**
    * Duplicate rows waiting for the row whose call they share (it is in flight or sent back).
@@ -416,7 +416,7 @@ export const MAX_FAILED_ROWS = 10;
 /** What an export needs of the input: where it is, its format, and the row limit the batch read it with. */
 export type InputFiles = Pick<InputSource, 'path' | 'format'> & { maxRowBytes?: number };
 
-/** What an ordered export (batch/export.ts from the files, store/export.ts from the store) wrote. */
+/** What an ordered export (batch-io/export.ts from the files, store/export.ts from the store) wrote. */
 export interface ExportReport {
   path: string;
   format: 'csv' | 'jsonl' | 'parquet';
@@ -446,7 +446,7 @@ export const MAX_ROW_BYTES_LIMIT = 256 * 1024;
 /** Bytes of rows per chunk read into the workflow (payloads warn at 256 KB, fail at 2 MB). */
 export const DEFAULT_CHUNK_BYTES = 192 * 1024;
 
-/** The duplicates index of a batch, beside its output: row numbers only (batch/duplicates.ts). */
+/** The duplicates index of a batch, beside its output: row numbers only (batch-io/duplicates.ts). */
 export const duplicatesIndexPath = (output: string, batchId: string) =>
   `${output}.${batchId}.duplicates.json`;
 

@@ -57,7 +57,7 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
       try {
         d = await described();
       } catch (err) {
-        if (err instanceof Error && err.name === 'WorkflowNotFoundError') throw notFound();
+        if (err instanceof WorkflowNotFoundError) throw notFound();
         throw err;
       }
       if (!visible(d.memo)) throw notFound();

@@ -7,6 +7,7 @@ import type {
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import { pathToFileURL } from 'node:url';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { BATCH_ID_PATTERN } from '../batch/types.js';
 import type { PcdsClient } from '../client.js';
@@ -78,8 +79,8 @@ const fileLink = (path: string, name: string): CallToolResult['content'][number]
 });
 
 const isNotFound = (err: unknown) =>
-  err instanceof Error &&
-  (err.name === 'WorkflowNotFoundError' || /_not_found$/.test(String((err as PcdsError).code)));
+  err instanceof WorkflowNotFoundError ||
+  (err instanceof Error && /_not_found$/.test(String((err as PcdsError).code)));
 
 export interface TemporalTaskStoreDeps {
   /** The client of the caller (caller-scoped over HTTP): another caller's work is not found. */

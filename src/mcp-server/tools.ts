@@ -3,6 +3,7 @@
 // tool returns at once with an id, and a status tool tells where that work stands (or, started as
 // an MCP task, tasks/get and tasks/result do).
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { PcdsClient } from '../client.js';
 import { ASYNC_ENDPOINTS } from '../contract/index.js';
@@ -60,7 +61,7 @@ async function closed(
   try {
     return (await workflow.describe()).status.name;
   } catch (err) {
-    if (err instanceof Error && err.name === 'WorkflowNotFoundError') throw notFound();
+    if (err instanceof WorkflowNotFoundError) throw notFound();
     throw err;
   }
 }

@@ -11,6 +11,7 @@ import {
   type UpdateDefinition,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
+import { NO_JITTER, backoffDelayMs, type Backoff } from '../calls/backoff.js';
 import type { EncryptionSettings } from '../codec/settings.js';
 import type { Config } from '../config.js';
 import { temporalClient } from '../temporal/data-converter.js';
@@ -81,6 +82,8 @@ interface Pending {
 }
 
 const UPDATE_ATTEMPTS = 6;
+/** Between those attempts: 50 ms, doubling (1.6 s before the last). */
+const UPDATE_BACKOFF: Backoff = { baseMs: 50, capMs: 1_600, floorMs: 0 };
 const MAX_MOVES = 5;
 
 export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): PermitGate {
@@ -266,12 +269,14 @@ class KeyChannel {
         });
       } catch (err) {
         lastError = err;
-        if (err instanceof WorkflowNotFoundError || isClosedWorkflowError(err)) {
+        // The run finished (completed, terminated) between our calls: the next attempt starts a
+        // new one. The client reports a closed or missing run as WorkflowNotFoundError.
+        if (err instanceof WorkflowNotFoundError) {
           this.mayNeedStart = true;
           continue;
         }
         // A run continuing as new, or a busy server: try again shortly.
-        await sleep(50 * 2 ** attempt);
+        await sleep(backoffDelayMs(attempt + 1, NO_JITTER, UPDATE_BACKOFF));
       }
     }
     throw lastError;
@@ -295,12 +300,6 @@ class KeyChannel {
       startWorkflowOperation: start,
     });
   }
-}
-
-/** The run finished (completed, terminated) between our calls: the next attempt starts a new one. */
-function isClosedWorkflowError(err: unknown): boolean {
-  const message = err instanceof Error ? err.message : '';
-  return /workflow execution already completed|workflow.*(not found|completed)/i.test(message);
 }
 
 /**

@@ -15,6 +15,9 @@ import {
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Activities } from '../activities/index.js';
+import { NO_JITTER } from '../calls/backoff.js';
+import { codeOfFailure, type CodedFailure } from '../calls/failure-code.js';
+import { FIRST_SUBMIT, afterSubmitFault, type SubmitFault } from '../calls/policy.js';
 import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 
@@ -24,8 +27,6 @@ export {
   DEFAULT_POLL_BACKOFF,
   DEFAULT_POLL_INTERVAL_MS,
 } from '../calls/poll-schedule.js';
-const SUBMIT_BACKOFF_BASE_MS = 1_000;
-const SUBMIT_BACKOFF_CAP_MS = 60_000;
 
 /** What operators filter on: what the workflow does now. */
 export type CallStateAttr =
@@ -84,27 +85,10 @@ export function pollActivities(scheduleToCloseMs?: number) {
 }
 
 /** The service's error code behind an activity failure, or a local code for timeouts. */
-export function failureCode(
-  err: unknown,
-  timeoutCode: string,
-): { code: string; message: string; details: unknown[] } {
-  if (err instanceof ActivityFailure) {
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type) {
-      return { code: cause.type, message: cause.message, details: [...(cause.details ?? [])] };
-    }
-    if (cause instanceof TimeoutFailure) {
-      return {
-        code: timeoutCode,
-        message: `${timeoutCode}: the activity timed out (${cause.timeoutType})`,
-        details: [],
-      };
-    }
-  }
-  if (err instanceof ApplicationFailure && err.type) {
-    return { code: err.type, message: err.message, details: [...(err.details ?? [])] };
-  }
-  throw err;
+export function failureCode(err: unknown, timeoutCode: string): CodedFailure {
+  const got = codeOfFailure(err, timeoutCode);
+  if (!got) throw err;
+  return got;
 }
 
 /** Fails the workflow with the code as the failure type (batch parents branch on it). */
@@ -116,19 +100,30 @@ export function callFailure(
   return ApplicationFailure.create({ type: code, message, nonRetryable: true, details });
 }
 
-function retryDelayOf(err: ActivityFailure, attempt: number): number | undefined {
+/** How a failed submit attempt is seen by the call policy. */
+function submitFaultOf(err: ActivityFailure, sending: boolean): SubmitFault {
   const cause = err.cause;
-  if (!(cause instanceof ApplicationFailure) || cause.nonRetryable) return undefined;
+  // Lost before it could send (its permit did not come in time, or its worker died while it
+  // waited): nothing reached the service.
+  if (cause instanceof TimeoutFailure && !sending) return { kind: 'lost_before_send' };
+  if (!(cause instanceof ApplicationFailure) || cause.nonRetryable)
+    return { kind: 'refused', code: codeOfFailure(err)?.code ?? '', retryable: false };
   // The activity states its chosen wait in the details (nextRetryDelay is for Temporal's own retries).
   const chosen = (cause.details?.[0] as { retryDelayMs?: unknown } | undefined)?.retryDelayMs;
-  if (typeof chosen === 'number') return chosen;
-  if (cause.nextRetryDelay !== undefined && cause.nextRetryDelay !== null)
-    return msToNumber(cause.nextRetryDelay);
-  return Math.min(SUBMIT_BACKOFF_CAP_MS, SUBMIT_BACKOFF_BASE_MS * 2 ** (attempt - 1));
+  const delayMs =
+    typeof chosen === 'number'
+      ? chosen
+      : cause.nextRetryDelay !== undefined && cause.nextRetryDelay !== null
+        ? msToNumber(cause.nextRetryDelay)
+        : undefined;
+  return {
+    kind: 'refused',
+    code: cause.type ?? '',
+    retryable: true,
+    ...(delayMs !== undefined ? { delayMs } : {}),
+  };
 }
 
-/** How long to wait before making again a submit whose activity was lost before it could send. */
-const LOST_SUBMIT_RETRY_MS = 1_000;
 /**
  * How long a submit attempt that timed out after recording its intent is given to hand over an
  * accepted job (submitAccepted) before it is called submit_outcome_unknown. The activity retries
@@ -194,8 +189,8 @@ export async function submitOnce<T>(
       },
     },
   );
-  let waitedForService = 0;
-  for (let attempt = 1; ; attempt++) {
+  let standing = FIRST_SUBMIT;
+  for (;;) {
     const token = uuid4();
     current = token;
     sending = false;
@@ -215,22 +210,21 @@ export async function submitOnce<T>(
         lost = undefined;
         if (handedOver) return fromAccepted(handedOver);
       }
-      if (err.cause instanceof TimeoutFailure && !sending) {
-        // Lost before it could send (its permit did not come in time, or its worker died while
-        // it waited): nothing reached the service, so the submit is simply made again.
-        onThrottled();
-        await sleep(LOST_SUBMIT_RETRY_MS);
-        continue;
-      }
-      const delay = retryDelayOf(err, attempt);
-      if (delay === undefined || waitedForService + delay > serviceWaitMs) {
+      // A failure that named no wait (an older activity's) waits the back-off's ceiling: a
+      // recorded timer keeps its duration.
+      const next = afterSubmitFault(
+        { maxWaitMs: serviceWaitMs },
+        standing,
+        submitFaultOf(err, sending),
+        NO_JITTER,
+      );
+      standing = next.standing;
+      if (next.step.kind === 'fail') {
         const f = failureCode(err, 'submit_outcome_unknown');
         throw callFailure(f.code, f.message, f.details);
       }
-      if (err.cause instanceof ApplicationFailure && err.cause.type === 'rate_limit_exceeded')
-        onThrottled();
-      waitedForService += delay;
-      await sleep(delay);
+      if (next.step.throttled) onThrottled();
+      await sleep(next.step.afterMs);
     }
   }
 }

@@ -3,11 +3,9 @@
 // service's error code as the failure type.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import {
-  ApplicationFailure,
   CancellationScope,
   condition,
   getExternalWorkflowHandle,
-  isCancellation,
   patched,
   setCurrentDetails,
   setHandler,
@@ -17,7 +15,6 @@ import {
 import {
   classifyPoll,
   findEndpoint,
-  isKeyFault,
   mcpUnsupportedReason,
   searchCallProblem,
   searchPageOf,
@@ -32,10 +29,6 @@ import {
   PcdsState,
 } from '../temporal/search-attributes.js';
 import {
-  DEFAULT_MAX_POLL_INTERVAL_MS,
-  DEFAULT_MAX_WAIT_MS,
-  DEFAULT_POLL_BACKOFF,
-  DEFAULT_POLL_INTERVAL_MS,
   callFailure,
   failureCode,
   pollActivities,
@@ -43,11 +36,20 @@ import {
   submitOnce,
   type CallStateAttr,
 } from './call-steps.js';
+import { rowFailure } from '../calls/failure-code.js';
+import {
+  acceptedJob,
+  afterPoll,
+  callPolicyOf,
+  nextWait,
+  pollMade,
+  pollTimeoutMessage,
+  type WaitStep,
+} from '../calls/policy.js';
 import { measuredJobMs } from '../batch/job-duration.js';
 import { fillsCache } from '../calls/cache-policy.js';
-import { pollDelayMs } from '../calls/poll-schedule.js';
 import { rowFinishedSignal } from '../batch/messages.js';
-import type { RowEnd, RowFailure } from '../batch/rules.js';
+import type { RowEnd } from '../batch/rules.js';
 import { showPermitWaits } from './permit-waits.js';
 import {
   callStateQuery,
@@ -65,7 +67,6 @@ export interface EndpointCallInput extends CallInput {
   maxPollIntervalMs?: number;
 }
 
-const DEFAULT_WEBHOOK_FALLBACK_POLL_MS = 60_000;
 // Deliveries for other request ids are dropped; a few are kept only until the request id is known.
 const MAX_BUFFERED_DELIVERIES = 8;
 
@@ -93,24 +94,9 @@ export async function pcdsEndpointCall(input: EndpointCallInput): Promise<CallOu
     await report({ outcome });
     return outcome;
   } catch (err) {
-    await report({ failure: rowFailureOf(err, state.requestId) });
+    await report({ failure: rowFailure(err, state.requestId) });
     throw err;
   }
-}
-
-/** How a failed call ends for its batch: the failure's code, and its job's request id if any. */
-function rowFailureOf(err: unknown, requestId: string | undefined): RowFailure {
-  const known = requestId !== undefined ? { requestId } : {};
-  if (err instanceof ApplicationFailure && err.type) {
-    const detail = (err.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
-    return {
-      code: err.type,
-      message: err.message,
-      ...(typeof detail === 'string' ? { requestId: detail } : known),
-    };
-  }
-  if (isCancellation(err)) return { code: 'cancelled', message: 'the row was cancelled', ...known };
-  return { code: 'child_failed', message: "the row's call ended without an error code", ...known };
 }
 
 async function runCall(input: EndpointCallInput, state: CallState): Promise<CallOutcome> {
@@ -135,7 +121,8 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   const transport = input.transport === 'mcp' ? { transport: 'mcp' as const } : {};
   // The maximum wait measures the service's job, from its acceptance: time spent waiting for
   // permits of our own throttle before the submit is "throttled", never late.
-  const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  const policy = callPolicyOf(input, input.webhook === true);
+  const maxWaitMs = policy.maxWaitMs;
 
   const deliveries: WebhookDelivery[] = [];
   setHandler(webhookDeliveredSignal, (delivery) => {
@@ -254,7 +241,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
   }
   acceptedAt = Date.now();
   acceptedAtActivity = submitted.acceptedAt;
-  const deadline = acceptedAt + maxWaitMs;
+  let job = acceptedJob(acceptedAt, acceptedAtActivity);
   state.requestId = submitted.requestId;
   state.lastStatus = submitted.status;
   // Goes with the next change of phase.
@@ -268,8 +255,9 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     return finish(submitted.immediate, submitted.requestId);
 
   const poll = async (): Promise<PollResult> => {
-    state.polls += 1;
-    for (let keyFaults = 0; ; keyFaults++) {
+    job = pollMade(job);
+    state.polls = job.polls;
+    for (;;) {
       const askedAt = Date.now();
       try {
         // No bound on the attempts: the job may be charged, so it is read however long our own
@@ -283,46 +271,39 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
           ...(fillsCache(endpoint.name, input.cache) ? { fillsCache: true } : {}),
         });
         state.lastStatus = r.status;
-        if (keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');
+        if (job.keyFaults > 0) enter(input.webhook ? 'waiting_for_webhook' : 'polling');
         else sentWithoutWait(askedAt, r.sentAt);
         return r;
       } catch (err) {
         const code = failureCode(err, 'poll_timeout').code;
-        if (!isKeyFault(code)) return fail(err, 'poll_timeout');
-        // The key was revoked, rotated or fenced off after the service accepted the job: the job
-        // is the key's (another key cannot read it) and may be charged, so it is never submitted
-        // again. The call waits, keeping its request id, and reads it once the key works again.
+        const next = afterPoll(policy, job, { kind: 'failed', code }, Date.now());
+        if (next.step.kind !== 'wait_for_key') return fail(err, 'poll_timeout');
+        job = next.job;
+        // The key was revoked, rotated or fenced off after the service accepted the job: the call
+        // waits, keeping its request id, and reads it once the key works again.
         enter(input.webhook ? 'waiting_for_webhook' : 'polling', 'waiting_for_key');
         setCurrentDetails(
           `${endpoint.name}: waiting for key ${submitted.keyId} to work again (${code}); request ${submitted.requestId} is kept`,
         );
-        await sleep(keyRetryDelayMs(keyFaults, input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS));
+        await sleep(next.step.afterMs);
       }
     }
   };
-  const timeout = (): never =>
-    fail(
-      callFailure(
-        'poll_timeout',
-        `poll_timeout: the job was still running ${Math.round(maxWaitMs / 1000)} s after the service accepted it`,
-      ),
-      'poll_timeout',
-    );
-  /** The service said "running" at or after the deadline (by the time the poll really went out). */
-  const pastDeadline = (r: PollResult) =>
-    r.sentAt !== undefined && acceptedAtActivity !== undefined
-      ? r.sentAt - acceptedAtActivity >= maxWaitMs
-      : Date.now() >= deadline;
+  /** A running reply: the wait before the next poll, or the end at the deadline. */
+  const stillRunning = (r: PollResult): WaitStep => {
+    const { step } = afterPoll(policy, job, { kind: 'running', sentAt: r.sentAt }, Date.now());
+    if (step.kind === 'poll' || step.kind === 'await_webhook') return step;
+    return fail(callFailure('poll_timeout', pollTimeoutMessage(policy)), 'poll_timeout');
+  };
 
   if (input.webhook) {
-    const fallbackMs = input.webhookFallbackPollMs ?? DEFAULT_WEBHOOK_FALLBACK_POLL_MS;
     enter('waiting_for_webhook');
     const ours = (d: WebhookDelivery) =>
       d.requestId === undefined || d.requestId === submitted.requestId;
     for (;;) {
       const delivered = await condition(
         () => deliveries.some(ours),
-        Math.max(1, Math.min(fallbackMs, deadline - Date.now())),
+        nextWait(policy, job, Date.now()).afterMs,
       );
       if (delivered) {
         const delivery = deliveries.splice(deliveries.findIndex(ours), 1)[0];
@@ -349,37 +330,23 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
       // No delivery in time: one fallback poll (at the deadline, the one that decides).
       const r = await poll();
       if (r.kind !== 'running') return finish(r, submitted.requestId);
-      if (pastDeadline(r)) return timeout();
+      // Ends the call when the job is still running at the deadline.
+      stillRunning(r);
     }
   }
 
   enter('polling');
-  const schedule = {
-    intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS,
-    backoff: input.pollBackoff ?? DEFAULT_POLL_BACKOFF,
-    maxIntervalMs: input.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS,
-    ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
-  };
+  // The last poll lands at the deadline; a job still running then has timed out.
+  let wait = nextWait(policy, job, Date.now());
   for (;;) {
-    // The last poll lands at the deadline; a job still running then has timed out.
-    const left = deadline - Date.now();
-    await sleep(Math.max(1, Math.min(pollDelayMs(state.polls + 1, schedule), left)));
+    await sleep(wait.afterMs);
     const r = await poll();
     if (r.kind !== 'running') return finish(r, submitted.requestId);
-    if (pastDeadline(r)) return timeout();
+    wait = stillRunning(r);
     setCurrentDetails(
       `${endpoint.name}: polling (request ${submitted.requestId}, status ${r.status}, ${state.polls} polls)`,
     );
   }
-}
-
-/**
- * Spacing of the polls that ask whether a faulted key works again: 30 poll intervals at first,
- * doubling up to 600 (30 s to 10 minutes with the default 1 s), so rows waiting on a revoked key
- * spend little of its rate.
- */
-function keyRetryDelayMs(faults: number, pollIntervalMs: number): number {
-  return Math.min(600, 30 * 2 ** faults) * pollIntervalMs;
 }
 
 async function submitWithRetries(

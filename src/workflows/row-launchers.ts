@@ -2,48 +2,23 @@
 // workflows), or, for a compact batch, as one activity that submits, polls and writes its line.
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import {
-  ActivityFailure,
-  ApplicationFailure,
-  ChildWorkflowFailure,
   ParentClosePolicy,
-  TerminatedFailure,
   WorkflowIdReusePolicy,
-  isCancellation,
   patched,
   startChild,
 } from '@temporalio/workflow';
 import type { BatchRun, StartableRow } from '../batch/batch-run.js';
-import type { RowFailure } from '../batch/rules.js';
 import { childWorkflowId, type BatchInput } from '../batch/types.js';
 import { isSystemic } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { compactRows, rows } from './batch-activities.js';
 import type { endpointCall } from './endpoint-call.js';
 import type { CallInput } from '../calls/types.js';
+import { rowFailure } from '../calls/failure-code.js';
 
 /** Starts the call of a row the run marked in flight; how it ends reaches `run.settle`. */
 export interface RowLauncher {
   start(next: StartableRow): void;
-}
-
-/** A row's failure as the batch records it, told apart by the SDK's failure classes. */
-export function failureOf(err: unknown): RowFailure {
-  const cause =
-    err instanceof ChildWorkflowFailure || err instanceof ActivityFailure ? err.cause : err;
-  if (cause instanceof ApplicationFailure && cause.type) {
-    // A job that exists (say, its result was too large to carry) keeps its request id.
-    const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
-    return {
-      code: cause.type,
-      message: cause.message,
-      ...(typeof requestId === 'string' ? { requestId } : {}),
-    };
-  }
-  if (isCancellation(cause)) return { code: 'cancelled', message: 'the row was cancelled' };
-  if (cause instanceof TerminatedFailure)
-    return { code: 'terminated', message: "the row's call was terminated" };
-  const name = (cause as Error | undefined)?.name ?? 'unknown';
-  return { code: 'child_failed', message: `the row's call ended without an error code (${name})` };
 }
 
 /** The launcher for this run's rows. */
@@ -81,7 +56,7 @@ function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): Ro
         })
         .then(
           (end) => run.settle(row.row, end),
-          (err: unknown) => run.settle(row.row, { failure: failureOf(err) }),
+          (err: unknown) => run.settle(row.row, { failure: rowFailure(err) }),
         );
     },
   };
@@ -118,7 +93,7 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
       },
       (e: unknown) => {
         run.startEnded();
-        run.settle(rowNumber, { failure: failureOf(e) });
+        run.settle(rowNumber, { failure: rowFailure(e) });
       },
     );
   };
@@ -164,13 +139,13 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
           run.startEnded(row.row);
           handle.result().then(
             (outcome) => run.settle(row.row, { outcome }),
-            (err: unknown) => run.settle(row.row, { failure: failureOf(err) }),
+            (err: unknown) => run.settle(row.row, { failure: rowFailure(err) }),
           );
         },
         (err: unknown) => {
           if (err instanceof WorkflowExecutionAlreadyStartedError) return takeEarlierCall(row.row);
           run.startEnded();
-          run.settle(row.row, { failure: failureOf(err) });
+          run.settle(row.row, { failure: rowFailure(err) });
         },
       );
     },

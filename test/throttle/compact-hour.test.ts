@@ -2,7 +2,10 @@
 // (activities of the batch) wait for permits of the shared throttle while the hour's budget is
 // spent, and every row still ends with one line and one submit, with no 429. Every duration is
 // scaled by one factor: the service's windows and job latency (the emulator's time scale), the
-// throttle's windows, the rows' poll interval and maximum wait.
+// throttle's windows, the rows' poll interval and maximum wait. A row held back shows `throttled`
+// and why in its heartbeat details, as a row's own workflow shows PcdsState throttled.
+import type { WorkflowHandle } from '@temporalio/client';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
@@ -21,6 +24,28 @@ const SCALE = 0.01;
 const LIMITS = { perMinute: 10, perHour: 30 };
 const ROWS = 16;
 const HOUR_MS = 3_600_000 * SCALE;
+
+/** The heartbeat details of the batch's pending rows, read every half second until `done`. */
+async function sampleRowDetails(
+  handle: WorkflowHandle,
+  converter: Parameters<typeof decodeArrayFromPayloads>[0],
+  done: Promise<unknown>,
+): Promise<Record<string, unknown>[]> {
+  let over = false;
+  void done.finally(() => (over = true));
+  const seen: Record<string, unknown>[] = [];
+  while (!over) {
+    const { raw } = await handle.describe();
+    for (const a of raw.pendingActivities ?? []) {
+      const payloads = a.heartbeatDetails?.payloads;
+      if (a.activityType?.name !== 'runBatchRow' || !payloads?.length) continue;
+      const [details] = await decodeArrayFromPayloads(converter, payloads);
+      seen.push(details as Record<string, unknown>);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return seen;
+}
 
 let emulator: RunningEmulator;
 beforeAll(async () => {
@@ -56,8 +81,24 @@ it('a compact batch waits out the spent hour: one line and one submit per row, n
         pollIntervalMs: 1_000 * SCALE,
         maxWaitMs: 30 * 60_000 * SCALE,
       });
-      const summary = await handle.result();
+      const result = handle.result();
+      const details = await sampleRowDetails(
+        handle,
+        client.options.loadedDataConverter,
+        result.catch(() => undefined),
+      );
+      const summary = await result;
       const elapsedMs = Date.now() - started;
+      // Rows waiting for the hour window say so, with the key and the reason, and nothing more.
+      const throttled = details.filter((d) => d.phase === 'throttled');
+      expect(throttled.length).toBeGreaterThan(0);
+      for (const d of throttled) {
+        expect(d.why).toMatch(
+          new RegExp(`^throttled: (submit|poll) waits for a permit on key ${keyId}: the key's `),
+        );
+        expect(typeof d.row).toBe('number');
+      }
+      expect(JSON.stringify(details)).not.toMatch(/@/);
       expect(summary).toMatchObject({ state: 'done', done: ROWS, found: ROWS, failed: 0 });
       const lines = await readOutput(output);
       expect(lines).toHaveLength(ROWS);
