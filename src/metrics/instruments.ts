@@ -123,6 +123,7 @@ const WEBHOOK_OUTCOMES: Record<
   { result: 'accepted' | 'refused'; reason: string }
 > = {
   signalled: { result: 'accepted', reason: 'signalled' },
+  stored: { result: 'accepted', reason: 'stored' },
   duplicates: { result: 'accepted', reason: 'duplicate' },
   noWorkflow: { result: 'accepted', reason: 'call_finished' },
   refused: { result: 'refused', reason: 'bad_token' },

@@ -1,6 +1,7 @@
 // Starting the receiver from configuration, as the worker does and `pcds webhooks` does alone.
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
+import type { LazyBatchStore } from '../store/index.js';
 import { callbackUrlsFor } from './callback-urls.js';
 import { startWebhookReceiver, type ReceiverLog, type WebhookReceiver } from './receiver.js';
 import { webhookSettings, type WebhookSettings } from './settings.js';
@@ -13,6 +14,8 @@ export interface ConfiguredReceiverOptions {
   /** Default PCDS_WEBHOOK_HOST. */
   host?: string;
   log?: ReceiverLog;
+  /** Where compact rows read their deliveries: the store the workers use (PCDS_STORE_URL). */
+  store?: Pick<LazyBatchStore, 'get'>;
 }
 
 /**
@@ -37,6 +40,7 @@ export async function startReceiverFromConfig(
     // A delivery carries a result the workflow takes up to PCDS_MAX_RESULT_BYTES, in an envelope.
     bodyLimit: opts.config.PCDS_MAX_RESULT_BYTES + 64 * 1024,
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.store ? { store: opts.store } : {}),
   });
   return { ...receiver, publicUrl: settings.publicUrl };
 }
