@@ -1,9 +1,11 @@
 // Compact batches in webhook mode: a row has no workflow, so the receiver keeps its delivery in
 // the store and the row's activity takes it as its poll's reply. Every row ends once with its
 // line and is submitted once; its result comes by delivery (no poll), or by the fallback poll
-// when the delivery is lost.
+// when the delivery is lost, and a row whose worker stopped finds its delivery in the store.
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { batchWorkflowId } from '../../src/batch/types.js';
 import { sampleRows } from '../../src/emulator/index.js';
+import type { batchWorkflow } from '../../src/workflows/batch.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from '../../src/store/index.js';
 import { readOutput, startCsvBatch, tempDir, writeCsv } from '../batch/fixtures.js';
 import { startWebhookEnv, withWebhookWorker, type WebhookEnv } from './webhook-env.js';
@@ -118,3 +120,46 @@ it('ends rows whose deliveries are lost by the fallback poll', async () => {
     env.emulator.setFaults({});
   }
 }, 120_000);
+
+it('a row whose worker stopped while it waited takes its delivery from the store', async () => {
+  const rows = 3;
+  const input = rowsFile('handover', rows);
+  const before = env.emulator.stats();
+  const pollsBefore = env.proxy.seen(POLL).length;
+  const taskQueue = `compact-hooks-handover-${process.pid}-${Date.now().toString(36)}`;
+  let started: Awaited<ReturnType<typeof startCsvBatch>> | undefined;
+  // The first worker's rows look in the store once, then wait past their deliveries: it stops
+  // once the receiver has kept them all, with the rows still waiting.
+  await withWebhookWorker(
+    env,
+    { fallbackPollMs: 60_000, store, deliveryCheckMs: 10 * 60_000, taskQueue },
+    async ({ client, receiver }) => {
+      started = await startCsvBatch(client.temporal, taskQueue, 'compact-hooks-handover', input, {
+        window: rows,
+        compact: true,
+        webhooks: true,
+        webhookFallbackPollMs: 60_000,
+        keyIds: ['dev'],
+      });
+      await expect
+        .poll(() => receiver.stats().stored, { timeout: 30_000, interval: 100 })
+        .toBe(rows);
+      expect((await started.handle.describe()).status.name).toBe('RUNNING');
+    },
+  );
+  // Another worker: the rows' retried attempts find their jobs accepted and their deliveries kept.
+  await withWebhookWorker(
+    env,
+    { fallbackPollMs: 60_000, store, deliveryCheckMs: 200, taskQueue },
+    async ({ client }) => {
+      const handle = client.temporal.workflow.getHandle<typeof batchWorkflow>(
+        batchWorkflowId(started!.batchId),
+      );
+      expect(await handle.result()).toMatchObject({ total: rows, found: rows });
+    },
+  );
+  expect(await readOutput(started!.output)).toHaveLength(rows);
+  const after = env.emulator.stats();
+  expect(after.jobsSubmitted - before.jobsSubmitted).toBe(rows);
+  expect(env.proxy.seen(POLL).length - pollsBefore).toBe(0);
+}, 180_000);

@@ -62,7 +62,13 @@ export interface WebhookWorkerContext {
  */
 export async function withWebhookWorker<T>(
   env: WebhookEnv,
-  opts: { fallbackPollMs: number; store?: LazyBatchStore; deliveryCheckMs?: number },
+  opts: {
+    fallbackPollMs: number;
+    store?: LazyBatchStore;
+    deliveryCheckMs?: number;
+    /** A task queue of the caller's (another worker's, say); default a new one. */
+    taskQueue?: string;
+  },
   fn: (ctx: WebhookWorkerContext) => Promise<T>,
 ): Promise<T> {
   const { client: temporal, connection: receiverConnection } = await connectClient();
@@ -87,7 +93,8 @@ export async function withWebhookWorker<T>(
     ...kept,
   });
   try {
-    return await withWorker({ activities }, async ({ taskQueue, namespace, address }) => {
+    const queue = opts.taskQueue ? { taskQueue: opts.taskQueue } : {};
+    return await withWorker({ activities, ...queue }, async ({ taskQueue, namespace, address }) => {
       const { connection } = await connectClient({ address, namespace });
       const client = await createPcdsClient({
         connection,
