@@ -119,6 +119,8 @@ const envSchema = z.object({
   PCDS_WEBHOOK_PREVIOUS_SECRETS: z.string().optional(),
   PCDS_WEBHOOK_PORT: z.coerce.number().int().min(0).max(65535).default(8788),
   PCDS_WEBHOOK_FALLBACK_POLL_MS: intFrom(60_000),
+  /** How often a compact row waiting for its webhook looks for the delivery in the store. */
+  PCDS_WEBHOOK_DELIVERY_CHECK_MS: intFrom(2_000),
   /** How long a callback URL is accepted after its call submitted the job. */
   PCDS_WEBHOOK_TOKEN_TTL_MS: intFrom(48 * 3_600_000),
   /** Address the webhook receiver listens on (it sits behind PCDS_WEBHOOK_PUBLIC_URL). */
@@ -168,6 +170,7 @@ export const PACED_SETTINGS = [
   'PCDS_POLL_INTERVAL_MS',
   'PCDS_MAX_WAIT_MS',
   'PCDS_WEBHOOK_FALLBACK_POLL_MS',
+  'PCDS_WEBHOOK_DELIVERY_CHECK_MS',
   'PCDS_WEBHOOK_TOKEN_TTL_MS',
   'PCDS_METRICS_USAGE_INTERVAL_MS',
 ] as const;

@@ -160,7 +160,9 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
   installMetricsExporter(config);
   const connection = await connectTemporalNative(temporalConnectionOptions(config));
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
-  const pcds = await createWorker({ config, connection });
+  // One store for the activities and the receiver, which keeps compact rows' deliveries in it.
+  const store = lazyBatchStore(() => openStoreFromSettings(config));
+  const pcds = await createWorker({ config, connection, store });
   const receiverClient =
     webhooksConfigured(config) && config.PCDS_WEBHOOK_RECEIVER === 'in-worker'
       ? temporalClient(connection, config)
@@ -169,6 +171,7 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
     ? await startReceiverFromConfig({
         config,
         client: receiverClient,
+        store,
         onDelivery: recordWebhookDelivery,
       })
     : undefined;

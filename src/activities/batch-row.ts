@@ -5,10 +5,12 @@
 // workflows: an attempt that finds the row's job accepted polls it, one that finds a send that may
 // have reached the service ends the row as submit_outcome_unknown. A found or empty row's line is
 // written here, so the batch's history holds neither the row's result nor a second copy of it.
+// With webhooks, the submit carries the row's callback URL and the row waits for the delivery,
+// which the receiver keeps in the store (a compact row has no workflow to signal).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { heartbeat, heartbeatWhere } from './heartbeat.js';
-import { CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { NO_JITTER, type Backoff } from '../calls/backoff.js';
 import { describeCode } from '../calls/failure-code.js';
 import {
@@ -26,6 +28,7 @@ import {
 import {
   classifyPoll,
   classifySubmit,
+  type PollOutcome,
   formatProblems,
   getEndpoint,
   mcpArgumentProblems,
@@ -34,7 +37,6 @@ import {
   validateInput,
   type EndpointDef,
   type Failure,
-  type Reply,
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
@@ -50,7 +52,8 @@ import {
   type JournalEntry,
 } from '../batch-io/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
-import type { ResultLine } from '../batch/types.js';
+import { childWorkflowId, type ResultLine } from '../batch/types.js';
+import type { StoredDelivery } from '../store/batch-store.js';
 import type { CallOutcome } from '../calls/types.js';
 import { describePermitWait } from '../workflows/permit-waits.js';
 import type { ActivityDeps } from './deps.js';
@@ -76,6 +79,12 @@ export interface BatchRowInput {
   pollIntervalMs?: number;
   firstPollDelayMs?: number;
   maxWaitMs?: number;
+  /**
+   * The result comes by webhook: the submit carries the row's callback URL and the row waits for
+   * the delivery in the store, polling only every `webhookFallbackPollMs`. Stored batches only.
+   */
+  webhook?: boolean;
+  webhookFallbackPollMs?: number;
 }
 
 const HEARTBEAT_EVERY_MS = 5_000;
@@ -91,7 +100,7 @@ const LOST_POLL: PollReply = { kind: 'transient', code: 'transport_error' };
  */
 interface RowWhere {
   row: number;
-  phase: 'submitting' | 'polling' | 'waiting_for_key' | 'throttled';
+  phase: 'submitting' | 'polling' | 'waiting_for_webhook' | 'waiting_for_key' | 'throttled';
   keyId?: string;
   requestId?: string;
   /** The key's fault, while waiting for the key. */
@@ -166,6 +175,19 @@ const failed = (code: string, message: string, requestId?: string): RowFailed =>
 const failedWith = (f: Pick<Failure, 'code'> & { httpStatus?: number }, requestId?: string) =>
   failed(f.code, describeCode(f.code, f.httpStatus), requestId);
 
+/**
+ * A delivery taken as a poll's reply, as a row's workflow takes it: a success naming the job
+ * that parses as found, empty or still running. Anything else (a failure envelope, one naming no
+ * job, a person search's completion, which carries no rows) is confirmed by a poll: undefined.
+ */
+function deliveredReply(endpoint: EndpointDef, delivery: StoredDelivery): PollOutcome | undefined {
+  if (delivery.requestId === undefined || endpoint.polling === 'person_search') return undefined;
+  const outcome = classifyPoll(endpoint, { httpStatus: 200, body: delivery.body });
+  return outcome.kind === 'found' || outcome.kind === 'empty' || outcome.kind === 'running'
+    ? outcome
+    : undefined;
+}
+
 export function createBatchRowActivities(deps: ActivityDeps) {
   return {
     /**
@@ -181,7 +203,9 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       const owner = `${info.workflowExecution?.runId ?? 'none'}/${info.activityId}/${info.attempt}`;
       const ledger = await ledgerOf(deps, input);
       const transport = input.transport ?? 'http';
-      const policy = callPolicyOf(input);
+      const policy = callPolicyOf(input, input.webhook === true);
+      /** Deliveries this attempt has taken (by request id, '' for none): each is acted on once. */
+      const taken = new Set<string>();
       // What the pending activity shows: row, phase and (once accepted) request id, no values.
       let where: RowWhere = { row: input.row, phase: 'submitting' };
       const show = (now: RowWhere) => heartbeatWhere((where = now), ctx);
@@ -264,8 +288,23 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         const valid = validateInput(endpoint, input.params);
         if (!valid.ok)
           return failed('invalid_request', `invalid_request: ${formatProblems(valid.problems)}`);
+        let callbackUrl: string | undefined;
+        if (input.webhook) {
+          if (!input.store || !deps.store || !deps.callbackUrlFor)
+            return failed(
+              'webhook_not_configured',
+              'webhook_not_configured: a compact row waits for its webhook in the store; this worker has no receiver URL (PCDS_WEBHOOK_*) or the batch is not stored',
+            );
+          try {
+            // Never returned nor logged: the URL carries the receiver's token for this row.
+            callbackUrl = deps.callbackUrlFor(childWorkflowId(input.batchId, input.row));
+          } catch (err) {
+            if (!(err instanceof ApplicationFailure) || !err.type) throw err;
+            return failed(err.type, err.message);
+          }
+        }
         if (transport === 'mcp') {
-          const why = mcpUnsupportedReason(endpoint, { webhook: false });
+          const why = mcpUnsupportedReason(endpoint, { webhook: input.webhook === true });
           if (why) return failed('mcp_unsupported', `mcp_unsupported: ${why}`);
           const problems = mcpArgumentProblems(endpoint.mcpTool!, valid.value);
           if (problems.length)
@@ -284,12 +323,17 @@ export function createBatchRowActivities(deps: ActivityDeps) {
             const reply = await guardedRequest(deps, {
               keyId: input.keyId,
               kind: 'submit',
-              send: (c) => c.submit(endpoint, { ...valid.value }),
+              send: (c) =>
+                c.submit(endpoint, {
+                  ...valid.value,
+                  ...(callbackUrl ? { callback_url: callbackUrl } : {}),
+                }),
               beforeSend: async () => {
                 const claim = await ledger.claim(owner);
                 if (!claim.mine) throw new ClaimedElsewhere(claim.entry);
               },
-              followUps: 1,
+              // A job whose result a webhook delivers needs no poll held for it.
+              followUps: input.webhook ? 0 : 1,
               transport,
               onWait,
             });
@@ -336,41 +380,80 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         }
       }
 
+      /**
+       * The row's next delivery this attempt has not taken, looked for in the store every
+       * PCDS_WEBHOOK_DELIVERY_CHECK_MS for up to `ms`; undefined when none came in that time.
+       */
+      async function nextDelivery(requestId: string, ms: number) {
+        const until = Date.now() + ms;
+        for (;;) {
+          let kept: StoredDelivery[] = [];
+          try {
+            kept = await (await deps.store!.get()).deliveries(input.batchId, input.row, requestId);
+          } catch {
+            // The store is away: the next look, or the fallback poll, reads the job.
+          }
+          const delivery = kept.find((d) => !taken.has(d.requestId ?? ''));
+          if (delivery) {
+            taken.add(delivery.requestId ?? '');
+            return delivery;
+          }
+          const left = until - Date.now();
+          if (left <= 0) return undefined;
+          await sleep(Math.min(deps.config.PCDS_WEBHOOK_DELIVERY_CHECK_MS, left), undefined, {
+            signal,
+          });
+        }
+      }
+
       async function pollUntilDone(endpoint: EndpointDef, accepted: Job): Promise<RowEnd> {
         const { keyId, requestId } = accepted;
-        const polling: RowWhere = { row: input.row, phase: 'polling', keyId, requestId };
-        show(polling);
+        const waiting: RowWhere = {
+          row: input.row,
+          phase: input.webhook ? 'waiting_for_webhook' : 'polling',
+          keyId,
+          requestId,
+        };
+        show(waiting);
         let job = acceptedJob(accepted.acceptedAt, accepted.acceptedAt);
         let wait: PollWait = nextWait(policy, job, Date.now());
         for (;;) {
-          await sleep(wait.afterMs, undefined, { signal });
-          // A poll made again after a fault is the same poll.
-          if (wait.kind === 'poll') job = pollMade(job);
-          let polled: { reply: Reply; sentAt: number } | undefined;
-          try {
-            polled = await pollRequest(deps, {
-              keyId,
-              endpoint,
-              requestId,
-              transport,
-              onWait,
-              page: endpoint.polling === 'person_search' ? searchPageOf(input.params) : undefined,
-            });
-          } catch (err) {
-            // Polls are free and safe to repeat: a lost one is made again.
-            if (!(err instanceof TransportError)) throw err;
+          let outcome: PollOutcome | undefined;
+          let sentAt: number | undefined;
+          // A delivery is the reply a poll would have had; one that needs confirming is polled.
+          if (wait.kind === 'await_webhook') {
+            const delivery = await nextDelivery(requestId, wait.afterMs);
+            outcome = delivery && deliveredReply(endpoint, delivery);
+          } else await sleep(wait.afterMs, undefined, { signal });
+          if (!outcome) {
+            // A poll made again after a fault is the same poll.
+            if (wait.kind === 'poll' || wait.kind === 'await_webhook') job = pollMade(job);
+            try {
+              const polled = await pollRequest(deps, {
+                keyId,
+                endpoint,
+                requestId,
+                transport,
+                onWait,
+                page: endpoint.polling === 'person_search' ? searchPageOf(input.params) : undefined,
+              });
+              outcome = classifyPoll(endpoint, polled.reply);
+              sentAt = polled.sentAt;
+            } catch (err) {
+              // Polls are free and safe to repeat: a lost one is made again.
+              if (!(err instanceof TransportError)) throw err;
+            }
           }
-          const outcome = polled && classifyPoll(endpoint, polled.reply);
           const next = afterPoll(
             policy,
             job,
-            outcome ? pollReplyOf(outcome, polled?.sentAt) : LOST_POLL,
+            outcome ? pollReplyOf(outcome, sentAt) : LOST_POLL,
             Date.now(),
           );
           const step = next.step;
           job = next.job;
           if (step.kind === 'finish')
-            return finish(endpoint, accepted, outcome!, job.polls, polled?.sentAt);
+            return finish(endpoint, accepted, outcome!, job.polls, sentAt);
           if (step.kind === 'fail')
             return outcome?.kind === 'failed'
               ? failedWith(outcome.failure, requestId)
@@ -378,8 +461,8 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           // The job is the key's and may be charged: the row waits for the key to work again.
           show(
             step.kind === 'wait_for_key'
-              ? { ...polling, phase: 'waiting_for_key', code: step.code }
-              : polling,
+              ? { ...waiting, phase: 'waiting_for_key', code: step.code }
+              : waiting,
           );
           wait = step;
         }

@@ -213,7 +213,8 @@ export interface BatchInput {
   carriedCheckMs?: number;
   /**
    * Rows run as activities of the batch instead of workflows of their own: fewer history events
-   * and several times the rows per second where the service is not the limit. Polling only.
+   * and several times the rows per second where the service is not the limit. With webhooks, a
+   * row's delivery is kept in the store by the receiver, where its activity reads it.
    */
   compact?: boolean;
   /**
@@ -451,6 +452,17 @@ export const duplicatesIndexPath = (output: string, batchId: string) =>
   `${output}.${batchId}.duplicates.json`;
 
 export const childWorkflowId = (batchId: string, row: number) => `batch-${batchId}-row-${row}`;
+
+/**
+ * The batch and row a row's id names (childWorkflowId's shape: a row's workflow, or the name a
+ * compact row's callback URL carries); undefined for any other id. The row is the last part, so
+ * a batch id that holds "-row-" itself is still read whole.
+ */
+export function rowOfWorkflowId(workflowId: string): { batchId: string; row: number } | undefined {
+  const m = /^batch-(.+)-row-([1-9][0-9]{0,9})$/.exec(workflowId);
+  if (!m || !BATCH_ID_PATTERN.test(m[1])) return undefined;
+  return { batchId: m[1], row: Number(m[2]) };
+}
 /** A batch's one-line summary: its static summary at start, and each run's current details. */
 export const batchSummaryLine = (total: number, endpoint: string) =>
   `batch of ${total} ${endpoint} rows`;

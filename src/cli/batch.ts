@@ -732,7 +732,7 @@ export function registerBatchCommand(program: Command): Command {
     .option('--webhooks', 'rows wait for webhook deliveries instead of polling')
     .option(
       '--compact',
-      'rows run as activities of the batch, not workflows of their own: fewer history events and more rows/s when the service is not the limit (polling only)',
+      'rows run as activities of the batch, not workflows of their own: fewer history events and more rows/s when the service is not the limit (with --webhooks, deliveries reach them through the store)',
     )
     .addOption(
       new Option(

@@ -2,6 +2,7 @@
 // reachable from the internet), until SIGINT or SIGTERM.
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.js';
+import { lazyBatchStore, openStoreFromSettings } from '../store/index.js';
 import { installMetricsExporter } from '../metrics/exporter.js';
 import { recordWebhookDelivery } from '../metrics/instruments.js';
 import { PortInUseError } from './ports.js';
@@ -23,10 +24,14 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
   // Its delivery counters, when PCDS_METRICS_PORT is set (before the Temporal connection).
   installMetricsExporter(config);
   const { client, close } = await connectTemporal(config);
+  // Compact rows have no workflow to signal: their deliveries go to the workers' store, opened on
+  // the first such delivery.
+  const store = lazyBatchStore(() => openStoreFromSettings(config));
   try {
     const receiver = await startReceiverFromConfig({
       config,
       client,
+      store,
       onDelivery: recordWebhookDelivery,
       ...opts,
     }).catch((err: unknown) => {
@@ -47,11 +52,12 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
     await receiver.stop();
     const s = receiver.stats();
     process.stderr.write(
-      `webhook receiver stopped: ${s.signalled} forwarded, ${s.duplicates} duplicates, ` +
+      `webhook receiver stopped: ${s.signalled} forwarded, ${s.stored} kept for compact rows, ${s.duplicates} duplicates, ` +
         `${s.noWorkflow} for finished calls, ${s.refused} refused, ${s.malformed} malformed, ` +
         `${s.foreign} for another job, ${s.overBound} over a call's bound\n`,
     );
   } finally {
+    await store.close();
     await close();
   }
 }
@@ -61,6 +67,7 @@ export function registerWebhooksCommand(program: Command): void {
     .command('webhooks')
     .description(
       'run the webhook receiver alone: deliveries at PCDS_WEBHOOK_PUBLIC_URL signal the waiting calls ' +
+        '(a compact batch row: kept for it in the store, PCDS_STORE_URL) ' +
         '(needs PCDS_WEBHOOK_PUBLIC_URL and PCDS_WEBHOOK_SECRET; set PCDS_WEBHOOK_RECEIVER=standalone on the workers)',
     )
     .option('--port <port>', 'port to listen on (default PCDS_WEBHOOK_PORT, 8788)', parsePort)

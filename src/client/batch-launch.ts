@@ -202,12 +202,6 @@ export function checkBatchOptions(req: BatchOptions): { endpoint: EndpointDef; b
       `--window must be an integer from 1 to ${MAX_WINDOW}`,
     );
   }
-  if (req.compact && req.webhooks) {
-    throw new BatchSetupError(
-      'invalid_options',
-      '--compact polls for results: leave out --webhooks, or --compact to have rows wait for webhooks',
-    );
-  }
   if (
     req.maxRowBytes !== undefined &&
     (!Number.isInteger(req.maxRowBytes) ||

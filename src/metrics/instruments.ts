@@ -119,6 +119,7 @@ export function recordCredits(key: string, used: number, available: number | und
  */
 const WEBHOOK_OUTCOMES = {
   signalled: { result: 'accepted', reason: 'signalled' },
+  stored: { result: 'accepted', reason: 'stored' },
   duplicates: { result: 'accepted', reason: 'duplicate' },
   noWorkflow: { result: 'accepted', reason: 'call_finished' },
   refused: { result: 'refused', reason: 'bad_token' },

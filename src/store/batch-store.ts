@@ -1,5 +1,5 @@
 // A batch's data in the store: its record, its rows as read, one result per row, and the submit
-// journal of compact rows. "One result per row" is the primary key: a retried, zombie or
+// journal and webhook deliveries of compact rows. "One result per row" is the primary key: a retried, zombie or
 // duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch-io/row-journal.js';
@@ -39,6 +39,28 @@ export class BatchStoreError extends Error {
     super(message);
   }
 }
+
+/** What became of a delivery offered to recordDelivery. */
+export type DeliveryRecording =
+  | 'recorded'
+  /** The same job's delivery is there already. */
+  | 'duplicate'
+  /** The row's bound of kept deliveries is reached (a leaked callback URL cannot flood it). */
+  | 'over_bound'
+  /** The row has its result: nothing waits for a delivery. */
+  | 'finished';
+
+/** A delivery kept for a compact row, opened. */
+export interface StoredDelivery {
+  /** The job the envelope names; absent for a failure envelope. */
+  requestId?: string;
+  /** The delivered envelope, as a poll would have returned it. */
+  body: unknown;
+  receivedAt: number;
+}
+
+/** Deliveries kept per row at most: its job's, and one failure envelope, with room to spare. */
+export const MAX_DELIVERIES_PER_ROW = 4;
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 200;
@@ -544,6 +566,14 @@ export class BatchStore {
         for (const g of got) inserted.push({ row: Number(g.row), outcome: g.outcome });
       }
       await this.fillCache(tx, batchId, inserted, now);
+      // A row that ended waits for no delivery: what the receiver kept for it goes.
+      const ended = inserted.map((r) => r.row);
+      for (let i = 0; i < ended.length; i += INSERT_CHUNK)
+        await tx
+          .deleteFrom('pcds_deliveries')
+          .where('batch_id', '=', batchId)
+          .where('row', 'in', ended.slice(i, i + INSERT_CHUNK))
+          .execute();
       return { written: inserted.length, skipped: lines.length - inserted.length, inserted };
     });
   }
@@ -1011,5 +1041,66 @@ export class BatchStore {
       .where('state', '=', 'sending')
       .executeTakeFirst();
     return Number(res.numUpdatedRows) === 1;
+  }
+
+  // Webhook deliveries of compact rows: the receiver records them, the row's activity reads them.
+
+  /**
+   * Keeps a delivery for a compact row, sealed: once per (row, request id), at most
+   * MAX_DELIVERIES_PER_ROW per row, and never for a row that has its result.
+   */
+  async recordDelivery(
+    batchId: string,
+    row: number,
+    requestId: string | undefined,
+    body: unknown,
+    nowMs = Date.now(),
+  ): Promise<DeliveryRecording> {
+    return this.db.transaction().execute(async (tx) => {
+      const ended = await tx
+        .selectFrom('pcds_results')
+        .select('row')
+        .where('batch_id', '=', batchId)
+        .where('row', '=', row)
+        .executeTakeFirst();
+      if (ended) return 'finished';
+      const kept = await tx
+        .selectFrom('pcds_deliveries')
+        .select('request_id')
+        .where('batch_id', '=', batchId)
+        .where('row', '=', row)
+        .execute();
+      if (kept.some((k) => k.request_id === (requestId ?? ''))) return 'duplicate';
+      if (kept.length >= MAX_DELIVERIES_PER_ROW) return 'over_bound';
+      const res = await tx
+        .insertInto('pcds_deliveries')
+        .values({
+          batch_id: batchId,
+          row,
+          request_id: requestId ?? '',
+          body: this.seal.seal(body),
+          received_at: nowMs,
+        })
+        .onConflict((oc) => oc.columns(['batch_id', 'row', 'request_id']).doNothing())
+        .executeTakeFirst();
+      return Number(res.numInsertedOrUpdatedRows ?? 0) === 1 ? 'recorded' : 'duplicate';
+    });
+  }
+
+  /** The deliveries kept for a row that name `requestId` or no job (failure envelopes), opened, oldest first. */
+  async deliveries(batchId: string, row: number, requestId: string): Promise<StoredDelivery[]> {
+    const got = await this.db
+      .selectFrom('pcds_deliveries')
+      .select(['request_id', 'body', 'received_at'])
+      .where('batch_id', '=', batchId)
+      .where('row', '=', row)
+      .where('request_id', 'in', [requestId, ''])
+      .orderBy('received_at')
+      .execute();
+    return got.map((d) => ({
+      ...(d.request_id ? { requestId: d.request_id } : {}),
+      body: this.seal.open(d.body),
+      receivedAt: Number(d.received_at),
+    }));
   }
 }

@@ -15,7 +15,15 @@ import { openStore, type Store } from './open.js';
 import { ResultCache } from './result-cache.js';
 import { createSealer } from './sealer.js';
 
-export { BatchStore, BatchStoreError, type BatchRecord, type LoadedRow } from './batch-store.js';
+export {
+  BatchStore,
+  BatchStoreError,
+  MAX_DELIVERIES_PER_ROW,
+  type BatchRecord,
+  type DeliveryRecording,
+  type LoadedRow,
+  type StoredDelivery,
+} from './batch-store.js';
 export {
   batchResultPages,
   batchResults,

@@ -124,10 +124,31 @@ const m0002_result_cache: Migration = {
   },
 };
 
+const m0003_webhook_deliveries: Migration = {
+  async up(db: Kysely<unknown>) {
+    // A compact row's webhook deliveries, until its row ends: the row has no workflow to signal,
+    // so the receiver keeps them here for the row's activity (on whichever worker) to read. The
+    // envelope is sealed; request_id is '' for a failure envelope, which names no job.
+    await db.schema
+      .createTable('pcds_deliveries')
+      .addColumn('batch_id', 'text', (c) => c.notNull())
+      .addColumn('row', 'integer', (c) => c.notNull())
+      .addColumn('request_id', 'text', (c) => c.notNull())
+      .addColumn('body', 'text', (c) => c.notNull())
+      .addColumn('received_at', 'bigint', (c) => c.notNull())
+      .addPrimaryKeyConstraint('pcds_deliveries_pk', ['batch_id', 'row', 'request_id'])
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('pcds_deliveries').ifExists().execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '0001_batches': m0001_batches,
   '0002_result_cache': m0002_result_cache,
+  '0003_webhook_deliveries': m0003_webhook_deliveries,
 };
 
 export const migrationProvider: MigrationProvider = {

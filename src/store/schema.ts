@@ -105,6 +105,21 @@ export interface CachePendingTable {
   created_at: number;
 }
 
+/**
+ * A webhook delivery for a compact row (which has no workflow to signal), kept until the row
+ * ends: one per (batch, row, request id), so a repeated delivery adds nothing.
+ */
+export interface DeliveryTable {
+  batch_id: string;
+  row: number;
+  /** The job the envelope names; '' for a failure envelope, which names none. */
+  request_id: string;
+  /** Sealed JSON of the delivered envelope (it holds the result). */
+  body: string;
+  /** Epoch ms when the receiver took it. */
+  received_at: number;
+}
+
 export interface StoreSchema {
   pcds_batches: BatchTable;
   pcds_rows: RowTable;
@@ -112,4 +127,5 @@ export interface StoreSchema {
   pcds_journal: JournalTable;
   pcds_cache: CacheTable;
   pcds_cache_pending: CachePendingTable;
+  pcds_deliveries: DeliveryTable;
 }

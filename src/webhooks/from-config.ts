@@ -1,6 +1,7 @@
 // Starting the receiver from configuration, as the worker does and `pcds webhooks` does alone.
 import type { Client } from '@temporalio/client';
 import type { Config } from '../config.js';
+import type { LazyBatchStore } from '../store/index.js';
 import { callbackUrlsFor } from './callback-urls.js';
 import {
   startWebhookReceiver,
@@ -20,6 +21,8 @@ export interface ConfiguredReceiverOptions {
   log?: ReceiverLog;
   /** Told how each delivery ended (the worker and `pcds webhooks` pass their metrics' recorder). */
   onDelivery?: (outcome: DeliveryOutcome) => void;
+  /** Where compact rows read their deliveries: the store the workers use (PCDS_STORE_URL). */
+  store?: Pick<LazyBatchStore, 'get'>;
 }
 
 /**
@@ -45,6 +48,7 @@ export async function startReceiverFromConfig(
     bodyLimit: opts.config.PCDS_MAX_RESULT_BYTES + 64 * 1024,
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.onDelivery ? { onDelivery: opts.onDelivery } : {}),
+    ...(opts.store ? { store: opts.store } : {}),
   });
   return { ...receiver, publicUrl: settings.publicUrl };
 }

@@ -1,7 +1,8 @@
 // The HTTP receiver for callback deliveries: checks the URL's token before reading anything else,
 // reads the body within a deadline and signals the waiting call workflow, a bounded number of
-// times per call and only with its own job. It keeps no state that matters; a restart loses
-// nothing, since a call whose delivery is missed falls back to polling.
+// times per call and only with its own job. A compact batch's row has no workflow: its delivery
+// is kept (sealed) in the store, where the row's activity reads it. The receiver keeps no state
+// that matters; a restart loses nothing, since a call whose delivery is missed falls back to polling.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -12,6 +13,8 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
+import { rowOfWorkflowId } from '../batch/types.js';
+import type { BatchStore } from '../store/batch-store.js';
 import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';
 import type { WebhookSettings } from './settings.js';
@@ -27,6 +30,11 @@ export interface WebhookReceiverOptions {
   settings: WebhookSettings;
   /** Temporal client used to signal the call workflows. */
   client: Client;
+  /**
+   * The store where compact rows read their deliveries (the worker's, opened on first use).
+   * Without it, every delivery is signalled to a workflow.
+   */
+  store?: { get(): Promise<BatchStore> };
   /** 0 picks a free port. */
   port: number;
   host?: string;
@@ -67,6 +75,8 @@ export const DEFAULT_RECEIVER_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
 /** What the receiver did with deliveries since it started, for operators and tests. */
 export interface ReceiverStats {
   signalled: number;
+  /** Kept in the store for a compact row's activity. */
+  stored: number;
   duplicates: number;
   /** Token valid but the call is finished or unknown: acknowledged without effect. */
   noWorkflow: number;
@@ -76,7 +86,7 @@ export interface ReceiverStats {
   foreign: number;
   /** Beyond the call's bound of signals (a flood): dropped. */
   overBound: number;
-  /** Temporal could not take the signal; answered 503 so the service retries. */
+  /** Temporal (or the store) could not take the delivery; answered 503 so the service retries. */
   failed: number;
 }
 
@@ -89,6 +99,13 @@ export interface WebhookReceiver {
   stats(): ReceiverStats;
   stop(): Promise<void>;
 }
+
+/** Where one delivery goes: a workflow's signal, or the store for a compact row. */
+type DeliveryTarget =
+  | { kind: 'workflow' }
+  | { kind: 'compact'; store: BatchStore; batchId: string; row: number; requestId?: string }
+  /** The id has a row's shape and the store could not say whether it is a compact row. */
+  | { kind: 'store_unreachable' };
 
 interface HookParams {
   secretId: string;
@@ -141,6 +158,7 @@ export async function startWebhookReceiver(
   const calls = new CallDeliveries();
   const stats: ReceiverStats = {
     signalled: 0,
+    stored: 0,
     duplicates: 0,
     noWorkflow: 0,
     refused: 0,
@@ -170,6 +188,33 @@ export async function startWebhookReceiver(
         : { gone: false, requestId: undefined };
     }
   };
+
+  /**
+   * Where a delivery goes. Only a compact row has an entry in the store's submit journal (made
+   * before its POST, so before any delivery): an id of a row's shape with an entry is a compact
+   * row, any other id a workflow. The journal also gives the row's request_id once accepted.
+   */
+  const targetOf = async (workflowId: string): Promise<DeliveryTarget> => {
+    const row = options.store ? rowOfWorkflowId(workflowId) : undefined;
+    if (!options.store || !row) return { kind: 'workflow' };
+    try {
+      const store = await options.store.get();
+      const entry = await store.rowEntry(row.batchId, row.row);
+      if (!entry) return { kind: 'workflow' };
+      return {
+        kind: 'compact',
+        store,
+        ...row,
+        ...(entry.state === 'accepted' && entry.requestId ? { requestId: entry.requestId } : {}),
+      };
+    } catch {
+      return { kind: 'store_unreachable' };
+    }
+  };
+
+  /** Answered when nothing could take a delivery now: the service tries it again. */
+  const unavailable = (reply: FastifyReply) =>
+    reply.code(503).header('Retry-After', '5').send({ error: 'temporarily_unavailable' });
 
   // Bodies are parsed by the route itself, whatever their content type: the default JSON
   // parser's errors quote the body, which may hold PII.
@@ -202,6 +247,7 @@ export async function startWebhookReceiver(
       return reply.code(400).send({ error: 'malformed_delivery', reason: reading.reason });
     }
     const { requestId } = reading;
+    const target = await targetOf(workflowId);
     const finishedCall = () => {
       // The call already finished (e.g. by its fallback poll) or never existed here.
       tally('noWorkflow');
@@ -212,15 +258,32 @@ export async function startWebhookReceiver(
       );
       return reply.code(200).send({ received: true });
     };
+    const notForwarded = (err: unknown, to: 'Temporal' | 'the store') => {
+      calls.release(workflowId);
+      tally('failed');
+      log.warn(
+        { workflowId, requestId, error: err instanceof Error ? err.name : 'unknown' },
+        `webhook delivery not forwarded: ${to} did not take it`,
+      );
+      return unavailable(reply);
+    };
+    // No workflow by that id: a finished call, unless the store (down) may hold a compact row.
+    const noSuchWorkflow = () => {
+      if (target.kind === 'store_unreachable')
+        return notForwarded(new Error('store unreachable'), 'the store');
+      calls.release(workflowId);
+      return finishedCall();
+    };
     // Deliveries dropped here are acknowledged: a retry would change nothing.
     let admission = calls.admit(workflowId, requestId);
     if (admission === 'check') {
-      const own = await callRequestId(workflowId);
-      if (own.gone) {
-        calls.release(workflowId);
-        return finishedCall();
+      if (target.kind === 'compact') {
+        admission = calls.afterCheck(workflowId, requestId, target.requestId);
+      } else {
+        const own = await callRequestId(workflowId);
+        if (own.gone) return noSuchWorkflow();
+        admission = calls.afterCheck(workflowId, requestId, own.requestId);
       }
-      admission = calls.afterCheck(workflowId, requestId, own.requestId);
     }
     if (admission === 'duplicate') {
       tally('duplicates');
@@ -232,6 +295,33 @@ export async function startWebhookReceiver(
       log.warn({ workflowId, reason: admission }, 'webhook delivery dropped');
       return reply.code(200).send({ received: true });
     }
+    if (target.kind === 'compact') {
+      let kept;
+      try {
+        kept = await target.store.recordDelivery(
+          target.batchId,
+          target.row,
+          requestId,
+          reading.body,
+        );
+      } catch (err) {
+        return notForwarded(err, 'the store');
+      }
+      if (kept === 'finished') {
+        calls.release(workflowId);
+        return finishedCall();
+      }
+      calls.signalled(workflowId, requestId);
+      if (kept === 'duplicate') {
+        tally('duplicates');
+        return reply.code(200).send({ received: true, duplicate: true });
+      }
+      if (kept === 'over_bound') {
+        tally('overBound');
+        log.warn({ workflowId, reason: kept }, 'webhook delivery dropped');
+      } else tally('stored');
+      return reply.code(200).send({ received: true });
+    }
     const delivery: WebhookDelivery = { ...(requestId ? { requestId } : {}), body: reading.body };
     try {
       await client.workflow.getHandle(workflowId).signal(webhookDeliveredSignal, delivery);
@@ -239,14 +329,8 @@ export async function startWebhookReceiver(
       calls.signalled(workflowId, requestId);
       return reply.code(200).send({ received: true });
     } catch (err) {
-      calls.release(workflowId);
-      if (err instanceof WorkflowNotFoundError) return finishedCall();
-      tally('failed');
-      log.warn(
-        { workflowId, requestId, error: err instanceof Error ? err.name : 'unknown' },
-        'webhook delivery not forwarded: Temporal did not take the signal',
-      );
-      return reply.code(503).header('Retry-After', '5').send({ error: 'temporarily_unavailable' });
+      if (!(err instanceof WorkflowNotFoundError)) return notForwarded(err, 'Temporal');
+      return noSuchWorkflow();
     }
   };
 

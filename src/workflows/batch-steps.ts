@@ -39,13 +39,6 @@ export function checkBatchInput(input: BatchInput): EndpointDef {
       nonRetryable: true,
     });
   }
-  if (input.compact && input.webhooks) {
-    throw ApplicationFailure.create({
-      type: 'invalid_options',
-      message: 'a compact batch polls: webhooks need rows run as workflows (leave out compact)',
-      nonRetryable: true,
-    });
-  }
   return endpoint;
 }
 

@@ -33,6 +33,10 @@ function pollOptions(input: BatchInput, run: BatchRun) {
   // Webhook rows wait for the delivery; polling rows poll first when the job is likely done.
   const firstPollDelayMs = input.webhooks ? undefined : run.rules.firstPollDelayMs();
   return {
+    ...(input.webhooks ? { webhook: true } : {}),
+    ...(input.webhooks && input.webhookFallbackPollMs
+      ? { webhookFallbackPollMs: input.webhookFallbackPollMs }
+      : {}),
     ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
     ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
     ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
@@ -106,10 +110,6 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
         keyId,
         batchId: input.batchId,
         rowIndex: row.row,
-        ...(input.webhooks ? { webhook: true } : {}),
-        ...(input.webhooks && input.webhookFallbackPollMs
-          ? { webhookFallbackPollMs: input.webhookFallbackPollMs }
-          : {}),
         ...pollOptions(input, run),
       };
       run.startBegan();

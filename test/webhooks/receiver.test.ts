@@ -209,6 +209,7 @@ describe('webhook receiver', () => {
 
         expect(receiver.stats()).toEqual({
           signalled: 2,
+          stored: 0,
           duplicates: 1,
           noWorkflow: 2,
           refused: 3,

@@ -4,6 +4,7 @@ import { createActivities } from '../../src/activities/index.js';
 import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import type { EmulatorOptionsInput } from '../../src/emulator/index.js';
 import { unthrottled } from '../../src/throttle/permits.js';
+import type { LazyBatchStore } from '../../src/store/index.js';
 import { callbackUrlsFor } from '../../src/webhooks/callback-urls.js';
 import {
   startWebhookReceiver,
@@ -55,31 +56,45 @@ export interface WebhookWorkerContext {
 
 /**
  * Runs `fn` with a receiver, a worker whose submits carry callback URLs to it, and a client
- * whose calls poll only every `fallbackPollMs` while they wait for deliveries.
+ * whose calls poll only every `fallbackPollMs` while they wait for deliveries. With `store`, the
+ * receiver keeps compact rows' deliveries there, and the worker's activities read it (looking
+ * for a delivery every `deliveryCheckMs`).
  */
 export async function withWebhookWorker<T>(
   env: WebhookEnv,
-  opts: { fallbackPollMs: number },
+  opts: {
+    fallbackPollMs: number;
+    store?: LazyBatchStore;
+    deliveryCheckMs?: number;
+    /** A task queue of the caller's (another worker's, say); default a new one. */
+    taskQueue?: string;
+  },
   fn: (ctx: WebhookWorkerContext) => Promise<T>,
 ): Promise<T> {
   const { client: temporal, connection: receiverConnection } = await connectClient();
+  const kept = opts.store ? { store: opts.store } : {};
   let receiver = await startWebhookReceiver({
     settings: env.settings,
     client: temporal,
     port: 0,
     host: '127.0.0.1',
     log: env.log,
+    ...kept,
   });
   const port = Number(new URL(receiver.url).port);
   const settings: WebhookSettings = { ...env.settings, publicUrl: receiver.url };
   const activities = createActivities({
-    config: env.config,
+    config: opts.deliveryCheckMs
+      ? { ...env.config, PCDS_WEBHOOK_DELIVERY_CHECK_MS: opts.deliveryCheckMs }
+      : env.config,
     clients: env.clients,
     permits: unthrottled,
     callbackUrlFor: callbackUrlsFor(settings),
+    ...kept,
   });
   try {
-    return await withWorker({ activities }, async ({ taskQueue, namespace, address }) => {
+    const queue = opts.taskQueue ? { taskQueue: opts.taskQueue } : {};
+    return await withWorker({ activities, ...queue }, async ({ taskQueue, namespace, address }) => {
       const { connection } = await connectClient({ address, namespace });
       const client = await createPcdsClient({
         connection,
@@ -105,6 +120,7 @@ export async function withWebhookWorker<T>(
               port,
               host: '127.0.0.1',
               log: env.log,
+              ...kept,
             });
             return receiver;
           },

@@ -5,7 +5,13 @@ import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { BatchStore, createSealer, openStore, type Store } from '../../../src/store/index.js';
+import {
+  BatchStore,
+  MAX_DELIVERIES_PER_ROW,
+  createSealer,
+  openStore,
+  type Store,
+} from '../../../src/store/index.js';
 
 const keyring = () => ({
   currentKeyId: 'k1',
@@ -137,6 +143,49 @@ describe('batch store (embedded)', () => {
       mine: false,
       entry: { state: 'accepted', requestId: 'req_9' },
     });
+  });
+
+  it("keeps a compact row's deliveries sealed, once per job and bounded, until the row ends", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pcds-store-'));
+    const store = await storeIn(dir);
+    await loaded(store);
+    const envelope = (requestId: string) => ({
+      success: true,
+      data: { request_id: requestId, status: 'completed', result: { full_name: 'Ada Byron' } },
+    });
+    expect(await store.recordDelivery('b1', 1, 'req_1', envelope('req_1'), 1_000)).toBe('recorded');
+    // Repeated by the service: nothing more.
+    expect(await store.recordDelivery('b1', 1, 'req_1', envelope('req_1'), 2_000)).toBe(
+      'duplicate',
+    );
+    // A failure envelope names no job: kept under no request id, once.
+    const failure = { success: false, error: { code: 'internal_error' } };
+    expect(await store.recordDelivery('b1', 1, undefined, failure, 3_000)).toBe('recorded');
+    expect(await store.recordDelivery('b1', 1, undefined, failure, 3_500)).toBe('duplicate');
+    // The row reads its own job's and those naming none, oldest first; another job's stays out.
+    expect(await store.recordDelivery('b1', 1, 'req_other', envelope('req_other'), 4_000)).toBe(
+      'recorded',
+    );
+    expect(await store.deliveries('b1', 1, 'req_1')).toEqual([
+      { requestId: 'req_1', body: envelope('req_1'), receivedAt: 1_000 },
+      { body: failure, receivedAt: 3_000 },
+    ]);
+    expect(await store.deliveries('b1', 2, 'req_1')).toEqual([]);
+    // A row keeps at most MAX_DELIVERIES_PER_ROW: a leaked URL cannot fill the store.
+    for (let i = 0; i < MAX_DELIVERIES_PER_ROW - 3; i++)
+      expect(await store.recordDelivery('b1', 1, `req_x${i}`, envelope('x'))).toBe('recorded');
+    expect(await store.recordDelivery('b1', 1, 'req_flood', envelope('flood'))).toBe('over_bound');
+    // The envelope is sealed in the file.
+    await Promise.all(open.splice(0).map((s) => s.close()));
+    const raw = readdirSync(dir)
+      .map((f) => readFileSync(join(dir, f)).toString('latin1'))
+      .join('');
+    expect(raw).not.toContain('Ada Byron');
+    // The row's result is written: its deliveries go, and later ones are not kept.
+    const again = await storeIn(dir);
+    await again.writeResults('b1', [{ row: 1, key: { row: 1 }, outcome: 'found' }]);
+    expect(await again.deliveries('b1', 1, 'req_1')).toEqual([]);
+    expect(await again.recordDelivery('b1', 1, 'req_1', envelope('req_1'))).toBe('finished');
   });
 
   it('keeps no person data in clear in the file, unless encryption is off', async () => {

@@ -1,0 +1,208 @@
+// Where the receiver sends a delivery, without a Temporal server: a compact row's (its id has a
+// row's shape and the store's journal has the row) is kept in the store, checked against the
+// row's accepted job and the per-call bound; any other goes to its workflow as a signal.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { childWorkflowId, rowOfWorkflowId } from '../../../src/batch/types.js';
+import { BatchStore, createSealer, openStore, type Store } from '../../../src/store/index.js';
+import { startWebhookReceiver, type WebhookReceiver } from '../../../src/webhooks/receiver.js';
+import type { WebhookSettings } from '../../../src/webhooks/settings.js';
+import { callbackUrlFor } from '../../../src/webhooks/token.js';
+
+const settings: WebhookSettings = {
+  publicUrl: 'https://hooks.acme-data.io',
+  current: { id: 'k1', secret: 'routing-test-secret-0123456789' },
+  previous: [],
+  allowLoopback: false,
+  fallbackPollMs: 60_000,
+};
+
+const envelope = (requestId: string) => ({
+  success: true,
+  data: {
+    request_id: requestId,
+    status: 'completed',
+    result: { displayname: 'Jane Roe' },
+    error: null,
+  },
+  timestamp: '2026-11-21T10:00:00',
+});
+
+/** A Temporal client that knows only `running` workflows and records the signals they get. */
+function fakeClient(running: Set<string>) {
+  const signals: { workflowId: string; requestId?: string }[] = [];
+  const handle = (workflowId: string) => ({
+    query: () => {
+      if (!running.has(workflowId)) throw new WorkflowNotFoundError('not found', workflowId, '');
+      return Promise.resolve({ requestId: undefined });
+    },
+    signal: (_def: unknown, delivery: { requestId?: string }) => {
+      if (!running.has(workflowId)) throw new WorkflowNotFoundError('not found', workflowId, '');
+      signals.push({
+        workflowId,
+        ...(delivery.requestId ? { requestId: delivery.requestId } : {}),
+      });
+      return Promise.resolve();
+    },
+  });
+  const client = {
+    withDeadline: <T>(_at: number, fn: () => Promise<T>) => fn(),
+    workflow: { getHandle: handle },
+  } as unknown as Client;
+  return { client, signals };
+}
+
+const opened: Store[] = [];
+const receivers: WebhookReceiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.stop()));
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+});
+
+async function testStore(): Promise<BatchStore> {
+  const dir = mkdtempSync(join(tmpdir(), 'pcds-routing-'));
+  const store = await openStore({
+    url: `sqlite:${join(dir, 'store.sqlite')}`,
+    dataDir: dir,
+    sealer: createSealer(
+      { currentKeyId: 'k1', keys: new Map([['k1', new Uint8Array(randomBytes(32))]]) },
+      { key: randomBytes(32) },
+    ),
+  });
+  opened.push(store);
+  const batches = new BatchStore(store);
+  await batches.beginLoad('b-1', 'person_enrichment', ['email']);
+  await batches.addRows(
+    'b-1',
+    'person_enrichment',
+    [1, 2, 3].map((row) => ({ row, params: { email: `p${row}@example.org` }, key: { row } })),
+  );
+  await batches.finishLoad('b-1', { blankLines: 0, dedupe: false });
+  return batches;
+}
+
+async function deliver(receiver: WebhookReceiver, workflowId: string, body: unknown) {
+  const url = callbackUrlFor(workflowId, settings);
+  const res = await fetch(receiver.url + new URL(url).pathname, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function receiverWith(client: Client, store?: { get(): Promise<BatchStore> }) {
+  const receiver = await startWebhookReceiver({
+    settings,
+    client,
+    port: 0,
+    host: '127.0.0.1',
+    log: { info: () => undefined, warn: () => undefined },
+    ...(store ? { store } : {}),
+  });
+  receivers.push(receiver);
+  return receiver;
+}
+
+describe('rowOfWorkflowId', () => {
+  it("reads back the batch and row of a row's id, and nothing else", () => {
+    expect(rowOfWorkflowId(childWorkflowId('b-1', 12))).toEqual({ batchId: 'b-1', row: 12 });
+    // A batch id that holds "-row-" itself is read whole: the row is the last part.
+    expect(rowOfWorkflowId(childWorkflowId('x-row-3', 5))).toEqual({ batchId: 'x-row-3', row: 5 });
+    for (const id of [
+      'batch-b-1',
+      'call-abc',
+      'batch-b-1-row-0',
+      'batch-b-1-row-x',
+      'batch--row-1',
+    ])
+      expect(rowOfWorkflowId(id)).toBeUndefined();
+  });
+});
+
+describe('receiver routing', () => {
+  it("keeps a compact row's delivery in the store, once, and only its accepted job's", async () => {
+    const store = await testStore();
+    const { client, signals } = fakeClient(new Set());
+    const receiver = await receiverWith(client, { get: () => Promise.resolve(store) });
+    // Row 1 is being sent (its job not known yet); row 2's job is accepted.
+    await store.claimRow('b-1', 1, 'attempt-1');
+    await store.claimRow('b-1', 2, 'attempt-1');
+    await store.recordRow('b-1', {
+      row: 2,
+      state: 'accepted',
+      owner: 'attempt-1',
+      requestId: 'req_2',
+    });
+
+    const row1 = childWorkflowId('b-1', 1);
+    expect(await deliver(receiver, row1, envelope('req_1'))).toEqual({
+      status: 200,
+      body: { received: true },
+    });
+    expect((await deliver(receiver, row1, envelope('req_1'))).body).toEqual({
+      received: true,
+      duplicate: true,
+    });
+    const row2 = childWorkflowId('b-1', 2);
+    // Another job than the row's accepted one: acknowledged, not kept.
+    expect((await deliver(receiver, row2, envelope('req_9'))).status).toBe(200);
+    expect((await deliver(receiver, row2, envelope('req_2'))).status).toBe(200);
+
+    expect(await store.deliveries('b-1', 1, 'req_1')).toMatchObject([
+      { requestId: 'req_1', body: envelope('req_1') },
+    ]);
+    expect(await store.deliveries('b-1', 2, 'req_9')).toEqual([]);
+    expect(await store.deliveries('b-1', 2, 'req_2')).toHaveLength(1);
+    expect(signals).toEqual([]);
+    expect(receiver.stats()).toMatchObject({ stored: 2, duplicates: 1, foreign: 1, signalled: 0 });
+  });
+
+  it('acknowledges a delivery for a compact row that has its result, keeping nothing', async () => {
+    const store = await testStore();
+    const receiver = await receiverWith(fakeClient(new Set()).client, {
+      get: () => Promise.resolve(store),
+    });
+    await store.claimRow('b-1', 3, 'attempt-1');
+    await store.writeResults('b-1', [{ row: 3, key: { row: 3 }, outcome: 'empty' }]);
+    expect((await deliver(receiver, childWorkflowId('b-1', 3), envelope('req_3'))).status).toBe(
+      200,
+    );
+    expect(await store.deliveries('b-1', 3, 'req_3')).toEqual([]);
+    expect(receiver.stats()).toMatchObject({ stored: 0, noWorkflow: 1 });
+  });
+
+  it("signals a row's workflow (no journal entry) and any other call", async () => {
+    const store = await testStore();
+    const rowWorkflow = childWorkflowId('b-1', 2);
+    const { client, signals } = fakeClient(new Set([rowWorkflow, 'call-1']));
+    const receiver = await receiverWith(client, { get: () => Promise.resolve(store) });
+    expect((await deliver(receiver, rowWorkflow, envelope('req_2'))).status).toBe(200);
+    expect((await deliver(receiver, 'call-1', envelope('req_c'))).status).toBe(200);
+    expect(signals).toEqual([
+      { workflowId: rowWorkflow, requestId: 'req_2' },
+      { workflowId: 'call-1', requestId: 'req_c' },
+    ]);
+    expect(await store.deliveries('b-1', 2, 'req_2')).toEqual([]);
+    expect(receiver.stats()).toMatchObject({ signalled: 2, stored: 0 });
+  });
+
+  it("answers 503 for a row's id when the store is away and no workflow has the id", async () => {
+    const rowWorkflow = childWorkflowId('b-1', 2);
+    const { client, signals } = fakeClient(new Set([rowWorkflow]));
+    const receiver = await receiverWith(client, {
+      get: () => Promise.reject(new Error('connection refused')),
+    });
+    // Maybe a compact row: the service is asked to try again.
+    const away = await deliver(receiver, childWorkflowId('b-1', 1), envelope('req_1'));
+    expect(away.status).toBe(503);
+    // A row's workflow is signalled all the same.
+    expect((await deliver(receiver, rowWorkflow, envelope('req_2'))).status).toBe(200);
+    expect(signals).toHaveLength(1);
+    expect(receiver.stats()).toMatchObject({ failed: 1, signalled: 1 });
+  });
+});
