@@ -55,7 +55,7 @@ import type { RowEnd } from '../batch/rules.js';
 import { childWorkflowId, type ResultLine } from '../batch/types.js';
 import type { StoredDelivery } from '../store/batch-store.js';
 import type { CallOutcome } from '../calls/types.js';
-import { describePermitWait } from '../workflows/permit-waits.js';
+import { describePermitWait } from '../throttle/status-text.js';
 import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
 import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';

@@ -1,4 +1,6 @@
-// The operator's view of a key's throttle as text: one block per key, from the state query.
+// The operator's view of a key's throttle as text: one block per key, from the state query; and
+// one request's wait for a permit in a line (a call's details, a compact row's heartbeat).
+import type { PermitWait } from './permits.js';
 import type { ThrottleStatus } from './protocol.js';
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -34,4 +36,16 @@ export function formatThrottleStatus(status: ThrottleStatus): string {
     }
   }
   return lines.join('\n');
+}
+
+const WHY: Record<PermitWait['reason'], string> = {
+  minute_window: "the key's minute window is full",
+  hour_window: "the key's hour window is full",
+  closed: 'the key is closed after a 429 (Retry-After)',
+};
+
+/** E.g. "poll waits for a permit on key k1: the key's minute window is full, until 12:00:05Z". */
+export function describePermitWait(wait: PermitWait): string {
+  const until = new Date(wait.until).toISOString().replace(/\.\d+Z$/, 'Z');
+  return `${wait.kind} waits for a permit on key ${wait.keyId}: ${WHY[wait.reason]}, until about ${until}`;
 }

@@ -19,7 +19,7 @@ import {
   POLL_MS,
   runningCallView,
 } from '../../../src/mcp-server/task-status.js';
-import { describePermitWait } from '../../../src/workflows/permit-waits.js';
+import { describePermitWait } from '../../../src/throttle/status-text.js';
 
 const progress = (p: Partial<BatchProgress> = {}): BatchStatus => ({
   ended: false,
