@@ -339,25 +339,11 @@ async function recordBatch(client: Client, dir: string, recorded: Recorded) {
     historyThreshold: BATCH_HISTORY_THRESHOLD,
     pollIntervalMs: 100,
   });
-  const current = client.workflow.getHandle(batchWorkflowId(batchId));
-  await until(current, (p) => p.done >= 2);
-  await retried(() => current.signal(pauseBatchSignal, { reason: 'replay recording' }));
-  await until(current, (p) => p.state === 'paused' && p.inFlight === 0);
-  await retried(() => current.signal(resumeBatchSignal));
-  const summary: BatchSummary = await current.result();
+  const summary = await pausedAndResumed(client, batchId);
   if (summary.runs < 2 || summary.done !== rows.length)
     throw new Error(`the batch ended with ${JSON.stringify(summary)}: expected 2+ runs, 8 rows`);
 
-  const runs: string[] = [];
-  let runId: string | undefined = handle.firstExecutionRunId;
-  while (runId) {
-    const run: WorkflowHandle = client.workflow.getHandle(batchWorkflowId(batchId), runId);
-    const history = await run.fetchHistory();
-    runs.push(historyToJSON(history));
-    runId =
-      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ??
-      undefined;
-  }
+  const runs = await runsOf(client, batchId, handle.firstExecutionRunId);
   const all = runs.join('\n');
   if (!all.includes('"pauseBatch"') || !all.includes('"resumeBatch"'))
     throw new Error('the pause and resume signals are missing from the batch history');
@@ -445,12 +431,7 @@ async function recordStoredBatches(client: Client, dir: string, recorded: Record
       historyThreshold: BATCH_HISTORY_THRESHOLD,
       pollIntervalMs: 100,
     });
-    const current = client.workflow.getHandle(batchWorkflowId(batchId));
-    await until(current, (p) => p.done >= 2);
-    await retried(() => current.signal(pauseBatchSignal, { reason: 'replay recording' }));
-    await until(current, (p) => p.state === 'paused' && p.inFlight === 0);
-    await retried(() => current.signal(resumeBatchSignal));
-    const summary: BatchSummary = await current.result();
+    const summary = await pausedAndResumed(client, batchId);
     if (summary.runs < 2 || summary.done !== emails.length + 1 || summary.duplicates !== 1)
       throw new Error(
         `the stored batch ended with ${JSON.stringify(summary)}: expected 2+ runs, 9 rows, 1 duplicate`,
@@ -482,6 +463,16 @@ async function recordStoredBatches(client: Client, dir: string, recorded: Record
   } finally {
     await store.close();
   }
+}
+
+/** Pauses a running batch once two rows are done, resumes it once idle; its summary. */
+async function pausedAndResumed(client: Client, batchId: string): Promise<BatchSummary> {
+  const current = client.workflow.getHandle(batchWorkflowId(batchId));
+  await until(current, (p) => p.done >= 2);
+  await retried(() => current.signal(pauseBatchSignal, { reason: 'replay recording' }));
+  await until(current, (p) => p.state === 'paused' && p.inFlight === 0);
+  await retried(() => current.signal(resumeBatchSignal));
+  return current.result();
 }
 
 /** Every run of a batch from its first, each history as JSON. */
