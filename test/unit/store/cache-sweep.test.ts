@@ -1,17 +1,11 @@
 // The worker's expiry sweep: after its first delay, then on its interval; a failing store is ignored and tried
 // again; stop ends it.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, expect, it } from 'vitest';
-import {
-  createSealer,
-  openStore,
-  ResultCache,
-  startCacheSweep,
-  type Store,
-} from '../../../src/store/index.js';
+import { expect, it } from 'vitest';
+import { ResultCache, startCacheSweep } from '../../../src/store/index.js';
+import { tempStore } from './temp-store.js';
 
 const USE = { mode: 'use' } as const;
 const LONG_AGO = Date.now() - 400 * 24 * 3_600_000;
@@ -22,22 +16,9 @@ const found = (requestId: string) => ({
   result: { n: 1 },
 });
 
-const open: Store[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
-
 async function cacheIn(): Promise<ResultCache> {
   const dir = mkdtempSync(join(tmpdir(), 'pcds-sweep-'));
-  const store = await openStore({
-    url: `sqlite:${join(dir, 'store.sqlite')}`,
-    dataDir: dir,
-    sealer: createSealer(
-      { currentKeyId: 'k1', keys: new Map([['k1', new Uint8Array(randomBytes(32))]]) },
-      { key: randomBytes(32) },
-    ),
-  });
-  open.push(store);
+  const store = await tempStore(dir);
   return new ResultCache(store);
 }
 

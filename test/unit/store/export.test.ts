@@ -1,35 +1,22 @@
 // Exports from the store: the same CSV as the file export gives for the same rows and results,
 // JSONL lines in row order, a typed Parquet file read back by another reader, and results paged
 // in row or completion order.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from 'hyparquet';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { exportBatchOutput } from '../../../src/batch-io/export.js';
 import { appendResultLines } from '../../../src/batch-io/result-writer.js';
 import type { ResultLine } from '../../../src/batch/types.js';
-import { BatchStore, createSealer, openStore, type Store } from '../../../src/store/index.js';
+import { BatchStore } from '../../../src/store/index.js';
 import { batchResultPages, batchResults, exportBatchFromStore } from '../../../src/store/export.js';
-
-const open: Store[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
+import { tempStore } from './temp-store.js';
 
 async function storeIn(dir: string): Promise<BatchStore> {
-  const store = await openStore({
-    url: `sqlite:${join(dir, 'store.sqlite')}`,
-    dataDir: dir,
-    sealer: createSealer(
-      { currentKeyId: 'k1', keys: new Map([['k1', new Uint8Array(randomBytes(32))]]) },
-      { key: randomBytes(32) },
-    ),
-  });
-  open.push(store);
+  const store = await tempStore(dir);
   return new BatchStore(store);
 }
 

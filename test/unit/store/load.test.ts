@@ -1,25 +1,22 @@
 // Loading a batch's rows into the embedded store: a file gives exactly the rows, problems and
 // codes the batch reader gives for it, bad files fail with a stable code and create no batch,
 // rows from code are judged as JSONL objects, and memory stays bounded whatever the file's size.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inspectInput, readRows } from '../../../src/batch-io/row-reader.js';
 import { isInvalidRow, type InputRow, type InputSource } from '../../../src/batch/types.js';
 import {
   BatchStore,
-  createSealer,
   loadFileIntoStore,
   LoadError,
   loadRowsIntoStore,
-  openStore,
   type LoadedRow,
-  type Store,
 } from '../../../src/store/index.js';
+import { tempStore } from './temp-store.js';
 
 const ENDPOINT = 'person_enrichment';
 const dir = mkdtempSync(join(tmpdir(), 'pcds-load-'));
@@ -29,23 +26,11 @@ const file = (name: string, text: string | Buffer) => {
   return path;
 };
 
-const open: Store[] = [];
 async function newStore(): Promise<BatchStore> {
   const at = mkdtempSync(join(tmpdir(), 'pcds-load-store-'));
-  const store = await openStore({
-    url: `sqlite:${join(at, 'store.sqlite')}`,
-    dataDir: at,
-    sealer: createSealer(
-      { currentKeyId: 'k1', keys: new Map([['k1', new Uint8Array(randomBytes(32))]]) },
-      { key: randomBytes(32) },
-    ),
-  });
-  open.push(store);
+  const store = await tempStore(at);
   return new BatchStore(store);
 }
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
 
 /** A row as both readers give it: its number, and its parameters or its problem and code. */
 const shape = (r: InputRow) =>

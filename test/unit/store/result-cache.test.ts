@@ -1,37 +1,23 @@
 // The result cache over the embedded engine, sealed: lookups and hits, ages and times to live, the
 // single-call fill, purges (an erasure by email or URL, normalised), nothing in clear in the file,
 // and a batch's rows answered from it and filling it as its policy says.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ResultLine } from '../../../src/batch/types.js';
 import { CACHE_TTL, type CacheUse } from '../../../src/calls/cache-policy.js';
 import { ResultCache } from '../../../src/store/result-cache.js';
-import { BatchStore, createSealer, openStore, type Store } from '../../../src/store/index.js';
+import { BatchStore, type Store } from '../../../src/store/index.js';
+import { tempStore } from './temp-store.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const USE: CacheUse = { mode: 'use' };
 const T0 = Date.parse('2026-01-10T12:00:00Z');
 
-const open: Store[] = [];
-async function storeIn(dir = mkdtempSync(join(tmpdir(), 'pcds-cache-'))): Promise<Store> {
-  const store = await openStore({
-    url: `sqlite:${join(dir, 'store.sqlite')}`,
-    dataDir: dir,
-    sealer: createSealer(
-      { currentKeyId: 'k1', keys: new Map([['k1', new Uint8Array(randomBytes(32))]]) },
-      { key: randomBytes(32) },
-    ),
-  });
-  open.push(store);
-  return store;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
+const storeIn = (dir = mkdtempSync(join(tmpdir(), 'pcds-cache-'))): Promise<Store> =>
+  tempStore(dir);
 
 const ada = { email: 'ada@example.com' };
 const found = (requestId: string, result: unknown = { full_name: 'Ada Lovelace' }) => ({

@@ -1,17 +1,17 @@
 // Where the receiver sends a delivery, without a Temporal server: a compact row's (its id has a
 // row's shape and the store's journal has the row) is kept in the store, checked against the
 // row's accepted job and the per-call bound; any other goes to its workflow as a signal.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { childWorkflowId, rowOfWorkflowId } from '../../../src/batch/types.js';
-import { BatchStore, createSealer, openStore, type Store } from '../../../src/store/index.js';
+import { BatchStore } from '../../../src/store/index.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../../../src/webhooks/settings.js';
 import { callbackUrlFor } from '../../../src/webhooks/token.js';
+import { tempStore } from '../store/temp-store.js';
 
 const settings: WebhookSettings = {
   publicUrl: 'https://hooks.acme-data.io',
@@ -56,24 +56,14 @@ function fakeClient(running: Set<string>) {
   return { client, signals };
 }
 
-const opened: Store[] = [];
 const receivers: WebhookReceiver[] = [];
 afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.stop()));
-  await Promise.all(opened.splice(0).map((s) => s.close()));
 });
 
 async function testStore(): Promise<BatchStore> {
   const dir = mkdtempSync(join(tmpdir(), 'pcds-routing-'));
-  const store = await openStore({
-    url: `sqlite:${join(dir, 'store.sqlite')}`,
-    dataDir: dir,
-    sealer: createSealer(
-      { currentKeyId: 'k1', keys: new Map([['k1', new Uint8Array(randomBytes(32))]]) },
-      { key: randomBytes(32) },
-    ),
-  });
-  opened.push(store);
+  const store = await tempStore(dir);
   const batches = new BatchStore(store);
   await batches.beginLoad('b-1', 'person_enrichment', ['email']);
   await batches.addRows(
