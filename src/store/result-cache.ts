@@ -48,22 +48,24 @@ export interface PurgeRequest {
   url?: string;
 }
 
+/** What an entry records of the lookup and the request that fetched it at `nowMs`. */
+interface CacheEntryFacts {
+  lookup: string;
+  endpoint: string;
+  subjects: string | null;
+  outcome: 'found' | 'empty';
+  requestId: string;
+  status: string;
+  nowMs: number;
+}
+
 /**
  * Puts (or replaces) the entry of a lookup fetched at `nowMs`, its result already sealed; its
  * time to live is the endpoint's for its outcome (an endpoint not cached puts nothing).
  */
 export async function putCacheEntry(
   db: Kysely<StoreSchema>,
-  e: {
-    lookup: string;
-    endpoint: string;
-    subjects: string | null;
-    outcome: 'found' | 'empty';
-    requestId: string;
-    status: string;
-    sealedResult: string | null;
-    nowMs: number;
-  },
+  e: CacheEntryFacts & { sealedResult: string | null },
 ): Promise<void> {
   const ttl = cacheTtlOf(e.endpoint);
   if (!ttl) return;
@@ -198,16 +200,7 @@ export class ResultCache {
 
   private async upsert(
     db: Kysely<StoreSchema>,
-    e: {
-      lookup: string;
-      endpoint: string;
-      subjects: string | null;
-      outcome: 'found' | 'empty';
-      requestId: string;
-      status: string;
-      result?: unknown;
-      nowMs: number;
-    },
+    e: CacheEntryFacts & { result?: unknown },
   ): Promise<void> {
     const { result, ...rest } = e;
     await putCacheEntry(db, {
