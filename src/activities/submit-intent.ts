@@ -49,17 +49,43 @@ export function acceptanceReporter(
     const accepted: AcceptedSubmit = { token, ...job };
     // The SDK's own (throttled) heartbeats carry it too, so none of them overwrites it.
     ctx.heartbeat(accepted);
+    // The SDK ends the activity's client calls when it is cancelled: the loops look at why.
+    const cancelled = ctx.cancellationSignal;
+    const shuttingDown = () => ctx.cancellationDetails?.workerShutdown === true;
     const heartbeat = await retryUntilAnswered(
       () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
-      { backoff: REPORT_BACKOFF, ends: (err) => err instanceof ActivityNotFoundError },
+      {
+        backoff: REPORT_BACKOFF,
+        ends: (err) => err instanceof ActivityNotFoundError || cancelled.aborted,
+      },
     );
-    if (heartbeat.answered) return;
-    // The server gave up on this attempt: the workflow waits a while for this update. Refused:
-    // the workflow no longer waits for this attempt (it ended it as unknown).
-    const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
-    await retryUntilAnswered(
-      () => handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
-      { backoff: REPORT_BACKOFF, ends: (err) => err instanceof WorkflowUpdateFailedError },
-    );
+    // Its worker shuts down: the job is in the SDK's heartbeat, and a workflow that never gets it
+    // ends the attempt as unknown after its wait (never submitting it again). A shutdown never
+    // waits on these reports.
+    if (heartbeat.answered || shuttingDown()) return;
+    // The server gave up on this attempt (it refused the heartbeat, or the SDK found the attempt
+    // gone and cancelled it): the workflow waits a while for this update. Refused: the workflow no
+    // longer waits for this attempt (it ended it as unknown). The update is made on a signal of
+    // its own, which only a shutdown of the worker aborts.
+    const reporting = new AbortController();
+    const onCancel = () => {
+      if (shuttingDown()) reporting.abort();
+    };
+    cancelled.addEventListener('abort', onCancel);
+    try {
+      const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
+      await retryUntilAnswered(
+        () =>
+          ctx.client.withAbortSignal(reporting.signal, () =>
+            handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
+          ),
+        {
+          backoff: REPORT_BACKOFF,
+          ends: (err) => err instanceof WorkflowUpdateFailedError || reporting.signal.aborted,
+        },
+      );
+    } finally {
+      cancelled.removeEventListener('abort', onCancel);
+    }
   };
 }
