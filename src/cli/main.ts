@@ -1,20 +1,7 @@
-// The `pcds` command: a registry of subcommands, one register function per file.
+// The `pcds` command: a registry of subcommands, one register function per file, each loaded only
+// when its command runs.
 import { Command } from 'commander';
-import { registerBatchCommand } from './batch.js';
-import { registerCacheCommand } from './cache.js';
-import { registerCallCommand } from './call.js';
-import { registerCodecServerCommand } from './codec-server.js';
-import { registerDemoCommand } from './demo.js';
-import { registerDevCommand } from './dev.js';
-import { registerEmulatorCommand } from './emulator.js';
-import { registerMcpCommand } from './mcp.js';
-import { registerMcpLoginCommand } from './mcp-login.js';
 import { reportError } from './output.js';
-import { registerSearchCommand } from './search.js';
-import { registerThrottleCommand } from './throttle.js';
-import { registerUsageCommand } from './usage.js';
-import { registerWebhooksCommand } from './webhooks.js';
-import { registerWorkerCommand } from './worker.js';
 
 // A reader that stops early (`pcds batch status <id> | head -1`) closes the pipe: the rest of the
 // output has nowhere to go, so the command ends quietly, as Unix tools do, instead of crashing.
@@ -35,20 +22,37 @@ program.exitOverride((err) => {
   process.exit(err.exitCode === 0 ? 0 : 2);
 });
 
-registerDevCommand(program);
-registerCallCommand(program);
-registerWorkerCommand(program);
-registerUsageCommand(program);
-registerEmulatorCommand(program);
-registerWebhooksCommand(program);
-registerCodecServerCommand(program);
-registerBatchCommand(program);
-registerCacheCommand(program);
-registerSearchCommand(program);
-registerDemoCommand(program);
-registerThrottleCommand(program);
-registerMcpCommand(program);
-registerMcpLoginCommand(program);
+type Register = (program: Command) => unknown;
+
+/**
+ * Each command's module, in the order help lists them. Only the named command's module is
+ * loaded (help, or a name that is none of these, loads them all): `pcds usage` starts without
+ * loading the batch, MCP or dev-stack code, which would take most of its start-up time.
+ */
+const COMMANDS: Record<string, () => Promise<Register>> = {
+  dev: async () => (await import('./dev.js')).registerDevCommand,
+  call: async () => (await import('./call.js')).registerCallCommand,
+  worker: async () => (await import('./worker.js')).registerWorkerCommand,
+  usage: async () => (await import('./usage.js')).registerUsageCommand,
+  emulator: async () => (await import('./emulator.js')).registerEmulatorCommand,
+  webhooks: async () => (await import('./webhooks.js')).registerWebhooksCommand,
+  'codec-server': async () => (await import('./codec-server.js')).registerCodecServerCommand,
+  batch: async () => (await import('./batch.js')).registerBatchCommand,
+  cache: async () => (await import('./cache.js')).registerCacheCommand,
+  search: async () => (await import('./search.js')).registerSearchCommand,
+  demo: async () => (await import('./demo.js')).registerDemoCommand,
+  throttle: async () => (await import('./throttle.js')).registerThrottleCommand,
+  mcp: async () => (await import('./mcp.js')).registerMcpCommand,
+  'mcp-login': async () => (await import('./mcp-login.js')).registerMcpLoginCommand,
+};
+
+// No option of `pcds` itself takes a value: the first word that is not an option names the command.
+const named = process.argv.slice(2).find((arg) => !arg.startsWith('-'));
+const loaders =
+  named !== undefined && Object.hasOwn(COMMANDS, named)
+    ? [COMMANDS[named]]
+    : Object.values(COMMANDS);
+for (const register of await Promise.all(loaders.map((load) => load()))) register(program);
 
 try {
   await program.parseAsync(process.argv);
