@@ -1,6 +1,7 @@
 // Starts one in-memory Temporal dev server for the whole integration run and hands its address
 // to the test files through vitest's provide/inject.
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { findOrInstallTemporalCli, projectRoot } from '../../src/temporal/cli-binary.js';
@@ -8,6 +9,7 @@ import { startDevServer } from '../../src/temporal/dev-server.js';
 import { loadConfig } from '../../src/config.js';
 import { connectTemporalClient, temporalConnectionOptions } from '../../src/temporal/connection.js';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes.js';
+import { bundleWorkflows, DEFAULT_WORKFLOWS_PATH } from './temporal.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -17,11 +19,24 @@ declare module 'vitest' {
     encryptionKey: string;
     /** The run's id secret (PCDS_ID_SECRET): idempotency keys make keyed ids, as in production. */
     idSecret: string;
+    /** The project's workflows, bundled once for the run (test/harness workflowBundle). */
+    workflowBundlePath: string;
   }
+}
+
+/** Bundles the project's workflows into a file every test file's workers load. */
+async function bundleOnce(project: TestProject): Promise<() => void> {
+  const dir = join(projectRoot(), '.data', 'test-bundle');
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `workflows-${process.pid}.js`);
+  writeFileSync(path, (await bundleWorkflows(DEFAULT_WORKFLOWS_PATH)).code);
+  project.provide('workflowBundlePath', path);
+  return () => rmSync(path, { force: true });
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   project.provide('encryptionKey', randomBytes(32).toString('base64'));
+  const removeBundle = await bundleOnce(project);
   project.provide('idSecret', randomBytes(32).toString('base64'));
   // PCDS_TEST_TEMPORAL_ADDRESS points the suite at a server you already run (faster reruns).
   const external = process.env.PCDS_TEST_TEMPORAL_ADDRESS;
@@ -44,7 +59,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
     project.provide('temporalAddress', external);
     project.provide('temporalNamespace', namespace);
-    return async () => {};
+    return async () => removeBundle();
   }
 
   const cliPath = await findOrInstallTemporalCli();
@@ -60,5 +75,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   project.provide('temporalAddress', server.address);
   project.provide('temporalNamespace', server.namespace);
-  return () => server.stop();
+  return async () => {
+    removeBundle();
+    await server.stop();
+  };
 }

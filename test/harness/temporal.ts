@@ -10,6 +10,7 @@ import {
   Runtime,
   Worker,
   type WorkerOptions,
+  type WorkflowBundleOption,
   type WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { inject } from 'vitest';
@@ -108,21 +109,31 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 /** The project's workflows, which production workers load. */
 export const DEFAULT_WORKFLOWS_PATH = resolve(projectRoot(), 'src/workflows/index.ts');
 
-const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
+const bundles = new Map<string, Promise<WorkflowBundleOption>>();
 
-/** Bundles a workflows file once per test file (bundling takes about 2 s). */
-export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
+/** How the tests bundle a workflows file: as production's worker does, with its failure converter. */
+export function bundleWorkflows(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath: resolve(workflowsPath),
+    // Failures raised in workflow code carry their messages encoded, as production's do.
+    failureConverterPath: FAILURE_CONVERTER_PATH,
+    logger: new DefaultLogger('WARN'),
+  });
+}
+
+/**
+ * A workflows file's bundle. The project's own workflows come from the file the global setup
+ * bundled once for the whole run; any other file (or a run without that setup) is bundled once
+ * per test file (bundling takes about 2 s).
+ */
+export function workflowBundle(workflowsPath: string): Promise<WorkflowBundleOption> {
   const key = resolve(workflowsPath);
   let bundle = bundles.get(key);
   if (!bundle) {
-    bundle = bundleWorkflowCode({
-      workflowsPath: key,
-      // Failures raised in workflow code carry their messages encoded, as production's do.
-      failureConverterPath: FAILURE_CONVERTER_PATH,
-      logger: new DefaultLogger('WARN'),
-    });
+    const prebuilt = key === DEFAULT_WORKFLOWS_PATH ? inject('workflowBundlePath') : undefined;
     // A failure stays cached too: the sources will not change during the run, and webpack's
     // error report is printed once instead of once per test.
+    bundle = prebuilt ? Promise.resolve({ codePath: prebuilt }) : bundleWorkflows(key);
     bundles.set(key, bundle);
   }
   return bundle;

@@ -7,12 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { History } from '@temporalio/common/lib/proto-utils.js';
-import {
-  DefaultLogger,
-  Runtime,
-  Worker,
-  type WorkflowBundleWithSourceMap,
-} from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { devCredentials } from '../../../src/emulator/index.js';
@@ -63,7 +58,7 @@ const workflowTypeOf = (history: History) =>
 
 /** Replays histories on one replay worker; returns `name: error` for each that failed. */
 async function replayFailures(
-  bundle: WorkflowBundleWithSourceMap,
+  bundle: WorkflowBundleOption,
   histories: Pick<Recorded, 'name' | 'history'>[],
 ): Promise<string[]> {
   const failures: string[] = [];
@@ -90,7 +85,7 @@ function installErrorsOnlyRuntime(): void {
   }
 }
 
-let current: WorkflowBundleWithSourceMap;
+let current: WorkflowBundleOption;
 beforeAll(async () => {
   installErrorsOnlyRuntime();
   current = await workflowBundle(DEFAULT_WORKFLOWS_PATH);
