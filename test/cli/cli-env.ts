@@ -61,18 +61,41 @@ export async function runCli(
   args: string[],
   env: Record<string, string>,
   log?: CliResult[],
+  /** A command still running this long is killed, and the run fails saying so. */
+  opts: { timeoutMs?: number } = {},
 ): Promise<CliResult> {
   const child = spawnCli(args, env);
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  let timer: NodeJS.Timeout | undefined;
   const result = await new Promise<CliResult>((resolve, reject) => {
     child.once('error', reject);
     child.once('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+    if (opts.timeoutMs !== undefined)
+      timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(
+          new Error(
+            `pcds ${args.join(' ')} was still running after ${opts.timeoutMs} ms; its stderr:\n${stderr}`,
+          ),
+        );
+      }, opts.timeoutMs);
+  }).finally(() => clearTimeout(timer));
   log?.push(result);
   return result;
+}
+
+/** `promise`, or an error naming `what` once it has taken `ms`: a hang says where it is. */
+export function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** A stack frame line, which an expected error must never print. */

@@ -16,7 +16,7 @@ import {
   testNamespace,
   uniqueTaskQueue,
 } from '../harness/temporal.js';
-import { runCli, spawnCli, STACK_FRAME, startCliEnv, tempDir } from './cli-env.js';
+import { runCli, spawnCli, STACK_FRAME, startCliEnv, tempDir, within } from './cli-env.js';
 
 const dir = tempDir('no-worker');
 const runId = `${process.pid}-${Date.now().toString(36)}`;
@@ -209,6 +209,8 @@ it(
           '--no-cache',
         ]),
         cli.env,
+        undefined,
+        { timeoutMs: 30_000 },
       );
       expect(started.code).toBe(0);
       // A worker polls: no warning at start.
@@ -221,12 +223,15 @@ it(
         done = (await handle.describe()).typedSearchAttributes.get(PcdsRowsDone) ?? 0;
       }
       expect(done).toBeGreaterThan(0);
-      await cli.stop();
+      // Stopped once: a stop that hangs fails here, naming it, not again in `finally`.
       stopped = true;
+      await within(60_000, 'stopping the worker', cli.stop());
       const published = (await handle.describe()).typedSearchAttributes.get(PcdsRowsDone);
 
       const began = Date.now();
-      const status = await runCli(['batch', 'status', batchId], cli.env);
+      const status = await runCli(['batch', 'status', batchId], cli.env, undefined, {
+        timeoutMs: 30_000,
+      });
       expect(Date.now() - began).toBeLessThan(SOON_MS);
       expect(status.code).toBe(0);
       expect(status.stdout).toMatch(
@@ -234,7 +239,9 @@ it(
           `^batch ${batchId} running: ${published} rows done, \\d+ failed \\(last published progress: (no worker is polling task queue ${cli.taskQueue}: start one with \`pcds worker\`|no worker answered the progress query in time)\\)\n  batch of 60 person_enrichment rows\n`,
         ),
       );
-      const json = await runCli(['batch', 'status', batchId, '--json'], cli.env);
+      const json = await runCli(['batch', 'status', batchId, '--json'], cli.env, undefined, {
+        timeoutMs: 30_000,
+      });
       expect(JSON.parse(json.stdout)).toMatchObject({
         lastPublished: { batchId, done: published, taskQueue: cli.taskQueue },
       });
