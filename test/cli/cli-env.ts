@@ -135,6 +135,8 @@ export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): P
     PCDS_THROTTLE: 'off',
     PCDS_POLL_INTERVAL_MS: '100',
     PCDS_HTTP_TIMEOUT_MS: '5000',
+    // A store of its own: files running at once would otherwise queue on one SQLite file's lock.
+    PCDS_STORE_URL: `sqlite:${join(tempDir('store'), 'store.sqlite')}`,
     ...testEncryptionEnv(),
   };
   let connection: Connection | undefined;
