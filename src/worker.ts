@@ -91,11 +91,14 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
     opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
   );
   const store = opts.store ?? lazyBatchStore(() => openStoreFromSettings(config));
+  // Told to the activities, which stop reporting to workflows that no worker may be left to run.
+  const shuttingDown = new AbortController();
   const activities = createActivities({
     config,
     clients,
     permits,
     store,
+    workerShutdown: shuttingDown.signal,
     ...(urlFor ? { callbackUrlFor: urlFor } : {}),
   });
   let worker: Worker;
@@ -148,6 +151,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
       }
     },
     shutdown() {
+      shuttingDown.abort();
       if (worker.getState() === 'RUNNING') worker.shutdown();
     },
   };

@@ -242,7 +242,10 @@ export function createCallActivities(deps: ActivityDeps) {
       const outcome = classifySubmit(endpoint, reply);
       if (outcome.kind === 'accepted' || outcome.kind === 'done') {
         const status = acceptedStatus(outcome);
-        await acceptanceReporter(input.intentToken)?.({
+        await acceptanceReporter(
+          input.intentToken,
+          deps.workerShutdown,
+        )?.({
           keyId,
           requestId: outcome.requestId,
           status,

@@ -13,4 +13,6 @@ export interface ActivityDeps {
   callbackUrlFor?: (workflowId: string) => string;
   /** Where stored batches keep their rows, results and journal (opened on first use). */
   store?: LazyBatchStore;
+  /** Aborted when the worker running these activities shuts down (createWorker's). */
+  workerShutdown?: AbortSignal;
 }

@@ -3,7 +3,11 @@
 // nothing, so the workflow makes it again; one the workflow has given up on is refused here and
 // never sent.
 import { Context } from '@temporalio/activity';
-import { ActivityNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  ActivityNotFoundError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
 import { retryUntilAnswered } from './retrying.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
@@ -38,9 +42,15 @@ const REPORT_BACKOFF: Backoff = { ...SERVICE_BACKOFF, capMs: 10_000 };
  * the workflow in its failure (lastHeartbeatDetails). If the server has already timed the attempt
  * out, the job goes to the workflow by the submitAccepted update. Both are retried until the
  * server answers; neither adds a history event on the usual path.
+ *
+ * A worker shutting down never waits on them: `workerShutdown` (createWorker's) says it shuts
+ * down, as does the activity's cancellation for that reason. The job then stays in the SDK's
+ * heartbeat, and a workflow that never gets it ends the attempt as unknown after its wait, never
+ * submitting it again.
  */
 export function acceptanceReporter(
   token: string | undefined,
+  workerShutdown?: AbortSignal,
 ): ((accepted: Omit<AcceptedSubmit, 'token'>) => Promise<void>) | undefined {
   const ctx = Context.current();
   const execution = ctx.info.workflowExecution;
@@ -49,39 +59,53 @@ export function acceptanceReporter(
     const accepted: AcceptedSubmit = { token, ...job };
     // The SDK's own (throttled) heartbeats carry it too, so none of them overwrites it.
     ctx.heartbeat(accepted);
-    // The SDK ends the activity's client calls when it is cancelled: the loops look at why.
+    // The SDK cancels the activity's client calls in flight when the activity is cancelled (the
+    // SDK cancels it only once, whatever comes after): the loops look at why.
     const cancelled = ctx.cancellationSignal;
-    const shuttingDown = () => ctx.cancellationDetails?.workerShutdown === true;
-    const heartbeat = await retryUntilAnswered(
-      () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
-      {
-        backoff: REPORT_BACKOFF,
-        ends: (err) => err instanceof ActivityNotFoundError || cancelled.aborted,
-      },
-    );
-    // Its worker shuts down: the job is in the SDK's heartbeat, and a workflow that never gets it
-    // ends the attempt as unknown after its wait (never submitting it again). A shutdown never
-    // waits on these reports.
-    if (heartbeat.answered || shuttingDown()) return;
-    // The server gave up on this attempt (it refused the heartbeat, or the SDK found the attempt
-    // gone and cancelled it): the workflow waits a while for this update. Refused: the workflow no
-    // longer waits for this attempt (it ended it as unknown). The update is made on a signal of
-    // its own, which only a shutdown of the worker aborts.
-    const reporting = new AbortController();
+    const shuttingDown = new AbortController();
     const onCancel = () => {
-      if (shuttingDown()) reporting.abort();
+      if (ctx.cancellationDetails?.workerShutdown) shuttingDown.abort();
     };
     cancelled.addEventListener('abort', onCancel);
+    onCancel();
+    const stop = workerShutdown
+      ? AbortSignal.any([shuttingDown.signal, workerShutdown])
+      : shuttingDown.signal;
     try {
-      const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
-      await retryUntilAnswered(
-        () =>
-          ctx.client.withAbortSignal(reporting.signal, () =>
-            handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
-          ),
+      const heartbeat = await retryUntilAnswered(
+        () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
         {
           backoff: REPORT_BACKOFF,
-          ends: (err) => err instanceof WorkflowUpdateFailedError || reporting.signal.aborted,
+          ends: (err) => err instanceof ActivityNotFoundError || cancelled.aborted || stop.aborted,
+        },
+      );
+      if (heartbeat.answered || stop.aborted) return;
+      // Only an attempt the server gave up on is awaited by update (the workflow waits a while for
+      // it). Cancelled otherwise (the call cancelled, paused or reset): nobody waits for it.
+      const details = ctx.cancellationDetails;
+      if (
+        !(heartbeat.error instanceof ActivityNotFoundError) &&
+        !details?.notFound &&
+        !details?.timedOut
+      )
+        return;
+      // Made on a signal of its own: the activity's is aborted already. Refused, or the workflow
+      // gone: the workflow no longer waits for this attempt (it ended it as unknown).
+      const handle = ctx.client.workflow.getHandle(execution.workflowId, execution.runId);
+      await retryUntilAnswered(
+        () => {
+          // A call started on an aborted signal is never cancelled: none is started.
+          if (stop.aborted) return Promise.reject(new Error('the worker shuts down'));
+          return ctx.client.withAbortSignal(stop, () =>
+            handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
+          );
+        },
+        {
+          backoff: REPORT_BACKOFF,
+          ends: (err) =>
+            err instanceof WorkflowUpdateFailedError ||
+            err instanceof WorkflowNotFoundError ||
+            stop.aborted,
         },
       );
     } finally {

@@ -62,8 +62,8 @@ async function cancelledDuring(
 }
 
 /** The acceptance report of a submit activity, run in the current activity context. */
-async function reportAccepted(token: string): Promise<void> {
-  const report = acceptanceReporter(token);
+async function reportAccepted(token: string, workerShutdown?: AbortSignal): Promise<void> {
+  const report = acceptanceReporter(token, workerShutdown);
   expect(report).toBeDefined();
   await report!({ keyId: 'k', requestId: 'req-1', status: 'queued', acceptedAt: 0 });
 }
@@ -133,20 +133,35 @@ describe('a submit activity cancelled by its worker shutting down', () => {
 });
 
 describe('a submit activity whose attempt the server gave up on', () => {
+  /** A client whose heartbeats fail with `error` a moment after they are sent; updates recorded. */
+  function goneAttemptClient(
+    updates: unknown[],
+    error: Error = new ActivityNotFoundError('activity not found'),
+  ): Client {
+    return Object.create(client, {
+      activity: {
+        value: {
+          heartbeat: () => new Promise((_, reject) => setTimeout(() => reject(error), 50)),
+        },
+      },
+      workflow: {
+        value: {
+          getHandle: () => ({
+            executeUpdate: (_update: unknown, o: { args: unknown[] }) => {
+              updates.push(o.args[0]);
+              return Promise.resolve();
+            },
+          }),
+        },
+      },
+    }) as Client;
+  }
+  const execution = { workflowExecution: { workflowId: 'w', runId: 'r' } };
+
   it('still hands its accepted job over by update after the SDK cancels it as not found', async () => {
     const updates: unknown[] = [];
-    const fake = refusingHeartbeats(client, {
-      getHandle: () => ({
-        executeUpdate: (_update: unknown, o: { args: unknown[] }) => {
-          updates.push(o.args[0]);
-          return Promise.resolve();
-        },
-      }),
-    });
-    const env = new MockActivityEnvironment(
-      { workflowExecution: { workflowId: 'w', runId: 'r' } },
-      { client: fake },
-    );
+    const env = new MockActivityEnvironment(execution, { client: goneAttemptClient(updates) });
+    // Cancelled before the server's refusal of the heartbeat comes back.
     const outcome = await cancelledDuring(
       env,
       () => reportAccepted('token-4'),
@@ -158,4 +173,44 @@ describe('a submit activity whose attempt the server gave up on', () => {
       { token: 'token-4', keyId: 'k', requestId: 'req-1', status: 'queued', acceptedAt: 0 },
     ]);
   });
+
+  it('hands nothing over when the call itself was cancelled: nobody waits for it', async () => {
+    const updates: unknown[] = [];
+    // The heartbeat in flight is cancelled with the activity, as the SDK does.
+    const env = new MockActivityEnvironment(execution, {
+      client: goneAttemptClient(updates, new Error('Cancelled on client')),
+    });
+    const outcome = await cancelledDuring(
+      env,
+      () => reportAccepted('token-5'),
+      0,
+      new ActivityCancellationDetails({ cancelRequested: true }),
+    );
+    expect(outcome.ended).toBe('resolved');
+    expect(updates).toEqual([]);
+  });
+
+  it('stops waiting for its update when the worker shuts down afterwards', async () => {
+    // The SDK cancels an activity once: after "not found", a shutdown comes only from the worker.
+    const workflowExecution = await unattendedWorkflow();
+    const env = new MockActivityEnvironment(
+      { workflowExecution },
+      { client: refusingHeartbeats(client) },
+    );
+    const workerShutdown = new AbortController();
+    const shutdownTimer = setTimeout(() => workerShutdown.abort(), 2_000);
+    try {
+      const outcome = await cancelledDuring(
+        env,
+        () => reportAccepted('token-6', workerShutdown.signal),
+        0,
+        new ActivityCancellationDetails({ notFound: true }),
+      );
+      expect(outcome.ended).toBe('resolved');
+      expect(outcome.ms).toBeGreaterThanOrEqual(1_900);
+      expect(outcome.ms).toBeLessThan(15_000);
+    } finally {
+      clearTimeout(shutdownTimer);
+    }
+  }, 30_000);
 });
