@@ -197,17 +197,24 @@ export function pastDeadline(
     : now >= job.acceptedAt + policy.maxWaitMs;
 }
 
-/** The wait before the next poll (or for the webhook), never past the deadline, never zero. */
+/**
+ * The wait before the next poll (or for the webhook), never past the deadline, never zero. At or
+ * past the deadline by the engine's clock the next poll decides; it comes a poll interval later,
+ * not at once: the deadline rule compares the polling worker's clock at the send with the
+ * accepting worker's, and a polling worker whose clock runs behind would otherwise poll without
+ * pause until its clock caught up.
+ */
 export function nextWait(policy: CallPolicy, job: JobStanding, now: number): WaitStep {
   const left = job.acceptedAt + policy.maxWaitMs - now;
+  const bound = left > 0 ? left : policy.schedule.intervalMs;
   if (policy.webhookFallbackPollMs !== undefined)
     return {
       kind: 'await_webhook',
-      afterMs: Math.max(1, Math.min(policy.webhookFallbackPollMs, left)),
+      afterMs: Math.max(1, Math.min(policy.webhookFallbackPollMs, bound)),
     };
   return {
     kind: 'poll',
-    afterMs: Math.max(1, Math.min(pollDelayMs(job.polls + 1, policy.schedule), left)),
+    afterMs: Math.max(1, Math.min(pollDelayMs(job.polls + 1, policy.schedule), bound)),
   };
 }
 

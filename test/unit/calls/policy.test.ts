@@ -115,8 +115,29 @@ describe('call policy: the polls', () => {
     const later: JobStanding = { ...accepted, polls: 3 };
     expect(nextWait(policy, later, T0)).toEqual({ kind: 'poll', afterMs: 3_375 });
     expect(nextWait(policy, later, T0 + 58_000)).toEqual({ kind: 'poll', afterMs: 2_000 });
-    // At or past the deadline: one more poll at once (it decides).
-    expect(nextWait(policy, later, T0 + 70_000)).toEqual({ kind: 'poll', afterMs: 1 });
+    // A moment before the deadline: the last poll lands on it.
+    expect(nextWait(policy, later, T0 + 59_999)).toEqual({ kind: 'poll', afterMs: 1 });
+    // At or past the deadline: one more poll (it decides) a poll interval later.
+    expect(nextWait(policy, later, T0 + 70_000)).toEqual({ kind: 'poll', afterMs: 1_000 });
+  });
+
+  it("polls from a worker whose clock runs behind the accepting worker's once a poll interval, not at once", () => {
+    // Accepted by a worker whose clock agrees with the engine's; polled by one 20 s behind.
+    let job = acceptedJob(T0, T0);
+    let engineNow = T0 + 60_000; // the deadline
+    const polls: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      const sentAt = engineNow - 20_000; // the polling worker's clock
+      polls.push(sentAt);
+      const next = afterPoll(policy, pollMade(job), { kind: 'running', sentAt }, engineNow);
+      if (next.step.kind === 'fail') break;
+      expect(next.step).toMatchObject({ kind: 'poll', afterMs: 1_000 });
+      job = next.job;
+      engineNow += (next.step as { afterMs: number }).afterMs;
+    }
+    // Until its clock reaches the deadline: 20 s at a poll a second, then the one that decides.
+    expect(polls).toHaveLength(21);
+    expect(polls.at(-1)).toBe(T0 + 60_000);
   });
 
   it('starts with a learned first delay', () => {
@@ -131,7 +152,10 @@ describe('call policy: the polls', () => {
       kind: 'await_webhook',
       afterMs: 30_000,
     });
-    expect(nextWait(hooked, accepted, T0 + 95_000)).toEqual({ kind: 'await_webhook', afterMs: 1 });
+    expect(nextWait(hooked, accepted, T0 + 95_000)).toEqual({
+      kind: 'await_webhook',
+      afterMs: 1_000,
+    });
   });
 
   it('counts a poll once, however often it is made again', () => {
