@@ -20,7 +20,6 @@ import {
   closeSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -29,9 +28,7 @@ import {
   writeFileSync,
   writeSync,
 } from 'node:fs';
-import { rename } from 'node:fs/promises';
 import { createConnection } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
@@ -47,15 +44,17 @@ import {
   registerSearchAttributes,
 } from '../src/temporal/search-attributes.js';
 import { makeTestCertificates, testCertificatePaths } from './tls-certs.js';
+import {
+  BIN_DIR,
+  SERVER_BIN,
+  SQL_TOOL_BIN,
+  TEMPORAL_SERVER_VERSION,
+  buildBinaries,
+} from './temporal-server-build.mjs';
 
-/** The server release under test; docker-compose.yml runs the same one. */
-export const TEMPORAL_SERVER_VERSION = '1.32.1';
+export { TEMPORAL_SERVER_VERSION };
 
 const root = projectRoot();
-/** Cached binaries (git-ignored): `temporal-server` and `temporal-sql-tool`. */
-export const BIN_DIR = join(root, '.tools', `temporal-server-${TEMPORAL_SERVER_VERSION}`);
-const SERVER_BIN = join(BIN_DIR, 'temporal-server');
-const SQL_TOOL_BIN = join(BIN_DIR, 'temporal-sql-tool');
 /** The server configuration docker-compose.yml mounts too. */
 export const CONFIG_FILE = join(root, 'deploy', 'temporal', 'config.yaml');
 const DYNAMIC_CONFIG_FILE = join(root, 'deploy', 'temporal', 'dynamicconfig.yaml');
@@ -126,78 +125,6 @@ function clusterConnection(extra: Partial<TemporalConnectionOptions> = {}): Prom
 
 function log(line: string): void {
   process.stderr.write(`[cluster] ${line}\n`);
-}
-
-// ---- binaries --------------------------------------------------------------------------------
-
-/**
- * Builds the server and its SQL tool once into BIN_DIR. Go's build and module caches live in a
- * temporary folder removed afterwards (about 3.9 GB); the cold build takes 5-9 minutes.
- */
-export async function buildBinaries(): Promise<void> {
-  if (existsSync(SERVER_BIN) && existsSync(SQL_TOOL_BIN)) return;
-  const goVersion = spawnSync('go', ['version'], { encoding: 'utf8' });
-  if (goVersion.status !== 0) {
-    throw new Error(
-      'Go is needed once to build the Temporal server (https://go.dev/dl/); ' +
-        `\`go version\` failed: ${goVersion.error?.message ?? goVersion.stderr}`,
-    );
-  }
-  const work = mkdtempSync(join(tmpdir(), 'pcds-temporal-build-'));
-  const partial = join(work, 'bin');
-  const started = Date.now();
-  log(
-    `building temporal-server ${TEMPORAL_SERVER_VERSION} with ${goVersion.stdout.trim()} ` +
-      `(first time only: 5-9 min, ~2.6 GB RAM; Go caches in ${work}, removed afterwards)`,
-  );
-  try {
-    const env = {
-      ...process.env,
-      GOBIN: partial,
-      GOCACHE: join(work, 'cache'),
-      GOMODCACHE: join(work, 'mod'),
-      GOPATH: join(work, 'gopath'),
-      GOTMPDIR: work,
-      GOFLAGS: '-mod=mod',
-      // As Temporal's release binaries: pure Go, so no C compiler runs for the standard library's
-      // cgo packages (net, os/user, runtime/cgo); the SQL plugins are pure Go.
-      CGO_ENABLED: '0',
-      // The installed Go only: v1.32.1 is the newest release it builds (later ones want a newer Go).
-      GOTOOLCHAIN: 'local',
-    };
-    await runAsync(
-      'go',
-      [
-        'install',
-        '-trimpath',
-        '-ldflags=-s -w',
-        `go.temporal.io/server/cmd/server@v${TEMPORAL_SERVER_VERSION}`,
-        `go.temporal.io/server/cmd/tools/sql@v${TEMPORAL_SERVER_VERSION}`,
-      ],
-      env,
-    );
-    mkdirSync(BIN_DIR, { recursive: true });
-    // The SQL tool first: the server's presence marks the cache complete.
-    await rename(join(partial, 'sql'), SQL_TOOL_BIN);
-    await rename(join(partial, 'server'), SERVER_BIN);
-    log(`built in ${seconds(started)} s: ${BIN_DIR}`);
-  } finally {
-    // The module cache is read-only on purpose; make it writable so it can go.
-    spawnSync('chmod', ['-R', 'u+w', work]);
-    rmSync(work, { recursive: true, force: true });
-  }
-}
-
-function runAsync(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      code === 0
-        ? resolve()
-        : reject(new Error(`${cmd} ${args.join(' ')} failed (${signal ?? `exit ${code}`})`)),
-    );
-  });
 }
 
 /** Runs a command to its end; throws with its output when it fails. */
