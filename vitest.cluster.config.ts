@@ -7,7 +7,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    maxWorkers: 2,
+    maxWorkers: 4,
     // Under CI the JSON report gives .ci/run the cluster run's counts.
     reporters: process.env.CI
       ? ['default', ['json', { outputFile: '.test-results-cluster.json' }]]

@@ -261,71 +261,93 @@ const onPostgres = /^postgres(ql)?:\/\//i.test(storeUrl);
 describe.skipIf(!onPostgres)(
   'a stored batch whose PostgreSQL store is out of reach for 45 s (npm run test:cluster)',
   () => {
-    let emu: RunningEmulator | undefined;
-    let worker: ReturnType<typeof activitiesFor> | undefined;
+    /** A worker whose store is reached through a proxy of its own, and an emulator of its own. */
+    interface Rig {
+      emu: RunningEmulator;
+      proxy: Awaited<ReturnType<typeof startTcpProxy>>;
+      worker: ReturnType<typeof activitiesFor>;
+    }
+    const rigs = new Map<boolean, Rig>();
     let view: LazyBatchStore | undefined;
-    let proxy: Awaited<ReturnType<typeof startTcpProxy>> | undefined;
     const dir = tempDir('store-away');
 
-    beforeAll(async () => {
-      const direct = new URL(storeUrl);
-      proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+    /** The store's URL through `proxy`. */
+    const through = (proxy: { port: number }) => {
       const viaProxy = new URL(storeUrl);
       viaProxy.hostname = '127.0.0.1';
       viaProxy.port = String(proxy.port);
-      emu = await fastEmulator({ latency: { queuedMs: 50, processingMs: 300 } });
-      worker = activitiesFor(configFor(emu, { PCDS_STORE_URL: viaProxy.toString() }));
+      return viaProxy.toString();
+    };
+    const direct = () => {
+      const url = new URL(storeUrl);
+      return { host: url.hostname, port: Number(url.port || 5432) };
+    };
+
+    beforeAll(async () => {
+      // One rig a mode: the two batches run at once, each through a cut of its own, and each
+      // emulator counts the submits of one batch.
+      for (const compact of [false, true]) {
+        const proxy = await startTcpProxy(direct());
+        const emu = await fastEmulator({ latency: { queuedMs: 50, processingMs: 300 } });
+        const worker = activitiesFor(configFor(emu, { PCDS_STORE_URL: through(proxy) }));
+        rigs.set(compact, { emu, proxy, worker });
+      }
       view = lazyBatchStore(() => openStoreFromEnv(process.env));
     });
     afterAll(async () => {
-      await worker?.close();
+      for (const rig of rigs.values()) {
+        await rig.worker.close();
+        await rig.proxy.stop();
+        await rig.emu.stop();
+      }
       await view?.close();
-      await proxy?.stop();
-      await emu?.stop();
     });
 
     it('a connection dropped while held between two statements fails the next one, and the process goes on', async () => {
-      const viaProxy = new URL(storeUrl);
-      viaProxy.hostname = '127.0.0.1';
-      viaProxy.port = String(proxy!.port);
-      const store = await openStoreFromEnv({ ...process.env, PCDS_STORE_URL: viaProxy.toString() });
+      const proxy = await startTcpProxy(direct());
+      const store = await openStoreFromEnv({ ...process.env, PCDS_STORE_URL: through(proxy) });
       try {
         await expect(
           store.db.connection().execute(async (conn) => {
             await sql`select 1`.execute(conn);
-            proxy!.cut();
+            proxy.cut();
             // The drop reaches the held client before its next statement: unheard, it would
             // end the process (vitest reports it as an uncaught exception).
             await new Promise((r) => setTimeout(r, 500));
             await sql`select 1`.execute(conn);
           }),
         ).rejects.toThrow();
-        proxy!.restore();
+        proxy.restore();
         const { rows } = await sql<{ one: number }>`select 1 as one`.execute(store.db);
         expect(rows).toEqual([{ one: 1 }]);
       } finally {
-        proxy!.restore();
         await store.close();
+        await proxy.stop();
       }
     }, 60_000);
 
     for (const compact of [false, true])
-      it(`${compact ? 'compact: ' : 'rows as workflows: '}rows wait out the cut and end once, each`, async () => {
-        const input = rowsCsv(dir, `away-${compact}.csv`);
-        await withWorker({ activities: worker!.activities }, async ({ client, taskQueue }) =>
-          batchThroughFault({
-            client,
-            taskQueue,
-            emu: emu!,
-            store: await view!.get(),
-            input,
-            compact,
-            breakStore: () => proxy!.cut(),
-            mendStore: () => proxy!.restore(),
-            outageMs: 45_000,
-          }),
-        );
-      }, 300_000);
+      it.concurrent(
+        `${compact ? 'compact: ' : 'rows as workflows: '}rows wait out the cut and end once, each`,
+        async () => {
+          const rig = rigs.get(compact)!;
+          const input = rowsCsv(dir, `away-${compact}.csv`);
+          await withWorker({ activities: rig.worker.activities }, async ({ client, taskQueue }) =>
+            batchThroughFault({
+              client,
+              taskQueue,
+              emu: rig.emu,
+              store: await view!.get(),
+              input,
+              compact,
+              breakStore: () => rig.proxy.cut(),
+              mendStore: () => rig.proxy.restore(),
+              outageMs: 45_000,
+            }),
+          );
+        },
+        300_000,
+      );
   },
 );
 
