@@ -1,10 +1,11 @@
 // One row of a compact batch, run as an activity of the batch instead of a workflow of its own:
 // the submit, the polls and the row's line in the output, all in one attempt that heartbeats
-// where it stands (visible in the Web UI's pending activities). The row journal beside the output
-// (batch-io/row-journal.ts) keeps the no-double-submit rule that a row's workflow id keeps for row
-// workflows: an attempt that finds the row's job accepted polls it, one that finds a send that may
-// have reached the service ends the row as submit_outcome_unknown. A found or empty row's line is
-// written here, so the batch's history holds neither the row's result nor a second copy of it.
+// where it stands (visible in the Web UI's pending activities). The submit keeps the one
+// no-double-submit protocol (submit.ts) with the row journal as its ledger where a row run as a
+// workflow has its workflow: an attempt that finds the row's job accepted polls it, one that finds
+// a send that may have reached the service ends the row as submit_outcome_unknown. A found or
+// empty row's line is written here, so the batch's history holds neither the row's result nor a
+// second copy of it.
 // With webhooks, the submit carries the row's callback URL and the row waits for the delivery,
 // which the receiver keeps in the store (a compact row has no workflow to signal).
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,14 +28,9 @@ import {
 } from '../calls/policy.js';
 import {
   classifyPoll,
-  classifySubmit,
   type PollOutcome,
-  formatProblems,
   getEndpoint,
-  mcpArgumentProblems,
-  mcpUnsupportedReason,
   searchPageOf,
-  validateInput,
   type EndpointDef,
   type Failure,
   type Transport,
@@ -58,9 +54,10 @@ import type { CallOutcome } from '../calls/types.js';
 import { describePermitWait } from '../throttle/status-text.js';
 import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
-import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
+import { pollRequest } from './guarded-request.js';
 import { RESULT_TOO_LARGE, serializedBytes } from './result-size.js';
 import { retryUntilAnswered } from './retrying.js';
+import { sendSubmit, submitProblem, type AcceptedJob, type SubmitLedger } from './submit.js';
 
 export interface BatchRowInput {
   batchId: string;
@@ -108,19 +105,7 @@ interface RowWhere {
   why?: string;
 }
 
-/** The row's send was refused by an earlier attempt's claim: what that attempt left. */
-class ClaimedElsewhere extends Error {
-  constructor(readonly entry: JournalEntry) {
-    super('the row was claimed by an earlier attempt');
-  }
-}
-
-interface Job {
-  keyId: string;
-  requestId: string;
-  status: string;
-  acceptedAt: number;
-}
+type Job = AcceptedJob;
 
 type RowFailed = Extract<RowEnd, { failure: unknown }>;
 
@@ -253,18 +238,24 @@ export function createBatchRowActivities(deps: ActivityDeps) {
       }
 
       /**
-       * Records what this attempt knows once its claim is taken (the job accepted, the claim let
-       * go), waiting out a store that cannot write: an attempt that gave up here would leave its
-       * claim behind, and the next one could only call the row's send unknown (a charged job lost).
+       * A journal step, made again with the same owner until the store answers: a claim whose
+       * reply was lost (the store cut at that moment) is this attempt's when claimed again, and
+       * what an attempt knows once its claim is taken (the job accepted, the claim let go) is
+       * recorded. An attempt that gave up here would leave its claim behind, and the next one could
+       * only call the row's send unknown: a row lost, or a charged job lost.
        */
-      async function recordHeld(entry: JournalEntry): Promise<void> {
-        const recorded = await retryUntilAnswered(() => ledger.record(entry), {
+      async function held<T>(step: () => Promise<T>): Promise<T> {
+        const done = await retryUntilAnswered(step, {
           backoff: LEDGER_BACKOFF,
           random: NO_JITTER,
           ends: () => signal.aborted,
           signal,
         });
-        if (!recorded.answered) throw recorded.error;
+        if (!done.answered) throw done.error;
+        return done.value;
+      }
+      async function recordHeld(entry: JournalEntry): Promise<void> {
+        await held(() => ledger.record(entry));
       }
 
       function jobOf(e: {
@@ -281,14 +272,29 @@ export function createBatchRowActivities(deps: ActivityDeps) {
         };
       }
 
+      /** The row's journal as its submit's ledger (see submit.ts). */
+      function journalLedger(): SubmitLedger {
+        return {
+          async claim() {
+            const claim = await held(() => ledger.claim(owner));
+            if (claim.mine) return { mine: true };
+            return claim.entry.state === 'accepted'
+              ? { mine: false, accepted: jobOf(claim.entry) }
+              : { mine: false };
+          },
+          accepted: (job) => recordHeld({ row: input.row, state: 'accepted', owner, ...job }),
+          released: () =>
+            recordHeld({ row: input.row, state: 'released', owner, keyId: input.keyId }),
+        };
+      }
+
       /** POSTs the row's job under the journal's claim; repeats only what cannot have been accepted. */
       async function submit(
         endpoint: EndpointDef,
       ): Promise<{ job: Job; immediate?: ReturnType<typeof classifyPoll> } | RowFailed> {
-        const valid = validateInput(endpoint, input.params);
-        if (!valid.ok)
-          return failed('invalid_request', `invalid_request: ${formatProblems(valid.problems)}`);
-        let callbackUrl: string | undefined;
+        const checked = submitProblem(endpoint, input.params, transport, input.webhook === true);
+        if (!checked.ok) return failed(checked.code, checked.message);
+        const params = { ...checked.params };
         if (input.webhook) {
           if (!input.store || !deps.store || !deps.callbackUrlFor)
             return failed(
@@ -297,82 +303,47 @@ export function createBatchRowActivities(deps: ActivityDeps) {
             );
           try {
             // Never returned nor logged: the URL carries the receiver's token for this row.
-            callbackUrl = deps.callbackUrlFor(childWorkflowId(input.batchId, input.row));
+            params.callback_url = deps.callbackUrlFor(childWorkflowId(input.batchId, input.row));
           } catch (err) {
             if (!(err instanceof ApplicationFailure) || !err.type) throw err;
             return failed(err.type, err.message);
           }
         }
-        if (transport === 'mcp') {
-          const why = mcpUnsupportedReason(endpoint, { webhook: input.webhook === true });
-          if (why) return failed('mcp_unsupported', `mcp_unsupported: ${why}`);
-          const problems = mcpArgumentProblems(endpoint.mcpTool!, valid.value);
-          if (problems.length)
-            return failed(
-              'invalid_request',
-              `invalid_request: ${endpoint.mcpTool} over MCP: ${formatProblems(problems)}`,
-            );
-        }
-        const release = () =>
-          recordHeld({ row: input.row, state: 'released', owner, keyId: input.keyId });
+        const submitLedger = journalLedger();
         let standing = FIRST_SUBMIT;
         for (;;) {
-          let failure: Pick<Failure, 'code'> & { httpStatus?: number };
-          let retryAfterMs: number | undefined;
-          try {
-            const reply = await guardedRequest(deps, {
-              keyId: input.keyId,
-              kind: 'submit',
-              send: (c) =>
-                c.submit(endpoint, {
-                  ...valid.value,
-                  ...(callbackUrl ? { callback_url: callbackUrl } : {}),
-                }),
-              beforeSend: async () => {
-                const claim = await ledger.claim(owner);
-                if (!claim.mine) throw new ClaimedElsewhere(claim.entry);
-              },
-              // A job whose result a webhook delivers needs no poll held for it.
-              followUps: input.webhook ? 0 : 1,
-              transport,
-              onWait,
-            });
-            show(where);
-            const acceptedAt = Date.now();
-            const outcome = classifySubmit(endpoint, reply);
-            if (outcome.kind === 'accepted' || outcome.kind === 'done') {
-              const status = acceptedStatus(outcome);
-              const job: Job = {
-                keyId: input.keyId,
-                requestId: outcome.requestId,
-                status,
-                acceptedAt,
-              };
-              await recordHeld({ row: input.row, state: 'accepted', owner, ...job });
-              return outcome.kind === 'done' ? { job, immediate: outcome.poll } : { job };
-            }
-            // A refusal with no job: a row sent back by the batch (402, a revoked key) may run again.
-            await release();
-            if (outcome.kind === 'rejected') return failedWith(outcome.failure);
-            failure = outcome.failure;
-            retryAfterMs = outcome.retryAfterMs;
-          } catch (err) {
-            if (err instanceof ClaimedElsewhere) {
-              if (err.entry.state !== 'accepted') return unknownSend();
-              return { job: jobOf(err.entry) };
-            }
-            if (!(err instanceof TransportError)) throw err;
-            if (err.phase !== 'connect') return failedWith({ code: 'submit_outcome_unknown' });
-            await release();
-            failure = { code: 'transport_error' };
+          const sent = await sendSubmit(deps, {
+            keyId: input.keyId,
+            endpoint,
+            params,
+            ledger: submitLedger,
+            // A job whose result a webhook delivers needs no poll held for it.
+            followUps: input.webhook ? 0 : 1,
+            transport,
+            onWait,
+          });
+          show(where);
+          switch (sent.kind) {
+            case 'accepted':
+              return sent.immediate
+                ? { job: sent.job, immediate: sent.immediate }
+                : { job: sent.job };
+            case 'earlier':
+              return { job: sent.job };
+            case 'unknown':
+              return sent.earlier ? unknownSend() : failedWith({ code: 'submit_outcome_unknown' });
+            case 'refused':
+              break;
           }
+          // A refusal with no job: a row sent back by the batch (402, a revoked key) may run again.
+          if (!sent.retryable) return failedWith(sent.failure);
           const next = afterSubmitFault(policy, standing, {
             kind: 'refused',
-            code: failure.code,
+            code: sent.failure.code,
             retryable: true,
-            ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+            ...(sent.retryAfterMs !== undefined ? { retryAfterMs: sent.retryAfterMs } : {}),
           });
-          if (next.step.kind === 'fail') return failedWith(failure);
+          if (next.step.kind === 'fail') return failedWith(sent.failure);
           standing = next.standing;
           if (next.step.throttled) showThrottled('the submit waits to be made again');
           await sleep(next.step.afterMs, undefined, { signal });

@@ -3,12 +3,7 @@
 import { Context } from '@temporalio/activity';
 import {
   classifyPoll,
-  classifySubmit,
-  formatProblems,
   getEndpoint,
-  mcpArgumentProblems,
-  mcpUnsupportedReason,
-  validateInput,
   type EndpointDef,
   searchPageInfo,
   type PollOutcome,
@@ -21,10 +16,11 @@ import type { CacheUse } from '../calls/cache-policy.js';
 import { callCache, type CacheableResult } from './call-cache.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
-import { acceptedStatus, guardedRequest, pollRequest } from './guarded-request.js';
+import { pollRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
 import { permitWaitReporter } from './permit-wait-report.js';
-import { acceptanceReporter, intentRecorder } from './submit-intent.js';
+import { sendSubmit, submitProblem } from './submit.js';
+import { workflowLedger } from './submit-intent.js';
 
 export interface SubmitCallInput {
   endpoint: string;
@@ -168,32 +164,13 @@ export function createCallActivities(deps: ActivityDeps) {
     async submitCall(input: SubmitCallInput): Promise<SubmitCallResult> {
       const endpoint = asyncEndpoint(input.endpoint);
       const keyId = resolveKey(input.keyId);
-      // The client validated already; this guards against a caller that skipped it.
-      const valid = validateInput(endpoint, input.params);
-      if (!valid.ok) {
-        // formatProblems names fields, never their values.
-        throw terminalFailure(
-          { code: 'invalid_request' },
-          undefined,
-          `invalid_request: ${formatProblems(valid.problems)}`,
-        );
-      }
       const transport = input.transport ?? 'http';
-      if (transport === 'mcp') {
-        const why = mcpUnsupportedReason(endpoint, { webhook: input.webhook === true });
-        if (why)
-          throw terminalFailure({ code: 'mcp_unsupported' }, undefined, `mcp_unsupported: ${why}`);
-        const problems = mcpArgumentProblems(endpoint.mcpTool!, valid.value);
-        if (problems.length)
-          throw terminalFailure(
-            { code: 'invalid_request' },
-            undefined,
-            `invalid_request: ${endpoint.mcpTool} over MCP: ${formatProblems(problems)}`,
-          );
-      }
+      // The client validated already; this guards against a caller that skipped it.
+      const checked = submitProblem(endpoint, input.params, transport, input.webhook === true);
+      if (!checked.ok) throw terminalFailure({ code: checked.code }, undefined, checked.message);
       // A fresh cached result answers: no permit, no request, no credit. Its request id is the
       // job that fetched it.
-      const hit = await cache.lookup(endpoint.name, valid.value, input.cache);
+      const hit = await cache.lookup(endpoint.name, checked.params, input.cache);
       if (hit)
         return withinResultBound(
           {
@@ -211,7 +188,7 @@ export function createCallActivities(deps: ActivityDeps) {
           deps.config.PCDS_MAX_RESULT_BYTES,
           hit.requestId,
         );
-      const params: Record<string, unknown> = { ...valid.value };
+      const params: Record<string, unknown> = { ...checked.params };
       if (input.webhook) {
         if (!deps.callbackUrlFor) throw terminalFailure({ code: 'webhook_not_configured' });
         // Built here, never returned: the URL carries the receiver's token for this workflow.
@@ -219,68 +196,50 @@ export function createCallActivities(deps: ActivityDeps) {
         if (!workflowId) throw terminalFailure({ code: 'webhook_not_configured' });
         params.callback_url = deps.callbackUrlFor(workflowId);
       }
-      let reply;
-      try {
-        reply = await guardedRequest(deps, {
-          keyId,
-          kind: 'submit',
-          send: (c) => c.submit(endpoint, params),
-          beforeSend: intentRecorder(input.intentToken),
-          // A job whose result a webhook delivers needs no poll held for it.
-          followUps: input.webhook ? 0 : 1,
-          transport,
-          onWait: permitWaitReporter(),
-        });
-      } catch (err) {
-        if (err instanceof TransportError) {
-          if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });
+      const sent = await sendSubmit(deps, {
+        keyId,
+        endpoint,
+        params,
+        ledger: workflowLedger(input.intentToken, {
+          reportAccepted: true,
+          workerShutdown: deps.workerShutdown,
+        }),
+        // A job whose result a webhook delivers needs no poll held for it.
+        followUps: input.webhook ? 0 : 1,
+        transport,
+        onWait: permitWaitReporter(),
+      });
+      switch (sent.kind) {
+        case 'refused':
+          throw sent.retryable
+            ? transientFailure(sent.failure, sent.retryAfterMs)
+            : terminalFailure(sent.failure);
+        case 'unknown':
+        case 'earlier':
+          // The workflow never sends after an attempt it knows to be accepted (see submit.ts).
           throw terminalFailure({ code: 'submit_outcome_unknown' });
-        }
-        throw err;
-      }
-      const acceptedAt = Date.now();
-      const outcome = classifySubmit(endpoint, reply);
-      if (outcome.kind === 'accepted' || outcome.kind === 'done') {
-        const status = acceptedStatus(outcome);
-        await acceptanceReporter(
-          input.intentToken,
-          deps.workerShutdown,
-        )?.({
-          keyId,
-          requestId: outcome.requestId,
-          status,
-          acceptedAt,
-        });
-      }
-      switch (outcome.kind) {
         case 'accepted':
-          await cache.expect(outcome.requestId, endpoint.name, valid.value, input.cache);
-          return { keyId, requestId: outcome.requestId, status: outcome.status, acceptedAt };
-        case 'done': {
-          const done = withinResultBound(
-            {
-              keyId,
-              requestId: outcome.requestId,
-              status: acceptedStatus(outcome),
-              immediate: pollResultOf(outcome.poll, outcome.requestId),
-              acceptedAt,
-            },
-            deps.config.PCDS_MAX_RESULT_BYTES,
-            outcome.requestId,
-          );
-          const got = cacheable(done.immediate);
-          if (got)
-            await cache.put(endpoint.name, valid.value, input.cache, {
-              ...got,
-              requestId: outcome.requestId,
-            });
-          return done;
-        }
-        case 'retry':
-          throw transientFailure(outcome.failure, outcome.retryAfterMs);
-        case 'rejected':
-          throw terminalFailure(outcome.failure);
+          break;
       }
+      const { requestId, status, acceptedAt } = sent.job;
+      if (!sent.immediate) {
+        await cache.expect(requestId, endpoint.name, checked.params, input.cache);
+        return { keyId, requestId, status, acceptedAt };
+      }
+      const done = withinResultBound(
+        {
+          keyId,
+          requestId,
+          status,
+          immediate: pollResultOf(sent.immediate, requestId),
+          acceptedAt,
+        },
+        deps.config.PCDS_MAX_RESULT_BYTES,
+        requestId,
+      );
+      const got = cacheable(done.immediate);
+      if (got) await cache.put(endpoint.name, checked.params, input.cache, { ...got, requestId });
+      return done;
     },
 
     /**

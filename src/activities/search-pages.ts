@@ -1,14 +1,15 @@
 // Activities of person-search paging. A page is asked for once with a POST (request_id + offset +
 // limit; billable) and its rows are read with GET request_id + offset + limit (free). A page POST
 // is never replayed to re-read rows.
-import { classifyPoll, classifySubmit, getEndpoint } from '../contract/index.js';
+import { classifyPoll, getEndpoint } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { guardedRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
 import { permitWaitReporter } from './permit-wait-report.js';
-import { intentRecorder } from './submit-intent.js';
+import { sendSubmit } from './submit.js';
+import { workflowLedger } from './submit-intent.js';
 
 export interface SearchPageRef {
   keyId: string;
@@ -78,39 +79,25 @@ export function createSearchPageActivities(deps: ActivityDeps) {
     async requestSearchPage(
       ref: SearchPageRef & { intentToken?: string },
     ): Promise<{ status: string }> {
-      let reply;
-      try {
-        reply = await guardedRequest(deps, {
-          keyId: ref.keyId,
-          kind: 'submit',
-          send: (c) =>
-            c.submit(personSearch, {
-              request_id: ref.requestId,
-              offset: ref.offset,
-              limit: ref.limit,
-            }),
-          beforeSend: intentRecorder(ref.intentToken),
-          onWait: permitWaitReporter(),
-        });
-      } catch (err) {
-        if (err instanceof TransportError) {
-          if (err.phase === 'connect') throw transientFailure({ code: 'transport_error' });
+      const sent = await sendSubmit(deps, {
+        keyId: ref.keyId,
+        endpoint: personSearch,
+        params: { request_id: ref.requestId, offset: ref.offset, limit: ref.limit },
+        ledger: workflowLedger(ref.intentToken, { reportAccepted: false }),
+        onWait: permitWaitReporter(),
+      });
+      switch (sent.kind) {
+        case 'refused':
+          throw sent.retryable
+            ? transientFailure(sent.failure, sent.retryAfterMs)
+            : terminalFailure(sent.failure, ref.requestId);
+        case 'unknown':
+        case 'earlier':
           throw terminalFailure({ code: 'submit_outcome_unknown' }, ref.requestId);
-        }
-        throw err;
-      }
-      const outcome = classifySubmit(personSearch, reply);
-      switch (outcome.kind) {
         case 'accepted':
-          return { status: outcome.status };
-        case 'done':
-          if (outcome.poll.kind === 'failed')
-            throw terminalFailure(outcome.poll.failure, ref.requestId);
-          return { status: 'status' in outcome.poll ? outcome.poll.status : 'completed' };
-        case 'retry':
-          throw transientFailure(outcome.failure, outcome.retryAfterMs);
-        case 'rejected':
-          throw terminalFailure(outcome.failure, ref.requestId);
+          if (sent.immediate?.kind === 'failed')
+            throw terminalFailure(sent.immediate.failure, ref.requestId);
+          return { status: sent.job.status };
       }
     },
 

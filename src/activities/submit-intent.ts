@@ -12,6 +12,7 @@ import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.
 import { retryUntilAnswered } from './retrying.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 import { retryableFailure } from './failures.js';
+import type { SubmitLedger } from './submit.js';
 
 /** The step to run before sending, or none when the workflow asked for no intent record. */
 export function intentRecorder(token: string | undefined): (() => Promise<void>) | undefined {
@@ -111,5 +112,31 @@ export function acceptanceReporter(
     } finally {
       cancelled.removeEventListener('abort', onCancel);
     }
+  };
+}
+
+/**
+ * The calling workflow as the ledger of this attempt's send (see submit.ts): the claim is the
+ * submitIntent update (none when the workflow asked for no record), the accepted job is reported
+ * as `acceptanceReporter` does when `reportAccepted`, and a release needs no record: the workflow
+ * makes a refused submit again as a new attempt with a token of its own.
+ */
+export function workflowLedger(
+  token: string | undefined,
+  report: { reportAccepted: false } | { reportAccepted: true; workerShutdown?: AbortSignal },
+): SubmitLedger {
+  const recordIntent = intentRecorder(token);
+  const reportAccepted = report.reportAccepted
+    ? acceptanceReporter(token, report.workerShutdown)
+    : undefined;
+  return {
+    async claim() {
+      await recordIntent?.();
+      return { mine: true };
+    },
+    async accepted(job) {
+      await reportAccepted?.(job);
+    },
+    released: () => Promise.resolve(),
   };
 }

@@ -1,6 +1,7 @@
-// Which rows of a compact batch were sent. Rows of a compact batch run as activities of the batch,
-// not as workflows of their own, so no workflow id stands between a row and a second submit. This
-// file beside the output does: before its POST a row's attempt claims the row ("sending"), after
+// Which rows of a compact batch were sent, for a batch started before the store (the store keeps
+// the same entries for the others). Rows of a compact batch run as activities of the batch, not as
+// workflows of their own, so no workflow stands between a row and a second submit. This file
+// beside the output does, as the ledger of the submit protocol (activities/submit.ts): before its POST a row's attempt claims the row ("sending"), after
 // a 202 it records the job ("accepted"), after a refusal that sent nothing it lets the row go
 // ("released"). Claims are made under the path's lock, so a retried attempt, an attempt that
 // outlived its timeout, another worker process and a batch reset to an earlier point all find

@@ -1,0 +1,172 @@
+// The one no-double-submit protocol. A submit is the only request that can cost a credit, and a
+// request that may have reached the service is never sent again. Every submit (a call's, a row's
+// in either batch mode, a search page's) goes through `sendSubmit` against a ledger that keeps
+// where the send stands, durably, outside the attempt:
+//
+//   1. claim   just before the POST, the permit in hand: the send is this attempt's, or an earlier
+//              attempt left a claim (its accepted job, or a send that may have reached the service);
+//   2. accepted after a 202 (or a job done at once), before anything else: the job is recorded, so
+//              an attempt that dies after it is followed by one that polls the job, never sends;
+//   3. released after a refusal that sent nothing (a 429/503/4xx, a connection never made): the
+//              send may be made again.
+//
+// An earlier claim that was neither accepted nor released may have been sent: the call or row
+// ends submit_outcome_unknown. Two homes keep the ledger:
+//   - a call's workflow (submit-intent.ts): the claim is the submitIntent update, which the
+//     workflow refuses for an attempt it gave up on; the job goes to the workflow in the attempt's
+//     heartbeat and result (or the submitAccepted update). The workflow itself, which knows every
+//     attempt it made, never schedules a send after an accepted or unknown one. Calls, and rows
+//     run as workflows of their own, use it;
+//   - the row journal (a compact row, which has no workflow of its own): entries in the store,
+//     or in a file beside a pre-store batch's output, claimed under the row's lock (batch-row.ts).
+import {
+  classifySubmit,
+  formatProblems,
+  mcpArgumentProblems,
+  mcpUnsupportedReason,
+  validateInput,
+  type EndpointDef,
+  type Failure,
+  type PollOutcome,
+  type Transport,
+} from '../contract/index.js';
+import { TransportError } from '../http/errors.js';
+import type { PermitWait } from '../throttle/permits.js';
+import type { ActivityDeps } from './deps.js';
+import { acceptedStatus, guardedRequest } from './guarded-request.js';
+
+/** An accepted job, as the ledger records it. */
+export interface AcceptedJob {
+  keyId: string;
+  requestId: string;
+  status: string;
+  /** Epoch ms (this worker's clock) when the 202 arrived: the job's measured start. */
+  acceptedAt: number;
+}
+
+/** What a claim found: the send is this attempt's, or an earlier attempt's job or unknown send. */
+export type SubmitClaim =
+  { mine: true } | { mine: false; accepted: AcceptedJob } | { mine: false; accepted?: undefined };
+
+/** Where a submit's claim, job and release are kept (see the top of this file). */
+export interface SubmitLedger {
+  claim(): Promise<SubmitClaim>;
+  accepted(job: AcceptedJob): Promise<void>;
+  released(): Promise<void>;
+}
+
+/** Why a send was refused: the service's code (and HTTP status), or transport_error. */
+export type SendFailure = Pick<Failure, 'code'> & { httpStatus?: number };
+
+/** What came of one send. */
+export type Sent =
+  /** The service took the job (recorded): `immediate` when it answered it done at once. */
+  | { kind: 'accepted'; job: AcceptedJob; immediate?: PollOutcome }
+  /** Nothing was sent or the service refused it (released): `retryable` may be sent again. */
+  | { kind: 'refused'; failure: SendFailure; retryable: boolean; retryAfterMs?: number }
+  /** An earlier attempt's job: poll it. */
+  | { kind: 'earlier'; job: AcceptedJob }
+  /** It may have reached the service with no answer (this attempt's send, or an earlier one's): never sent again. */
+  | { kind: 'unknown'; earlier: boolean };
+
+/** A claim taken by an earlier attempt, thrown out of the permit's last step. */
+class ClaimedEarlier extends Error {
+  constructor(readonly claim: Exclude<SubmitClaim, { mine: true }>) {
+    super('an earlier attempt claimed this send');
+  }
+}
+
+/** The submit's parameters checked and its transport able to carry it, or why not (no value named). */
+export function submitProblem(
+  endpoint: EndpointDef,
+  params: Record<string, unknown>,
+  transport: Transport,
+  webhook: boolean,
+): { ok: true; params: Record<string, unknown> } | { ok: false; code: string; message: string } {
+  const valid = validateInput(endpoint, params);
+  // formatProblems names fields, never their values.
+  if (!valid.ok)
+    return {
+      ok: false,
+      code: 'invalid_request',
+      message: `invalid_request: ${formatProblems(valid.problems)}`,
+    };
+  if (transport === 'mcp') {
+    const why = mcpUnsupportedReason(endpoint, { webhook });
+    if (why) return { ok: false, code: 'mcp_unsupported', message: `mcp_unsupported: ${why}` };
+    const problems = mcpArgumentProblems(endpoint.mcpTool!, valid.value);
+    if (problems.length)
+      return {
+        ok: false,
+        code: 'invalid_request',
+        message: `invalid_request: ${endpoint.mcpTool} over MCP: ${formatProblems(problems)}`,
+      };
+  }
+  return { ok: true, params: valid.value };
+}
+
+/** One send of a submit under the key's permit and the ledger's claim. */
+export async function sendSubmit(
+  deps: ActivityDeps,
+  submit: {
+    keyId: string;
+    endpoint: EndpointDef;
+    /** Checked parameters, the callback URL included when a webhook delivers the result. */
+    params: Record<string, unknown>;
+    ledger: SubmitLedger;
+    /** The polls the job will need (0 when a webhook delivers its result). */
+    followUps?: number;
+    transport?: Transport;
+    onWait?: (wait: PermitWait) => void;
+  },
+): Promise<Sent> {
+  const { keyId, endpoint, ledger } = submit;
+  let reply;
+  try {
+    reply = await guardedRequest(deps, {
+      keyId,
+      kind: 'submit',
+      send: (c) => c.submit(endpoint, submit.params),
+      beforeSend: async () => {
+        const claim = await ledger.claim();
+        if (!claim.mine) throw new ClaimedEarlier(claim);
+      },
+      followUps: submit.followUps,
+      transport: submit.transport,
+      onWait: submit.onWait,
+    });
+  } catch (err) {
+    if (err instanceof ClaimedEarlier)
+      return err.claim.accepted
+        ? { kind: 'earlier', job: err.claim.accepted }
+        : { kind: 'unknown', earlier: true };
+    if (!(err instanceof TransportError)) throw err;
+    // Sent with no answer: it may have been accepted (and charged).
+    if (err.phase !== 'connect') return { kind: 'unknown', earlier: false };
+    await ledger.released();
+    return { kind: 'refused', failure: { code: 'transport_error' }, retryable: true };
+  }
+  const acceptedAt = Date.now();
+  const outcome = classifySubmit(endpoint, reply);
+  if (outcome.kind === 'accepted' || outcome.kind === 'done') {
+    const job: AcceptedJob = {
+      keyId,
+      requestId: outcome.requestId,
+      status: acceptedStatus(outcome),
+      acceptedAt,
+    };
+    await ledger.accepted(job);
+    return outcome.kind === 'done'
+      ? { kind: 'accepted', job, immediate: outcome.poll }
+      : { kind: 'accepted', job };
+  }
+  await ledger.released();
+  return outcome.kind === 'retry'
+    ? {
+        kind: 'refused',
+        failure: outcome.failure,
+        retryable: true,
+        ...(outcome.retryAfterMs !== undefined ? { retryAfterMs: outcome.retryAfterMs } : {}),
+      }
+    : { kind: 'refused', failure: outcome.failure, retryable: false };
+}
