@@ -183,315 +183,359 @@ export function createBatchRowActivities(deps: ActivityDeps) {
      */
     async runBatchRow(input: BatchRowInput): Promise<RowEnd> {
       const ctx = Context.current();
-      const signal = ctx.cancellationSignal;
-      const info = ctx.info;
-      const owner = `${info.workflowExecution?.runId ?? 'none'}/${info.activityId}/${info.attempt}`;
-      const ledger = await ledgerOf(deps, input);
-      const transport = input.transport ?? 'http';
-      const policy = callPolicyOf(input, input.webhook === true);
-      /** Deliveries this attempt has taken (by request id, '' for none): each is acted on once. */
-      const taken = new Set<string>();
-      // What the pending activity shows: row, phase and (once accepted) request id, no values.
-      let where: RowWhere = { row: input.row, phase: 'submitting' };
-      const show = (now: RowWhere) => heartbeatWhere((where = now), ctx);
-      /** A wait of our own throttle, shown over the phase until the phase is shown again. */
-      const showThrottled = (why: string) =>
-        heartbeatWhere({ ...where, phase: 'throttled', why: `throttled: ${why}` }, ctx);
-      const onWait = (wait: PermitWait) => showThrottled(describePermitWait(wait));
-      show(where);
+      const attempt = new RowAttempt(deps, input, ctx, await ledgerOf(deps, input));
       const beat = setInterval(() => heartbeat(ctx), HEARTBEAT_EVERY_MS);
       try {
-        let endpoint: EndpointDef;
-        try {
-          endpoint = getEndpoint(input.endpoint);
-        } catch {
-          return failedWith({ code: 'unknown_endpoint' });
-        }
-        let job: Job;
-        const earlier = await ledger.entry();
-        if (earlier?.state === 'accepted') job = jobOf(earlier);
-        else if (earlier?.state === 'sending' && earlier.owner !== owner) return unknownSend();
-        else {
-          const sent = await submit(endpoint);
-          if ('failure' in sent) return sent;
-          job = sent.job;
-          // A person search's page POST that completes at once carries no rows: read by GET.
-          if (
-            sent.immediate &&
-            !(endpoint.polling === 'person_search' && sent.immediate.kind === 'found')
-          )
-            return await finish(endpoint, job, sent.immediate, 0);
-        }
-        return await pollUntilDone(endpoint, job);
+        return await attempt.run();
       } catch (err) {
-        if (signal.aborted) throw new CancelledFailure('the row was cancelled');
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the row was cancelled');
         throw err;
       } finally {
         clearInterval(beat);
       }
-
-      function unknownSend(): RowFailed {
-        return failed(
-          'submit_outcome_unknown',
-          'submit_outcome_unknown: an earlier attempt of this row may have sent its request; it is not sent again',
-        );
-      }
-
-      /**
-       * A journal step, made again with the same owner until the store answers: a claim whose
-       * reply was lost (the store cut at that moment) is this attempt's when claimed again, and
-       * what an attempt knows once its claim is taken (the job accepted, the claim let go) is
-       * recorded. An attempt that gave up here would leave its claim behind, and the next one could
-       * only call the row's send unknown: a row lost, or a charged job lost.
-       */
-      async function held<T>(step: () => Promise<T>): Promise<T> {
-        const done = await retryUntilAnswered(step, {
-          backoff: LEDGER_BACKOFF,
-          random: NO_JITTER,
-          ends: () => signal.aborted,
-          signal,
-        });
-        if (!done.answered) throw done.error;
-        return done.value;
-      }
-      async function recordHeld(entry: JournalEntry): Promise<void> {
-        await held(() => ledger.record(entry));
-      }
-
-      function jobOf(e: {
-        keyId?: string;
-        requestId?: string;
-        status?: string;
-        acceptedAt?: number;
-      }): Job {
-        return {
-          keyId: e.keyId ?? input.keyId,
-          requestId: e.requestId!,
-          status: e.status ?? 'pending',
-          acceptedAt: e.acceptedAt ?? Date.now(),
-        };
-      }
-
-      /** The row's journal as its submit's ledger (see submit.ts). */
-      function journalLedger(): SubmitLedger {
-        return {
-          async claim() {
-            const claim = await held(() => ledger.claim(owner));
-            if (claim.mine) return { mine: true };
-            return claim.entry.state === 'accepted'
-              ? { mine: false, accepted: jobOf(claim.entry) }
-              : { mine: false };
-          },
-          accepted: (job) => recordHeld({ row: input.row, state: 'accepted', owner, ...job }),
-          released: () =>
-            recordHeld({ row: input.row, state: 'released', owner, keyId: input.keyId }),
-        };
-      }
-
-      /** POSTs the row's job under the journal's claim; repeats only what cannot have been accepted. */
-      async function submit(
-        endpoint: EndpointDef,
-      ): Promise<{ job: Job; immediate?: ReturnType<typeof classifyPoll> } | RowFailed> {
-        const checked = submitProblem(endpoint, input.params, transport, input.webhook === true);
-        if (!checked.ok) return failed(checked.code, checked.message);
-        const params = { ...checked.params };
-        if (input.webhook) {
-          if (!input.store || !deps.store || !deps.callbackUrlFor)
-            return failed(
-              'webhook_not_configured',
-              'webhook_not_configured: a compact row waits for its webhook in the store; this worker has no receiver URL (PCDS_WEBHOOK_*) or the batch is not stored',
-            );
-          try {
-            // Never returned nor logged: the URL carries the receiver's token for this row.
-            params.callback_url = deps.callbackUrlFor(childWorkflowId(input.batchId, input.row));
-          } catch (err) {
-            if (!(err instanceof ApplicationFailure) || !err.type) throw err;
-            return failed(err.type, err.message);
-          }
-        }
-        const submitLedger = journalLedger();
-        let standing = FIRST_SUBMIT;
-        for (;;) {
-          const sent = await sendSubmit(deps, {
-            keyId: input.keyId,
-            endpoint,
-            params,
-            ledger: submitLedger,
-            // A job whose result a webhook delivers needs no poll held for it.
-            followUps: input.webhook ? 0 : 1,
-            transport,
-            onWait,
-          });
-          show(where);
-          switch (sent.kind) {
-            case 'accepted':
-              return sent.immediate
-                ? { job: sent.job, immediate: sent.immediate }
-                : { job: sent.job };
-            case 'earlier':
-              return { job: sent.job };
-            case 'unknown':
-              return sent.earlier ? unknownSend() : failedWith({ code: 'submit_outcome_unknown' });
-            case 'refused':
-              break;
-          }
-          // A refusal with no job: a row sent back by the batch (402, a revoked key) may run again.
-          if (!sent.retryable) return failedWith(sent.failure);
-          const next = afterSubmitFault(policy, standing, {
-            kind: 'refused',
-            code: sent.failure.code,
-            retryable: true,
-            ...(sent.retryAfterMs !== undefined ? { retryAfterMs: sent.retryAfterMs } : {}),
-          });
-          if (next.step.kind === 'fail') return failedWith(sent.failure);
-          standing = next.standing;
-          if (next.step.throttled) showThrottled('the submit waits to be made again');
-          await sleep(next.step.afterMs, undefined, { signal });
-          show(where);
-        }
-      }
-
-      /**
-       * The row's next delivery this attempt has not taken, looked for in the store every
-       * PCDS_WEBHOOK_DELIVERY_CHECK_MS for up to `ms`; undefined when none came in that time.
-       */
-      async function nextDelivery(requestId: string, ms: number) {
-        const until = Date.now() + ms;
-        for (;;) {
-          let kept: StoredDelivery[] = [];
-          try {
-            kept = await (await deps.store!.get()).deliveries(input.batchId, input.row, requestId);
-          } catch {
-            // The store is away: the next look, or the fallback poll, reads the job.
-          }
-          const delivery = kept.find((d) => !taken.has(d.requestId ?? ''));
-          if (delivery) {
-            taken.add(delivery.requestId ?? '');
-            return delivery;
-          }
-          const left = until - Date.now();
-          if (left <= 0) return undefined;
-          await sleep(Math.min(deps.config.PCDS_WEBHOOK_DELIVERY_CHECK_MS, left), undefined, {
-            signal,
-          });
-        }
-      }
-
-      async function pollUntilDone(endpoint: EndpointDef, accepted: Job): Promise<RowEnd> {
-        const { keyId, requestId } = accepted;
-        const waiting: RowWhere = {
-          row: input.row,
-          phase: input.webhook ? 'waiting_for_webhook' : 'polling',
-          keyId,
-          requestId,
-        };
-        show(waiting);
-        let job = acceptedJob(accepted.acceptedAt, accepted.acceptedAt);
-        let wait: PollWait = nextWait(policy, job, Date.now());
-        for (;;) {
-          let outcome: PollOutcome | undefined;
-          let sentAt: number | undefined;
-          // A delivery is the reply a poll would have had; one that needs confirming is polled.
-          if (wait.kind === 'await_webhook') {
-            const delivery = await nextDelivery(requestId, wait.afterMs);
-            outcome = delivery && deliveredReply(endpoint, delivery);
-          } else await sleep(wait.afterMs, undefined, { signal });
-          if (!outcome) {
-            // A poll made again after a fault is the same poll.
-            if (wait.kind === 'poll' || wait.kind === 'await_webhook') job = pollMade(job);
-            try {
-              const polled = await pollRequest(deps, {
-                keyId,
-                endpoint,
-                requestId,
-                transport,
-                onWait,
-                page: endpoint.polling === 'person_search' ? searchPageOf(input.params) : undefined,
-              });
-              outcome = classifyPoll(endpoint, polled.reply);
-              sentAt = polled.sentAt;
-            } catch (err) {
-              // Polls are free and safe to repeat: a lost one is made again.
-              if (!(err instanceof TransportError)) throw err;
-            }
-          }
-          const next = afterPoll(
-            policy,
-            job,
-            outcome ? pollReplyOf(outcome, sentAt) : LOST_POLL,
-            Date.now(),
-          );
-          const step = next.step;
-          job = next.job;
-          if (step.kind === 'finish')
-            return finish(endpoint, accepted, outcome!, job.polls, sentAt);
-          if (step.kind === 'fail')
-            return outcome?.kind === 'failed'
-              ? failedWith(outcome.failure, requestId)
-              : failed(step.code, step.message ?? describeCode(step.code), requestId);
-          // The job is the key's and may be charged: the row waits for the key to work again.
-          show(
-            step.kind === 'wait_for_key'
-              ? { ...waiting, phase: 'waiting_for_key', code: step.code }
-              : waiting,
-          );
-          wait = step;
-        }
-      }
-
-      /** A found or empty row: its line goes to the output, and the batch hears the outcome. */
-      async function finish(
-        endpoint: EndpointDef,
-        job: Job,
-        outcome: ReturnType<typeof classifyPoll>,
-        polls: number,
-        sentAt?: number,
-      ): Promise<RowEnd> {
-        if (outcome.kind !== 'found' && outcome.kind !== 'empty') {
-          if (outcome.kind === 'failed') return failedWith(outcome.failure, job.requestId);
-          return pollUntilDone(endpoint, job);
-        }
-        const timing = {
-          jobMs: measuredJobMs({
-            acceptedAt: job.acceptedAt,
-            ...(sentAt !== undefined ? { sentAt } : {}),
-            ...(outcome.serviceJobMs !== undefined ? { serviceJobMs: outcome.serviceJobMs } : {}),
-            fallbackMs: Date.now() - job.acceptedAt,
-          }),
-          polls,
-          ...(input.firstPollDelayMs !== undefined
-            ? { firstPollDelayMs: input.firstPollDelayMs }
-            : {}),
-        };
-        const line: ResultLine =
-          outcome.kind === 'found'
-            ? {
-                row: input.row,
-                key: input.key,
-                outcome: 'found',
-                requestId: job.requestId,
-                result: outcome.result,
-              }
-            : { row: input.row, key: input.key, outcome: 'empty', requestId: job.requestId };
-        const carried = (result: unknown): CallOutcome =>
-          outcome.kind === 'found'
-            ? { outcome: 'found', requestId: job.requestId, status: outcome.status, result, timing }
-            : { outcome: 'empty', requestId: job.requestId, status: outcome.status, timing };
-        if (!(await ledger.writeLine(line))) {
-          // The batch keeps the line and pauses (or writes it) until the output is back.
-          const size = serializedBytes(line);
-          if (size > deps.config.PCDS_MAX_RESULT_BYTES)
-            return failed(
-              RESULT_TOO_LARGE,
-              `${RESULT_TOO_LARGE}: the job's result is ${size} bytes and the output cannot be written; read it from the service with request_id ${job.requestId}`,
-              job.requestId,
-            );
-          return { outcome: carried(outcome.kind === 'found' ? outcome.result : undefined) };
-        }
-        return { outcome: carried(undefined), written: true };
-      }
     },
   };
+}
+
+/** One attempt at a row: where it stands, and each of its steps. */
+class RowAttempt {
+  private readonly signal: AbortSignal;
+  /** This attempt, as the journal names it: `runId/activityId/attempt`. */
+  private readonly owner: string;
+  private readonly transport: Transport;
+  private readonly policy: ReturnType<typeof callPolicyOf>;
+  /** Deliveries this attempt has taken (by request id, '' for none): each is acted on once. */
+  private readonly taken = new Set<string>();
+  /** What the pending activity shows: row, phase and (once accepted) request id, no values. */
+  private where: RowWhere;
+
+  constructor(
+    private readonly deps: ActivityDeps,
+    private readonly input: BatchRowInput,
+    private readonly ctx: Context,
+    private readonly ledger: RowLedger,
+  ) {
+    const info = ctx.info;
+    this.signal = ctx.cancellationSignal;
+    this.owner = `${info.workflowExecution?.runId ?? 'none'}/${info.activityId}/${info.attempt}`;
+    this.transport = input.transport ?? 'http';
+    this.policy = callPolicyOf(input, input.webhook === true);
+    this.where = { row: input.row, phase: 'submitting' };
+    this.show(this.where);
+  }
+
+  async run(): Promise<RowEnd> {
+    let endpoint: EndpointDef;
+    try {
+      endpoint = getEndpoint(this.input.endpoint);
+    } catch {
+      return failedWith({ code: 'unknown_endpoint' });
+    }
+    let job: Job;
+    const earlier = await this.ledger.entry();
+    if (earlier?.state === 'accepted') job = this.jobOf(earlier);
+    else if (earlier?.state === 'sending' && earlier.owner !== this.owner)
+      return this.unknownSend();
+    else {
+      const sent = await this.submit(endpoint);
+      if ('failure' in sent) return sent;
+      job = sent.job;
+      // A person search's page POST that completes at once carries no rows: read by GET.
+      if (
+        sent.immediate &&
+        !(endpoint.polling === 'person_search' && sent.immediate.kind === 'found')
+      )
+        return await this.finish(endpoint, job, sent.immediate, 0);
+    }
+    return await this.pollUntilDone(endpoint, job);
+  }
+
+  private show(now: RowWhere): void {
+    heartbeatWhere((this.where = now), this.ctx);
+  }
+
+  /** A wait of our own throttle, shown over the phase until the phase is shown again. */
+  private showThrottled(why: string): void {
+    heartbeatWhere({ ...this.where, phase: 'throttled', why: `throttled: ${why}` }, this.ctx);
+  }
+
+  private readonly onWait = (wait: PermitWait) => this.showThrottled(describePermitWait(wait));
+
+  private unknownSend(): RowFailed {
+    return failed(
+      'submit_outcome_unknown',
+      'submit_outcome_unknown: an earlier attempt of this row may have sent its request; it is not sent again',
+    );
+  }
+
+  /**
+   * A journal step, made again with the same owner until the store answers: a claim whose
+   * reply was lost (the store cut at that moment) is this attempt's when claimed again, and
+   * what an attempt knows once its claim is taken (the job accepted, the claim let go) is
+   * recorded. An attempt that gave up here would leave its claim behind, and the next one could
+   * only call the row's send unknown: a row lost, or a charged job lost.
+   */
+  private async held<T>(step: () => Promise<T>): Promise<T> {
+    const done = await retryUntilAnswered(step, {
+      backoff: LEDGER_BACKOFF,
+      random: NO_JITTER,
+      ends: () => this.signal.aborted,
+      signal: this.signal,
+    });
+    if (!done.answered) throw done.error;
+    return done.value;
+  }
+
+  private async recordHeld(entry: JournalEntry): Promise<void> {
+    await this.held(() => this.ledger.record(entry));
+  }
+
+  private jobOf(e: {
+    keyId?: string;
+    requestId?: string;
+    status?: string;
+    acceptedAt?: number;
+  }): Job {
+    return {
+      keyId: e.keyId ?? this.input.keyId,
+      requestId: e.requestId!,
+      status: e.status ?? 'pending',
+      acceptedAt: e.acceptedAt ?? Date.now(),
+    };
+  }
+
+  /** The row's journal as its submit's ledger (see submit.ts). */
+  private journalLedger(): SubmitLedger {
+    return {
+      claim: async () => {
+        const claim = await this.held(() => this.ledger.claim(this.owner));
+        if (claim.mine) return { mine: true };
+        return claim.entry.state === 'accepted'
+          ? { mine: false, accepted: this.jobOf(claim.entry) }
+          : { mine: false };
+      },
+      accepted: (job) =>
+        this.recordHeld({ row: this.input.row, state: 'accepted', owner: this.owner, ...job }),
+      released: () =>
+        this.recordHeld({
+          row: this.input.row,
+          state: 'released',
+          owner: this.owner,
+          keyId: this.input.keyId,
+        }),
+    };
+  }
+
+  /** POSTs the row's job under the journal's claim; repeats only what cannot have been accepted. */
+  private async submit(
+    endpoint: EndpointDef,
+  ): Promise<{ job: Job; immediate?: ReturnType<typeof classifyPoll> } | RowFailed> {
+    const checked = submitProblem(
+      endpoint,
+      this.input.params,
+      this.transport,
+      this.input.webhook === true,
+    );
+    if (!checked.ok) return failed(checked.code, checked.message);
+    const params = { ...checked.params };
+    if (this.input.webhook) {
+      if (!this.input.store || !this.deps.store || !this.deps.callbackUrlFor)
+        return failed(
+          'webhook_not_configured',
+          'webhook_not_configured: a compact row waits for its webhook in the store; this worker has no receiver URL (PCDS_WEBHOOK_*) or the batch is not stored',
+        );
+      try {
+        // Never returned nor logged: the URL carries the receiver's token for this row.
+        params.callback_url = this.deps.callbackUrlFor(
+          childWorkflowId(this.input.batchId, this.input.row),
+        );
+      } catch (err) {
+        if (!(err instanceof ApplicationFailure) || !err.type) throw err;
+        return failed(err.type, err.message);
+      }
+    }
+    const submitLedger = this.journalLedger();
+    let standing = FIRST_SUBMIT;
+    for (;;) {
+      const sent = await sendSubmit(this.deps, {
+        keyId: this.input.keyId,
+        endpoint,
+        params,
+        ledger: submitLedger,
+        // A job whose result a webhook delivers needs no poll held for it.
+        followUps: this.input.webhook ? 0 : 1,
+        transport: this.transport,
+        onWait: this.onWait,
+      });
+      this.show(this.where);
+      switch (sent.kind) {
+        case 'accepted':
+          return sent.immediate ? { job: sent.job, immediate: sent.immediate } : { job: sent.job };
+        case 'earlier':
+          return { job: sent.job };
+        case 'unknown':
+          return sent.earlier ? this.unknownSend() : failedWith({ code: 'submit_outcome_unknown' });
+        case 'refused':
+          break;
+      }
+      // A refusal with no job: a row sent back by the batch (402, a revoked key) may run again.
+      if (!sent.retryable) return failedWith(sent.failure);
+      const next = afterSubmitFault(this.policy, standing, {
+        kind: 'refused',
+        code: sent.failure.code,
+        retryable: true,
+        ...(sent.retryAfterMs !== undefined ? { retryAfterMs: sent.retryAfterMs } : {}),
+      });
+      if (next.step.kind === 'fail') return failedWith(sent.failure);
+      standing = next.standing;
+      if (next.step.throttled) this.showThrottled('the submit waits to be made again');
+      await sleep(next.step.afterMs, undefined, { signal: this.signal });
+      this.show(this.where);
+    }
+  }
+
+  /**
+   * The row's next delivery this attempt has not taken, looked for in the store every
+   * PCDS_WEBHOOK_DELIVERY_CHECK_MS for up to `ms`; undefined when none came in that time.
+   */
+  private async nextDelivery(requestId: string, ms: number) {
+    const until = Date.now() + ms;
+    for (;;) {
+      let kept: StoredDelivery[] = [];
+      try {
+        kept = await (
+          await this.deps.store!.get()
+        ).deliveries(this.input.batchId, this.input.row, requestId);
+      } catch {
+        // The store is away: the next look, or the fallback poll, reads the job.
+      }
+      const delivery = kept.find((d) => !this.taken.has(d.requestId ?? ''));
+      if (delivery) {
+        this.taken.add(delivery.requestId ?? '');
+        return delivery;
+      }
+      const left = until - Date.now();
+      if (left <= 0) return undefined;
+      await sleep(Math.min(this.deps.config.PCDS_WEBHOOK_DELIVERY_CHECK_MS, left), undefined, {
+        signal: this.signal,
+      });
+    }
+  }
+
+  private async pollUntilDone(endpoint: EndpointDef, accepted: Job): Promise<RowEnd> {
+    const { keyId, requestId } = accepted;
+    const waiting: RowWhere = {
+      row: this.input.row,
+      phase: this.input.webhook ? 'waiting_for_webhook' : 'polling',
+      keyId,
+      requestId,
+    };
+    this.show(waiting);
+    let job = acceptedJob(accepted.acceptedAt, accepted.acceptedAt);
+    let wait: PollWait = nextWait(this.policy, job, Date.now());
+    for (;;) {
+      let outcome: PollOutcome | undefined;
+      let sentAt: number | undefined;
+      // A delivery is the reply a poll would have had; one that needs confirming is polled.
+      if (wait.kind === 'await_webhook') {
+        const delivery = await this.nextDelivery(requestId, wait.afterMs);
+        outcome = delivery && deliveredReply(endpoint, delivery);
+      } else await sleep(wait.afterMs, undefined, { signal: this.signal });
+      if (!outcome) {
+        // A poll made again after a fault is the same poll.
+        if (wait.kind === 'poll' || wait.kind === 'await_webhook') job = pollMade(job);
+        try {
+          const polled = await pollRequest(this.deps, {
+            keyId,
+            endpoint,
+            requestId,
+            transport: this.transport,
+            onWait: this.onWait,
+            page:
+              endpoint.polling === 'person_search' ? searchPageOf(this.input.params) : undefined,
+          });
+          outcome = classifyPoll(endpoint, polled.reply);
+          sentAt = polled.sentAt;
+        } catch (err) {
+          // Polls are free and safe to repeat: a lost one is made again.
+          if (!(err instanceof TransportError)) throw err;
+        }
+      }
+      const next = afterPoll(
+        this.policy,
+        job,
+        outcome ? pollReplyOf(outcome, sentAt) : LOST_POLL,
+        Date.now(),
+      );
+      const step = next.step;
+      job = next.job;
+      if (step.kind === 'finish')
+        return this.finish(endpoint, accepted, outcome!, job.polls, sentAt);
+      if (step.kind === 'fail')
+        return outcome?.kind === 'failed'
+          ? failedWith(outcome.failure, requestId)
+          : failed(step.code, step.message ?? describeCode(step.code), requestId);
+      // The job is the key's and may be charged: the row waits for the key to work again.
+      this.show(
+        step.kind === 'wait_for_key'
+          ? { ...waiting, phase: 'waiting_for_key', code: step.code }
+          : waiting,
+      );
+      wait = step;
+    }
+  }
+
+  /** A found or empty row: its line goes to the output, and the batch hears the outcome. */
+  private async finish(
+    endpoint: EndpointDef,
+    job: Job,
+    outcome: ReturnType<typeof classifyPoll>,
+    polls: number,
+    sentAt?: number,
+  ): Promise<RowEnd> {
+    if (outcome.kind !== 'found' && outcome.kind !== 'empty') {
+      if (outcome.kind === 'failed') return failedWith(outcome.failure, job.requestId);
+      return this.pollUntilDone(endpoint, job);
+    }
+    const timing = {
+      jobMs: measuredJobMs({
+        acceptedAt: job.acceptedAt,
+        ...(sentAt !== undefined ? { sentAt } : {}),
+        ...(outcome.serviceJobMs !== undefined ? { serviceJobMs: outcome.serviceJobMs } : {}),
+        fallbackMs: Date.now() - job.acceptedAt,
+      }),
+      polls,
+      ...(this.input.firstPollDelayMs !== undefined
+        ? { firstPollDelayMs: this.input.firstPollDelayMs }
+        : {}),
+    };
+    const line: ResultLine =
+      outcome.kind === 'found'
+        ? {
+            row: this.input.row,
+            key: this.input.key,
+            outcome: 'found',
+            requestId: job.requestId,
+            result: outcome.result,
+          }
+        : { row: this.input.row, key: this.input.key, outcome: 'empty', requestId: job.requestId };
+    const carried = (result: unknown): CallOutcome =>
+      outcome.kind === 'found'
+        ? { outcome: 'found', requestId: job.requestId, status: outcome.status, result, timing }
+        : { outcome: 'empty', requestId: job.requestId, status: outcome.status, timing };
+    if (!(await this.ledger.writeLine(line))) {
+      // The batch keeps the line and pauses (or writes it) until the output is back.
+      const size = serializedBytes(line);
+      if (size > this.deps.config.PCDS_MAX_RESULT_BYTES)
+        return failed(
+          RESULT_TOO_LARGE,
+          `${RESULT_TOO_LARGE}: the job's result is ${size} bytes and the output cannot be written; read it from the service with request_id ${job.requestId}`,
+          job.requestId,
+        );
+      return { outcome: carried(outcome.kind === 'found' ? outcome.result : undefined) };
+    }
+    return { outcome: carried(undefined), written: true };
+  }
 }
 
 export type BatchRowActivities = ReturnType<typeof createBatchRowActivities>;
