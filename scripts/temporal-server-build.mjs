@@ -1,6 +1,6 @@
 // Builds the Temporal server the cluster runs (scripts/temporal-cluster.ts) from its Go module, once,
 // into .tools/temporal-server-<version>/ (git-ignored): `temporal-server` and `temporal-sql-tool`.
-// Plain JavaScript on Node's built-ins alone, so it runs before `npm ci` has installed anything:
+// Plain JavaScript on Node's built-ins alone, so it runs before `npm install` has installed anything:
 // .ci/run starts it first, in the background, and the cold build (minutes of compiling) overlaps
 // the install, the demo and the static checks.
 //

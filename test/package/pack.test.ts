@@ -148,7 +148,7 @@ describe('the packed package, installed into a service', () => {
       }),
     );
     writeFileSync(join(app, 'src', 'service.ts'), SERVICE);
-    // The cache that `npm ci` filled serves every package: no network is needed.
+    // The cache that the project's install filled serves every package: no network is needed.
     await run(
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'],
@@ -158,7 +158,7 @@ describe('the packed package, installed into a service', () => {
     );
     // The one install script a service needs: the embedded store's native module. Its install
     // (prebuild-install, else a build from source) finds the prebuilt binary in a local folder:
-    // the one `npm ci` made for this project, same version, same Node, packed as a release's
+    // the one the project's install made, same version, same Node, packed as a release's
     // asset is. Without it, SQLite would be compiled from source once more (minutes on two cores).
     // prebuild-install loads the unpacked binary before it reports success, and the service
     // below runs on it.
