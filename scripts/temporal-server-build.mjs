@@ -1,8 +1,8 @@
 // Builds the Temporal server the cluster runs (scripts/temporal-cluster.ts) from its Go module, once,
 // into .tools/temporal-server-<version>/ (git-ignored): `temporal-server` and `temporal-sql-tool`.
-// Plain JavaScript on Node's built-ins alone, so it runs before `npm install` has installed anything:
-// .ci/run starts it first, in the background, and the cold build (minutes of compiling) overlaps
-// the install, the demo and the static checks.
+// Plain JavaScript on Node's built-ins alone, so it runs before `npm install` has installed
+// anything: .ci/run starts it first, at the lowest priority, and the cold build (minutes of
+// compiling) takes the CPU the install, the demo, the static checks and the tests leave idle.
 //
 //   node scripts/temporal-server-build.mjs     build if missing (`temporal-cluster.ts build` too)
 import { spawn, spawnSync } from 'node:child_process';
