@@ -4,7 +4,16 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import {
+  CompiledQuery,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDialectConfig,
+} from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { migrationProvider } from './migrations.js';
@@ -64,9 +73,31 @@ export function showStoreUrl(url: string | undefined, dataDir: string): StoreLoc
   }
 }
 
+/**
+ * Kysely's SQLite driver, but a transaction takes the file's write lock as it begins (`BEGIN
+ * IMMEDIATE`). A deferred transaction that reads and then writes fails at once with "database is
+ * locked" when another process wrote in between (SQLite cannot let it wait: its snapshot is
+ * stale); an immediate one waits its turn (busy_timeout) like a single statement does.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class StoreSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
+
 function sqliteDialect(path: string): SqliteDialect {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  return new SqliteDialect({
+  return new StoreSqliteDialect({
     database: async () => {
       // Its owner's only, like every file of results: SQLite gives its WAL files the same mode.
       closeSync(openSync(path, 'a', 0o600));
