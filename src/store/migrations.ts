@@ -2,7 +2,7 @@
 // (Kysely's schema builder with portable types: text, integer, bigint), never edited after it
 // shipped: a change of shape is a new migration.
 import type { Kysely } from 'kysely';
-import type { Migration, MigrationProvider } from 'kysely/migration';
+import type { Migration, MigrationProvider } from 'kysely';
 
 const m0001_batches: Migration = {
   async up(db: Kysely<unknown>) {

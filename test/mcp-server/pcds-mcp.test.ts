@@ -264,9 +264,9 @@ describe('pcds mcp', () => {
   it('rule: the MCP Inspector CLI (1.x) drives the built `pcds mcp` over stdio: tools listed with their task support, usage read', async () => {
     const cli = join(
       dirname(
-        createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json'),
+        createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/package.json'),
       ),
-      'cli/build/cli.js',
+      'build/cli.js',
     );
     const envArgs = Object.entries({
       PCDS_BASE_URL: env.emulator.url,
@@ -274,6 +274,7 @@ describe('pcds mcp', () => {
       PCDS_API_SECRET: env.emulator.devKey.secret,
       // The emulator has no limits, so no throttle (and no Temporal) stands before GET /usage.
       PCDS_THROTTLE: 'off',
+      PCDS_DATA_DIR: join(dir, 'inspected'),
       ...testEncryptionEnv(),
     }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const inspect = async (...args: string[]) => {
@@ -288,7 +289,8 @@ describe('pcds mcp', () => {
           'mcp',
           ...args,
         ],
-        { cwd: projectRoot(), env: childEnv({}), timeout: 30_000 },
+        // The CLI finds its own package.json at '../package.json' of the working directory.
+        { cwd: dirname(cli), env: childEnv({}), timeout: 30_000 },
       );
       return JSON.parse(stdout.slice(stdout.indexOf('{'))) as Doc;
     };
