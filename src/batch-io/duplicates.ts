@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import normalizeUrl from 'normalize-url';
+import { trimSurrounding } from '../contract/trim.js';
 import { writeAtomically } from '../files/atomic-write.js';
 import type { InputRow } from '../batch/types.js';
 
@@ -26,7 +27,8 @@ const URL_OPTIONS = {
 } as const;
 
 function normalisedString(name: string, raw: string): string {
-  const v = raw.trim();
+  // Trimmed as validation trims what is sent: one rule.
+  const v = trimSurrounding(raw);
   if (EMAILS.has(name)) return v.toLowerCase();
   if (PHONES.has(name)) return parsePhoneNumberFromString(v)?.number ?? v.replace(/[\s().-]/g, '');
   if (DOMAINS.has(name)) return v.toLowerCase().replace(/^www\./, '');
@@ -72,7 +74,7 @@ export function subjectValues(params: Record<string, unknown>): string[] {
   const out = new Set<string>();
   const visit = (name: string, value: unknown) => {
     if (typeof value === 'string') {
-      if (EMAILS.has(name) || isUrlField(name, value.trim()))
+      if (EMAILS.has(name) || isUrlField(name, trimSurrounding(value)))
         out.add(normalisedString(name, value));
     } else if (Array.isArray(value)) for (const v of value) visit(name, v);
     else if (value !== null && typeof value === 'object')

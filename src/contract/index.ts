@@ -3,6 +3,7 @@ export * from './catalogue.js';
 export * from './inputs.js';
 export * from './params.js';
 export * from './validate.js';
+export * from './trim.js';
 export * from './status.js';
 export * from './errors.js';
 export * from './pcds-error.js';

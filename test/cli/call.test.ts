@@ -199,6 +199,19 @@ describe('calls', () => {
     expect(r.stderr).not.toContain(known.email);
   });
 
+  it('an email with spaces around it is the email without them: found, keyed by the trimmed email', async () => {
+    const r = await pcds(
+      'call',
+      'person_enrichment',
+      '--email',
+      `  ${known.email}\t`,
+      '--no-cache',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { outcome: string; result: { altemails?: string[] } };
+    expect(out.outcome).toBe('found');
+  });
+
   it('prints outcome empty for an unknown email', async () => {
     const r = await pcds('call', 'person_enrichment', '--email', 'nobody.cli@unknown.pcds.dev');
     expect(r.code, r.stderr).toBe(0);
