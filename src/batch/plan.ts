@@ -141,9 +141,29 @@ export function etaSeconds(e: EtaInput): number | undefined {
   return ms === undefined ? undefined : Math.ceil((ms + (e.tailMs ?? 0)) / 1000);
 }
 
+/** Rows with something to say of some of their values, and how often per parameter. */
+export interface FieldCounts {
+  rows: number;
+  fields: Record<string, number>;
+}
+
+/** How the input's bytes were read as text (batch-io/text-encoding.ts). */
+export interface InputText {
+  /** The encoding the caller named, else utf-8. */
+  encoding: string;
+  /** Rows that were not UTF-8, read as `readAs` (no encoding named). */
+  notUtf8?: { rows: number; readAs: string };
+  /** Valid rows sent without a value that could not be read in the encoding. */
+  unreadable: FieldCounts;
+}
+
 export interface PlanInput {
   /** Data rows of the input. */
   rows: number;
+  /** Valid rows trimmed (contract/trim.ts); none when absent. */
+  trimmed?: FieldCounts;
+  /** How the input was read; UTF-8 throughout when absent. */
+  text?: InputText;
   /** Rows that repeat an earlier row (they share its call: no request). */
   duplicates: number;
   /** Rows that fail validation (no request). */
@@ -163,6 +183,10 @@ export interface BatchPlan {
   rows: number;
   duplicates: number;
   invalid: number;
+  /** Valid rows with a value that had whitespace around it: they are sent trimmed. */
+  trimmed: FieldCounts;
+  /** How the input's bytes were read as text. */
+  text: InputText;
   /** Rows the result cache would answer: no request, no credit. */
   cached?: number;
   /** Requests and credits the cache saves (credits: the cached rows that were found). */
@@ -206,6 +230,8 @@ export function planBatch(p: PlanInput): BatchPlan {
     rows: p.rows,
     duplicates: p.duplicates,
     invalid: p.invalid,
+    trimmed: p.trimmed ?? { rows: 0, fields: {} },
+    text: p.text ?? { encoding: 'utf-8', unreadable: { rows: 0, fields: {} } },
     ...(p.cached !== undefined
       ? {
           cached,

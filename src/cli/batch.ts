@@ -59,7 +59,13 @@ import { ageArg, intArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
-import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
+import {
+  keyWindows,
+  type BatchPlan,
+  type KeyWindows,
+  type FieldCounts,
+  type InputText,
+} from '../batch/plan.js';
 import { planPreparedBatch, type CacheHitCounter } from '../client/batch-plan-input.js';
 
 const listArg = (v: string) =>
@@ -498,6 +504,31 @@ const fmtHours = (h: number | undefined, timeScale: number) => {
     : `about ${service} of the service's time (${fmtSeconds(Math.ceil(h * 3600 * timeScale))} at PCDS_THROTTLE_TIME_SCALE ${timeScale})`;
 };
 
+const rowsText = (n: number) => `${n} row${n === 1 ? '' : 's'}`;
+const fieldsText = (counts: FieldCounts) =>
+  Object.entries(counts.fields)
+    .map(([field, n]) => `${field} ${n}`)
+    .join(', ');
+
+/** "trimmed: 6 rows had spaces around a value (email 6, name 2): sent without them". */
+const trimmedText = (trimmed: FieldCounts): string =>
+  `trimmed: ${rowsText(trimmed.rows)} had spaces around a value (${fieldsText(trimmed)}): sent without them`;
+
+/** How the input was read, when that is worth a line: not UTF-8 throughout, or values lost. */
+function inputTextLines(text: InputText): string[] {
+  const lines: string[] = [];
+  if (text.notUtf8)
+    lines.push(
+      `encoding: ${rowsText(text.notUtf8.rows)} not UTF-8, read as ${text.notUtf8.readAs} (a spreadsheet's CSV on Windows); if the file is in another encoding, name it with --encoding`,
+    );
+  else if (text.encoding !== 'utf-8') lines.push(`encoding: ${text.encoding} (--encoding)`);
+  if (text.unreadable.rows)
+    lines.push(
+      `unreadable: ${rowsText(text.unreadable.rows)} had a value that could not be read as ${text.notUtf8 ? 'UTF-8 or ' + text.notUtf8.readAs : text.encoding} (${fieldsText(text.unreadable)}): sent without it`,
+    );
+  return lines;
+}
+
 /** The plan, for people: a few lines, then what would shorten it. */
 export function planText(
   { plan, keys, assumed }: { plan: BatchPlan; keys: KeyWindows[]; assumed: boolean },
@@ -517,6 +548,10 @@ export function planText(
     `plan: ${plan.rows} rows${notSent.length ? ` (${notSent.join(', ')}: not sent)` : ''}, ${plan.sent} sent x ~${plan.requestsPerRow} request${plan.requestsPerRow === 1 ? '' : 's'} (${perRow}) = ${plan.requests} requests`,
     `  ${plan.keys} key${plan.keys === 1 ? '' : 's'} (${limits} each${assumed ? '; no keys configured here: the default limits assumed' : ''}): ${fmtHours(plan.hours, timeScale)} at the limits`,
     `  ${creditsNote ?? `credits: up to ${plan.credits} (every row sent found; empty results are free)`}`,
+    ...[
+      ...(plan.trimmed.rows ? [trimmedText(plan.trimmed)] : []),
+      ...inputTextLines(plan.text),
+    ].map((line) => `  ${line}`),
     ...(plan.cached
       ? [
           `  cache: ${plan.cached} row${plan.cached === 1 ? '' : 's'} from the result cache save ~${plan.savedRequests} requests and ~${plan.savedCredits} credits (--refresh fetches them again)`,
@@ -598,6 +633,7 @@ interface StartFlags {
   map?: string;
   ignore?: string[];
   id?: string;
+  encoding?: string;
   window?: number;
   keys?: string[];
   maxRowBytes?: number;
@@ -713,6 +749,10 @@ export function registerBatchCommand(program: Command): Command {
       'parameters whose column has another name, e.g. "email=Email Address,name=Full Name"',
     )
     .option('--ignore <columns>', 'comma-separated columns to leave out', listArg)
+    .option(
+      '--encoding <name>',
+      "the input's encoding, e.g. windows-1252 or iso-8859-15 (default: UTF-8, and a line that is not UTF-8 is read as windows-1252, which the plan counts)",
+    )
     .option('--id <batchId>', 'batch id (letters, digits, _ and -; default: generated)')
     .option(
       '--window <n>',
@@ -776,6 +816,7 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.format ? { format: o.format } : {}),
           ...(o.map ? { map: o.map } : {}),
           ...(o.ignore ? { ignore: o.ignore } : {}),
+          ...(o.encoding ? { encoding: o.encoding } : {}),
           ...(o.id ? { batchId: o.id } : {}),
           ...(o.window ? { window: o.window } : {}),
           ...(o.keys ? { keyIds: o.keys } : {}),

@@ -41,6 +41,7 @@ import { ColumnError, parseColumnMap } from '../batch/columns.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from '../batch/messages.js';
 import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
+import { checkedEncoding, EncodingError } from '../batch-io/text-encoding.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
 import type { CacheOption, CacheUse } from '../calls/cache-policy.js';
 import {
@@ -122,6 +123,11 @@ export interface BatchRequest extends BatchOptions {
   map?: string;
   /** Columns to leave out. */
   ignore?: string[];
+  /**
+   * The input's encoding (utf-8, windows-1252, iso-8859-15, ...). Default: UTF-8, and a line that
+   * is not UTF-8 is read as Windows-1252 (the plan counts those rows).
+   */
+  encoding?: string;
 }
 
 export interface PreparedBatch {
@@ -324,12 +330,20 @@ async function prepareFiles(
       );
     }
   }
+  let encoding: string | undefined;
+  try {
+    encoding = req.encoding === undefined ? undefined : checkedEncoding(req.encoding);
+  } catch (err) {
+    if (err instanceof EncodingError) throw new BatchSetupError('invalid_options', err.message);
+    throw err;
+  }
   try {
     const source = {
       path: inputPath,
       format: formatOf(inputPath, req.format, byRole ? 'the input file' : inputPath),
       ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
+      ...(encoding ? { encoding } : {}),
     };
     const inspection = await inspectInput(
       source,

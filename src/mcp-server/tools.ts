@@ -175,6 +175,12 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         .describe('path of the JSONL (or .csv) output, in the file root; a new file'),
       endpoint: z.enum(ENDPOINT_NAMES).optional().describe('default person_enrichment'),
       map: z.string().optional().describe('column mapping, e.g. "email=Email Address"'),
+      encoding: z
+        .string()
+        .optional()
+        .describe(
+          "the input's encoding, e.g. windows-1252 (default UTF-8; a line that is not UTF-8 is read as windows-1252)",
+        ),
       batch_id: idArg.optional(),
       window: z.number().int().min(1).optional().describe('rows in flight at once'),
       overwrite: z.boolean().optional().describe('replace an existing output file'),
@@ -201,6 +207,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
           output,
           ...(a.endpoint ? { endpoint: a.endpoint } : {}),
           ...(a.map ? { map: a.map } : {}),
+          ...(a.encoding ? { encoding: a.encoding } : {}),
           ...(a.batch_id ? { batchId: a.batch_id } : {}),
           ...(a.window ? { window: a.window } : {}),
           ...(a.overwrite ? { overwrite: true } : {}),

@@ -107,6 +107,19 @@ describe('pcds mcp', () => {
           (d) => d.state !== 'running',
         );
         expect(call).toMatchObject({ state: 'done', outcome: 'found', status: 'completed' });
+        // Spaces around the email: sent trimmed (the emulator refuses them as sent).
+        const spaced = await tool(client, 'start_call', {
+          endpoint: 'person_enrichment',
+          params: { email: ` ${rows[1].email}\t` },
+        });
+        expect(
+          await until(
+            client,
+            'call_status',
+            { call_id: spaced.doc.call_id },
+            (d) => d.state !== 'running',
+          ),
+        ).toMatchObject({ state: 'done', outcome: 'found' });
         const bad = await tool(client, 'start_call', { endpoint: 'person_enrichment', params: {} });
         expect(bad.isError).toBe(true);
         expect(bad.doc.error.code).toBe('invalid_params');
@@ -115,6 +128,18 @@ describe('pcds mcp', () => {
         });
         expect(missing.isError).toBe(true);
         expect(missing.doc.error.code).toBe('call_not_found');
+
+        // The input's encoding is the batch's to name: one the reader cannot use is refused.
+        const utf16 = await tool(client, 'start_batch', {
+          input,
+          output: join(dir, 'utf16.jsonl'),
+          encoding: 'utf-16le',
+        });
+        expect(utf16.isError).toBe(true);
+        expect(utf16.doc.error).toMatchObject({
+          code: 'invalid_options',
+          message: expect.stringMatching(/utf-16le does not write line ends/),
+        });
 
         // A batch, paused and resumed.
         const batchId = uniqueBatchId('mcp');
