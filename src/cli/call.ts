@@ -6,7 +6,13 @@ import {
   validatedParams,
   type CallCacheOption,
 } from '../client.js';
-import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../contract/index.js';
+import {
+  ASYNC_ENDPOINTS,
+  TRANSPORTS,
+  findEndpoint,
+  type AsyncEndpointName,
+  type Transport,
+} from '../contract/index.js';
 import { loadConfig } from '../config.js';
 import { cacheUseOf, parseAge } from '../calls/cache-policy.js';
 import { action, printJson, UsageError } from './output.js';
@@ -184,7 +190,9 @@ export function registerCallCommand(program: Command): Command {
               config.PCDS_TASK_QUEUE,
               'the call is started and runs when one does',
             );
-          const handle = await client.startCall(endpoint.name, params, {
+          // A name and flags from the command line, checked above (validatedParams) and again
+          // when the call starts.
+          const handle = await client.startCall(endpoint.name as AsyncEndpointName, params, {
             ...(flags.id ? { idempotencyKey: flags.id } : {}),
             ...(flags.idPrefix ? { idempotencyKeyPrefix: flags.idPrefix } : {}),
             ...(flags.keyId ? { keyId: flags.keyId } : {}),

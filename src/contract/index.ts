@@ -4,6 +4,7 @@ export * from './inputs.js';
 export * from './params.js';
 export * from './validate.js';
 export * from './trim.js';
+export * from './result-types.js';
 export * from './status.js';
 export * from './errors.js';
 export * from './pcds-error.js';

@@ -6,7 +6,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { PcdsClient } from '../client.js';
-import { ASYNC_ENDPOINTS } from '../contract/index.js';
+import { ASYNC_ENDPOINTS, type AsyncEndpointName } from '../contract/index.js';
 import { PcdsError } from '../contract/pcds-error.js';
 import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
@@ -44,7 +44,10 @@ export interface PcdsMcpDeps {
   visible?: (memo: Record<string, unknown> | undefined) => boolean;
 }
 
-const ENDPOINT_NAMES = ASYNC_ENDPOINTS.map((e) => e.name) as [string, ...string[]];
+const ENDPOINT_NAMES = ASYNC_ENDPOINTS.map((e) => e.name) as [
+  AsyncEndpointName,
+  ...AsyncEndpointName[],
+];
 const idArg = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/)
@@ -112,6 +115,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     start: async ({ endpoint, params, idempotency_key }, memo) => {
       refuseCallbackUrl(params);
       const client = await deps.client();
+      // An assistant's parameters, checked against the endpoint when the call starts.
       const handle = await client.startCall(endpoint, params, {
         ...(idempotency_key ? { idempotencyKey: idempotency_key } : {}),
         ...(memo ? { memo } : {}),
