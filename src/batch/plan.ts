@@ -7,7 +7,7 @@
 // minutes, then waits for the hour to slide, about five hours in all. A rows-per-second figure
 // taken in the first ten minutes says an hour; this model says five.
 
-/** One key's limits and the length of its windows (the worker's time scale applied). */
+/** One key's limits and the length of its windows (shortened by the worker's time scale). */
 export interface KeyWindows {
   id: string;
   perMinute: number;
@@ -175,7 +175,10 @@ export interface PlanInput {
   keys: readonly KeyWindows[];
   /** Typical credits of one found row (batch/cost.ts). */
   creditsPerRow: number;
-  /** The windows' time scale (1 for the real service): hours are reported in the service's time. */
+  /**
+   * How many times faster than the service the windows run (1 for the real service): hours are
+   * reported in the service's time.
+   */
   timeScale: number;
 }
 
@@ -199,7 +202,7 @@ export interface BatchPlan {
   keys: number;
   /** Wall-clock time the limits imply (ms), undefined when no key can send. */
   durationMs?: number;
-  /** The same in the service's hours (durationMs undone of the time scale). */
+  /** The same in the service's hours (durationMs times the time scale). */
   hours?: number;
   /** Credits if every row sent is found (empty results are free). */
   credits: number;
@@ -208,7 +211,7 @@ export interface BatchPlan {
 }
 
 const hoursOf = (ms: number | undefined, timeScale: number) =>
-  ms === undefined ? undefined : ms / timeScale / 3_600_000;
+  ms === undefined ? undefined : (ms * timeScale) / 3_600_000;
 
 export function planBatch(p: PlanInput): BatchPlan {
   const cached = p.cached ?? 0;
@@ -249,7 +252,7 @@ export function planBatch(p: PlanInput): BatchPlan {
   };
 }
 
-/** The key windows of a configured key: its limits, the windows scaled like the throttle's. */
+/** The key windows of a configured key: its limits, the windows shortened like the throttle's. */
 export function keyWindows(
   k: { id: string; perMinute: number; perHour: number },
   timeScale: number,
@@ -258,8 +261,8 @@ export function keyWindows(
     id: k.id,
     perMinute: k.perMinute,
     perHour: k.perHour,
-    minuteMs: 60_000 * timeScale,
-    hourMs: 3_600_000 * timeScale,
+    minuteMs: 60_000 / timeScale,
+    hourMs: 3_600_000 / timeScale,
     weight: Math.max(1, k.perMinute),
   };
 }

@@ -149,7 +149,7 @@ export interface PoolKey {
   id: string;
   /** Requests per minute: the key's share of the rows is proportional to it. */
   weight: number;
-  /** Requests per hour, and the time scale of the worker's throttle windows (for the ETA). */
+  /** Requests per hour, and how many times faster the worker's throttle windows run (for the ETA). */
   perHour?: number;
   timeScale?: number;
   /** false: the worker's throttle is off; the ETA follows the rows per second. */

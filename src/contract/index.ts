@@ -5,6 +5,7 @@ export * from './params.js';
 export * from './validate.js';
 export * from './trim.js';
 export * from './result-types.js';
+export * from './time-scale.js';
 export * from './status.js';
 export * from './errors.js';
 export * from './pcds-error.js';

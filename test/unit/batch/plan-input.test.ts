@@ -94,7 +94,7 @@ describe('planPreparedBatch', () => {
       { input, output: join(dir, 'out2.jsonl'), dedupe: false, webhooks: true },
       { dryRun: true },
     );
-    const plan = await planPreparedBatch(prepared, { keys: [KEY], timeScale: 0.01 });
+    const plan = await planPreparedBatch(prepared, { keys: [KEY], timeScale: 100 });
     expect(plan).toMatchObject({ sent: 2, duplicates: 0, requestsPerRow: 1, requests: 2 });
     expect(plan.durationMs).toBeCloseTo(2 * 600 * 0.01, 6);
   });
