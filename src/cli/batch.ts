@@ -130,15 +130,21 @@ export function spendText(
  * What the rows cost and how long their jobs take: requests (submit and polls) per row found or
  * empty, and the learned job duration that times each new row's first poll.
  */
-export function requestsText(p: Pick<BatchProgress, 'requestsPerRow' | 'jobMsEstimate'>): string {
+export function requestsText(
+  p: Pick<BatchProgress, 'requestsPerRow' | 'jobMsEstimate' | 'cached'>,
+): string {
+  // Rows the result cache answered send nothing: none is measured, none is missing.
+  const fromCache = p.cached ? ` (the result cache answered ${p.cached} rows: they send none)` : '';
   const perRow =
     p.requestsPerRow !== undefined
       ? `${p.requestsPerRow} requests per found/empty row`
-      : 'requests per row: none measured yet (no row found or empty)';
+      : fromCache
+        ? `requests per row: none measured${fromCache}`
+        : 'requests per row: none measured yet (no row found or empty)';
   const estimate =
     p.jobMsEstimate !== undefined
       ? `job duration estimate ${p.jobMsEstimate} ms`
-      : `job duration estimate: not learned yet (it needs ${MIN_JOB_SAMPLES} rows found or empty)`;
+      : `job duration estimate: not learned yet (it needs ${MIN_JOB_SAMPLES} rows found or empty${fromCache ? ' from the service' : ''})`;
   return `${perRow}; ${estimate}`;
 }
 
@@ -322,6 +328,16 @@ export async function watchStoredBatch(
   return writeBatchOutputs(store, batchId, files, summary, follower);
 }
 
+/** The progress bar's last line: how the batch ended and how long it took, no ETA. */
+export const endedBar = (s: BatchSummary) => ({
+  found: s.found,
+  empty: s.empty,
+  failed: s.failed,
+  rate: s.rowsPerSecond.toFixed(1),
+  eta: `${s.state} in ${fmtSeconds(Math.round(s.seconds))}`,
+  note: '',
+});
+
 /**
  * Shows a live progress bar until the batch ends, then returns its summary. Ctrl-C stops
  * watching (the batch goes on) and resolves undefined.
@@ -334,7 +350,7 @@ export async function watchBatch(
   const bar = new SingleBar({
     stream: out,
     format:
-      '{bar} {value}/{total} rows | found {found} empty {empty} failed {failed} | {rate} rows/s | ETA {etaText} {note}',
+      '{bar} {value}/{total} rows | found {found} empty {empty} failed {failed} | {rate} rows/s | {eta} {note}',
     hideCursor: true,
     barsize: 30,
     noTTYOutput: true,
@@ -348,7 +364,7 @@ export async function watchBatch(
       empty: p.empty,
       failed: p.failed,
       rate: p.rowsPerSecond.toFixed(1),
-      etaText: etaText(p, opts.pace),
+      eta: `ETA ${etaText(p, opts.pace)}`,
       note: p.paused
         ? `| PAUSED (${p.paused.code})`
         : p.state === 'draining'
@@ -435,11 +451,7 @@ export async function watchBatch(
   } finally {
     leaving.abort();
     process.removeListener('SIGINT', onSigint);
-    if (finished?.summary) {
-      const s = finished.summary;
-      if (started)
-        bar.update(s.done, { found: s.found, empty: s.empty, failed: s.failed, note: '' });
-    }
+    if (finished?.summary && started) bar.update(finished.summary.done, endedBar(finished.summary));
     if (started) bar.stop();
   }
   if (detached) {
@@ -501,7 +513,7 @@ const fmtHours = (h: number | undefined, timeScale: number) => {
   const service = fmtSeconds(Math.round(h * 3600));
   return timeScale === 1
     ? `about ${service}`
-    : `about ${service} of the service's time (${fmtSeconds(Math.ceil(h * 3600 * timeScale))} at PCDS_THROTTLE_TIME_SCALE ${timeScale})`;
+    : `about ${service} of the service's time (${fmtSeconds(Math.ceil((h * 3600) / timeScale))} here, ${timeScale} times faster: PCDS_THROTTLE_TIME_SCALE)`;
 };
 
 const rowsText = (n: number) => `${n} row${n === 1 ? '' : 's'}`;

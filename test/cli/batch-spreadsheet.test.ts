@@ -83,6 +83,10 @@ it(
       '--no-cache',
     );
     expect(r.code, r.stderr).toBe(0);
+    // The progress bar's last line says how the batch ended, with no ETA left on it.
+    const bar = r.stderr.split('\n').filter((l) => / rows \| found \d+ empty /.test(l));
+    expect(bar.at(-1)).toMatch(/\| done in \d+s/);
+    expect(bar.at(-1)).not.toContain('ETA');
     const lines = readFileSync(output, 'utf8')
       .trim()
       .split('\n')

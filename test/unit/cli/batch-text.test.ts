@@ -18,6 +18,13 @@ describe('requestsText', () => {
         'job duration estimate: not learned yet (it needs 5 rows found or empty)',
     );
   });
+
+  it('a batch the result cache answered whole measured nothing, and says why', () => {
+    expect(requestsText({ cached: 275 })).toBe(
+      'requests per row: none measured (the result cache answered 275 rows: they send none); ' +
+        'job duration estimate: not learned yet (it needs 5 rows found or empty from the service)',
+    );
+  });
 });
 
 describe('resumeNotes', () => {
