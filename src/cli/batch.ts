@@ -334,7 +334,7 @@ export const endedBar = (s: BatchSummary) => ({
   empty: s.empty,
   failed: s.failed,
   rate: s.rowsPerSecond.toFixed(1),
-  eta: `${s.state} in ${fmtSeconds(Math.round(s.seconds))}`,
+  timing: `${s.state} in ${fmtSeconds(Math.round(s.seconds))}`,
   note: '',
 });
 
@@ -350,7 +350,7 @@ export async function watchBatch(
   const bar = new SingleBar({
     stream: out,
     format:
-      '{bar} {value}/{total} rows | found {found} empty {empty} failed {failed} | {rate} rows/s | {eta} {note}',
+      '{bar} {value}/{total} rows | found {found} empty {empty} failed {failed} | {rate} rows/s | {timing} {note}',
     hideCursor: true,
     barsize: 30,
     noTTYOutput: true,
@@ -364,7 +364,7 @@ export async function watchBatch(
       empty: p.empty,
       failed: p.failed,
       rate: p.rowsPerSecond.toFixed(1),
-      eta: `ETA ${etaText(p, opts.pace)}`,
+      timing: `ETA ${etaText(p, opts.pace)}`,
       note: p.paused
         ? `| PAUSED (${p.paused.code})`
         : p.state === 'draining'

@@ -71,6 +71,7 @@ it(
   { timeout: 150_000 },
   async () => {
     const output = join(dir, 'crm-export.jsonl');
+    // The file's store is its own: its result cache starts empty, so every row is sent.
     const r = await pcds(
       'batch',
       'start',
@@ -80,7 +81,6 @@ it(
       input,
       '-o',
       output,
-      '--no-cache',
     );
     expect(r.code, r.stderr).toBe(0);
     // The progress bar's last line says how the batch ended, with no ETA left on it.
@@ -108,6 +108,15 @@ it(
     ]);
   },
 );
+
+it('run again, the result cache answers every row, and the summary says so rather than that nothing was measured', async () => {
+  const r = await pcds('batch', 'start', '-i', input, '-o', join(dir, 'again.jsonl'));
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stderr).toContain(
+    '  requests per row: none measured (the result cache answered 5 rows: they send none);',
+  );
+  expect(r.stderr).not.toContain('none measured yet');
+});
 
 it('no output of this file shows a stack', () => {
   for (const o of outputs) expect(o.stderr).not.toMatch(STACK_FRAME);
