@@ -51,6 +51,26 @@ describe('help', () => {
     );
   });
 
+  it('an unknown command says it is unknown and exits 2, --help or not, at any level', async () => {
+    const runs = await Promise.all([
+      pcds('doctr'),
+      pcds('doctr', '--help'),
+      pcds('help', 'doctr'),
+      pcds('batch', 'stats', '--help'),
+    ]);
+    for (const [r, word] of runs.map(
+      (r, i) => [r, ['doctr', 'doctr', 'doctr', 'stats'][i]] as const,
+    )) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(new RegExp(`^error: unknown command '${word}'\\n`));
+    }
+    // The help of a command that exists is still help.
+    const help = await pcds('batch', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: pcds batch /);
+  });
+
   it('pcds call --help lists every asynchronous endpoint of the catalogue, once', async () => {
     const r = await pcds('call', '--help');
     expect(r.code).toBe(0);
