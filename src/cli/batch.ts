@@ -1114,25 +1114,34 @@ export function registerBatchCommand(program: Command): Command {
             '--csv-raw-cells is for a CSV export: a JSONL holds the values as they are',
           );
         await withBatch(id, async (handle, config) => {
-          const existing = await stat(target).catch(() => undefined);
-          if (existing && existing.size > 0 && !o.overwrite) {
-            throw new UsageError(
-              `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
-            );
-          }
+          const refuseExisting = async () => {
+            const existing = await stat(target).catch(() => undefined);
+            if (existing && existing.size > 0 && !o.overwrite) {
+              throw new UsageError(
+                `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
+              );
+            }
+          };
           // A stored batch is exported from the store, running or ended, with or without a worker.
           const fromStore = await withStore(config, async (store) => {
             if (!(await store.record(id))) return undefined;
             // The batch's own files (named by its progress or summary, when one answers).
             const status = await batchStatus(handle);
             const named = status.ended ? status.summary : status.progress;
-            if (named) {
-              const own = [named.output, named.csvOutput, named.source.path];
-              if (own.includes(target))
+            if (named && target === named.source.path)
+              throw new UsageError(`--output must not be the batch's input (${target})`);
+            if (named && (target === named.output || target === named.csvOutput)) {
+              // Its own output (a detached batch's is written by whoever watches it): written
+              // whole, as a watch at its end would, once the batch ended.
+              if (!status.ended)
                 throw new UsageError(
-                  `--output must not be the batch's ${target === named.source.path ? 'input' : 'own output'} (${target})`,
+                  `${target} is the batch's own output, and the batch is running: pcds batch watch ${id} writes it as rows finish (or give --output another file for a copy now)`,
                 );
+              const ended: BatchSummary = status.summary;
+              const own = await writeBatchOutputs(store, id, outputsOf(named), ended);
+              return { own: own ?? ended };
             }
+            await refuseExisting();
             const noLine = await noLineOf(handle);
             const report = await exportBatchFromStore(store, {
               batchId: id,
@@ -1143,6 +1152,14 @@ export function registerBatchCommand(program: Command): Command {
             });
             return { report, running: noLine === 'pending' };
           });
+          if (fromStore?.own) {
+            const s = fromStore.own;
+            if (o.json) return printJson(s);
+            process.stdout.write(
+              `wrote the batch's own output, whole: ${s.csvOutput ? `${s.csvOutput} and ` : ''}${s.output} (${s.total} rows; summary: ${summaryPathOf(s.csvOutput ?? s.output)})\n`,
+            );
+            return;
+          }
           if (fromStore) {
             if (o.json) return printJson(fromStore.report);
             const [first, ...notes] = exportText(fromStore.report, fromStore.running);
@@ -1154,6 +1171,7 @@ export function registerBatchCommand(program: Command): Command {
             throw new UsageError(
               `batch ${id} was started before the store: its export is a CSV or a JSONL`,
             );
+          await refuseExisting();
           const files = await batchFiles(handle);
           if (target === files.output || target === files.source.path) {
             throw new UsageError(
