@@ -238,9 +238,28 @@ export interface BatchInput {
    * own copy). Batches started without it read and write the files themselves.
    */
   store?: boolean;
+  /**
+   * The identity of that store (its random id) and where it is (no password), recorded by the
+   * client that loaded the rows: a worker on another store refuses the batch (store_mismatch).
+   * Absent on batches started before stores had an identity: they run unchecked.
+   */
+  storeId?: string;
+  storeShown?: string;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }
+
+/** What a stored batch's activities are told of its store, to check it is theirs. */
+export interface ExpectedStore {
+  storeId?: string;
+  storeShown?: string;
+}
+
+/** The store a batch recorded at start, for its activities' inputs (nothing when it has none). */
+export const expectedStoreOf = (input: BatchInput): ExpectedStore =>
+  input.storeId
+    ? { storeId: input.storeId, ...(input.storeShown ? { storeShown: input.storeShown } : {}) }
+    : {};
 
 /** A row whose call runs, and the key it went to. */
 export interface InFlightRow {

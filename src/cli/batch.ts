@@ -55,6 +55,7 @@ import { createUsageReader, slowPermitNote } from './usage.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
 import { noWorkerMessage } from '../temporal/pollers.js';
+import { callErrorOf } from '../client-errors.js';
 import { ageArg, intArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
@@ -446,8 +447,11 @@ export async function watchBatch(
     )();
     return undefined;
   }
-  if (finished?.error)
-    throw finished.error instanceof Error ? finished.error : new Error('the batch failed');
+  if (finished?.error) {
+    // A batch that failed says why with its code (store_mismatch, no_keys, ...), as status does.
+    const err = callErrorOf(handle.workflowId, finished.error);
+    throw err instanceof Error ? err : new Error('the batch failed');
+  }
   return finished?.summary;
 }
 

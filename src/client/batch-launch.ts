@@ -399,7 +399,14 @@ export async function startBatchWorkflow(
 ): Promise<BatchHandle> {
   const { endpoint } = prepared;
   let { inspection } = prepared;
-  const input: BatchInput = { ...prepared.input, store: true };
+  // The store's identity goes with the batch: a worker on another store refuses it at once
+  // (store_mismatch) instead of finding no rows.
+  const { id: storeId, shown: storeShown } = opts.store.identity;
+  const input: BatchInput = {
+    ...prepared.input,
+    store: true,
+    ...(storeId ? { storeId, storeShown } : {}),
+  };
   const memo = opts.memo;
   // A workflow under this id already: refused before its rows are touched.
   const existing = await client.workflow

@@ -79,6 +79,11 @@ export class BatchStore {
     return this.store.sealer;
   }
 
+  /** The store's identity and where it is (no password): what a batch records at start. */
+  get identity(): { id: string | undefined; shown: string } {
+    return { id: this.store.id, shown: this.store.location.shown };
+  }
+
   /** The result cache of the same store (a worker sweeps it; calls read and fill it). */
   resultCache(): ResultCache {
     return new ResultCache(this.store);
