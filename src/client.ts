@@ -89,6 +89,7 @@ import {
   type SearchExportSummary,
 } from './workflows/index.js';
 import { callStateQuery } from './calls/signals.js';
+import { workflowWaitReasons, type WaitReason } from './client/wait-reasons.js';
 import type { CallOutcome, CallState } from './calls/types.js';
 
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
@@ -224,6 +225,12 @@ export interface CallHandle {
   result(): Promise<CallSuccess>;
   /** Where the call stands (phase, request id, polls). */
   state(): Promise<CallState>;
+  /**
+   * Why the call waits now, each reason in a line a person can act on: no worker takes its
+   * tasks, its key's window is full until a time, a budget, a step retried after failures.
+   * Empty while nothing holds it back (or once it ended). Needs no worker.
+   */
+  waiting(): Promise<WaitReason[]>;
   workflow: WorkflowHandle<typeof pcdsEndpointCall>;
 }
 
@@ -543,6 +550,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         return outcome;
       },
       state: () => orNotFound(() => workflow.query(callStateQuery), notFound),
+      waiting: () => orNotFound(() => workflowWaitReasons(temporal, workflowId), notFound),
     };
   };
 

@@ -4,7 +4,7 @@
 import type { PcdsErrorCode } from '../contract/errors.js';
 import type { Transport } from '../contract/mcp-replies.js';
 import type { RequestCounts } from './job-duration.js';
-import type { SentLog } from './plan.js';
+import type { EtaInput, SentLog } from './plan.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 
@@ -352,6 +352,13 @@ export interface BatchProgress {
    * so far, the keys in the pool): absent while paused or when no key can send.
    */
   etaSeconds?: number;
+  /**
+   * What `etaSeconds` was computed from, but the requests already in the keys' windows: a
+   * reader that knows the keys' whole use (other traffic on them included: the throttle's state)
+   * computes the ETA again from it (batch/plan.ts etaSeconds). Absent while paused, with the
+   * throttle off, and from workers of earlier releases.
+   */
+  etaBasis?: EtaBasis;
   /** Learned job duration (ms): new rows poll first at about 0.9 of it. Absent while learning. */
   jobMsEstimate?: number;
   /** Submits + polls per row that finished found or empty. */
@@ -381,6 +388,9 @@ export interface BatchProgress {
   cached?: number;
   creditsSaved?: number;
 }
+
+/** The inputs of a batch's ETA but what its keys already sent (see BatchProgress.etaBasis). */
+export type EtaBasis = Pick<EtaInput, 'rowsLeft' | 'requestsPerRow' | 'keys' | 'tailMs'>;
 
 export interface BatchSummary {
   batchId: string;
