@@ -90,6 +90,7 @@ import {
 } from './workflows/index.js';
 import { callStateQuery } from './calls/signals.js';
 import { workflowWaitReasons, type WaitReason } from './client/wait-reasons.js';
+import { runDoctor, type DoctorReport } from './doctor/checks.js';
 import type { CallOutcome, CallState } from './calls/types.js';
 
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
@@ -392,6 +393,12 @@ export interface PcdsClient {
   planBatch(request: BatchRequest, limits: PlanLimits): Promise<BatchPlan>;
   /** A handle on a batch started earlier (by batch id). */
   getBatch(batchId: string): BatchHandle;
+  /**
+   * Checks the setup of this process, from the PCDS_ settings in `env` (default: the process's
+   * environment), as `pcds doctor` does: Temporal, the workers, the store and that it is theirs,
+   * the payload key and id secret (and that they are the workers'), the service, webhooks.
+   */
+  doctor(env?: NodeJS.ProcessEnv): Promise<DoctorReport>;
   close(): Promise<void>;
 }
 
@@ -837,6 +844,8 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     async planBatch(request, limits) {
       return planPreparedBatch(await prepareBatch(request, { dryRun: true }), limits);
     },
+
+    doctor: (env = process.env) => runDoctor(env),
 
     async close() {
       if (ownsStore) await store.close();

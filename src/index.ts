@@ -30,6 +30,7 @@ export {
   type BatchStatus,
 } from './client/batch-launch.js';
 export type { WaitKind, WaitReason } from './client/wait-reasons.js';
+export type { CheckStatus, DoctorCheck, DoctorReport } from './doctor/checks.js';
 export type { BatchPlan } from './batch/plan.js';
 export type { PlanLimits } from './client/batch-plan-input.js';
 export { PcdsError } from './contract/pcds-error.js';

@@ -33,6 +33,13 @@ export interface KeyWindowUse {
 
 /** Looks ahead at this many points of the hour window: a bucket per twelfth of an hour. */
 export const LOOKAHEAD_POINTS = 12;
+/** How long a key's look ahead is reused before it is asked again (ms). */
+export const LOOKAHEAD_REUSE_MS = 15_000;
+const lookaheads = new Map<
+  string,
+  { at: number; later: ThrottleStatus[]; workflows: WorkflowReader }
+>();
+
 /** Each key's queries are bounded: a throttle that does not answer leaves the key out. */
 export const WINDOW_USE_TIMEOUT_MS = 3_000;
 
@@ -58,16 +65,17 @@ export function windowUseOf(now: ThrottleStatus, later: readonly ThrottleStatus[
     let leaving = Math.max(0, past[j - 1] - past[j]);
     // The last stretch holds the requests of the last minute, which have their own bucket.
     if (j === points) leaving = Math.max(0, leaving - inMinute);
-    const step = hourMs / points;
+    const from = j === 1 ? t0 : later[j - 2].snapshot.asOf;
+    const to = later[j - 1].snapshot.asOf;
     // Sent an hour before the middle of the stretch in which they leave the window.
-    const leavesAt = t0 + (j - 0.5) * step;
+    const leavesAt = Math.max(t0, (from + to) / 2);
     if (leaving > 0) sent.push([leavesAt - hourMs - minuteMs / 2, leaving]);
     if (
       hourFreesAt === undefined &&
       s.hour.used >= s.hour.limit &&
       past[j] + s.waiting < s.hour.limit
     )
-      hourFreesAt = t0 + j * step;
+      hourFreesAt = Math.max(t0, to);
   }
   if (inMinute > 0) sent.push([t0 - minuteMs, inMinute]);
   // Granted for later: they go out now or soon, in the minute window.
@@ -109,9 +117,19 @@ export async function readKeyWindowUse(
           workflows.withDeadline(deadline, () => handle.query(throttleStateQuery, at));
         const now = await ask(nowMs);
         const step = now.snapshot.hour.spanMs / LOOKAHEAD_POINTS;
-        const later = await Promise.all(
-          Array.from({ length: LOOKAHEAD_POINTS }, (_, j) => ask(nowMs + (j + 1) * step)),
-        );
+        // An empty hour needs no look ahead; a recent one is reused (a watch asks every few
+        // seconds): when requests leave the window changes only as new ones come in.
+        const cached = lookaheads.get(keyId);
+        const later =
+          now.snapshot.hour.used === 0
+            ? []
+            : cached && nowMs - cached.at < LOOKAHEAD_REUSE_MS && cached.workflows === workflows
+              ? cached.later
+              : await Promise.all(
+                  Array.from({ length: LOOKAHEAD_POINTS }, (_, j) => ask(nowMs + (j + 1) * step)),
+                );
+        if (later.length && later !== cached?.later)
+          lookaheads.set(keyId, { at: nowMs, later, workflows });
         out.set(keyId, windowUseOf(now, later));
       } catch {
         // No throttle for the key yet, or no worker to answer: nothing is known of its windows.
