@@ -1,7 +1,7 @@
 // Records the workflow histories that test/unit/replay replays against the current workflow code:
 // its own dev server, the emulator and a worker with the project's workflows, one scenario per
 // workflow type run to completion, each history saved as JSON under test/replay/histories.
-// Rerun it only to cut a deliberate new baseline (see the README, "Upgrading workers"); named
+// Rerun it only to cut a deliberate new baseline (see docs/upgrading.md); named
 // scenarios (`... batch-reset`) record only theirs and keep the other files.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
