@@ -18,6 +18,7 @@ export {
   type StartCallOptions,
 } from './client.js';
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
+export { clientOptionsFromEnv } from './client/options-from-env.js';
 export {
   TemporalConnectionError,
   type ConnectionProblem,
