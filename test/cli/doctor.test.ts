@@ -124,6 +124,20 @@ it('names each broken setting with its fix, and exits 1', { timeout: 300_000 }, 
     fix: expect.stringContaining(`PCDS_TASK_QUEUE=${cli.taskQueue}-nobody`),
   });
 
+  // Webhooks whose public URL reaches no receiver.
+  const hooks = await doctor({
+    ...cli.env,
+    PCDS_WEBHOOK_PUBLIC_URL: 'http://127.0.0.1:9',
+    PCDS_WEBHOOK_SECRET: 'a-webhook-secret-of-the-test',
+    PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+  });
+  expect(hooks.code).toBe(1);
+  expect(hooks.status('webhooks')).toMatchObject({
+    status: 'fail',
+    detail: expect.stringContaining('nothing answers at http://127.0.0.1:9/healthz'),
+    fix: expect.stringContaining('PCDS_WEBHOOK_PUBLIC_URL'),
+  });
+
   // TLS to a plain server.
   const tls = await doctor({ ...cli.env, PCDS_TEMPORAL_TLS: 'true' });
   expect(tls.code).toBe(1);
