@@ -66,6 +66,9 @@ export function selfReport(
   };
 }
 
+/** How long a stopping worker waits for its last report to be removed. */
+const STOP_WAIT_MS = 2_000;
+
 /**
  * Reports the worker into its store now and every half minute until stopped, when its row goes.
  * A store that is away is tried again at the next turn: the report never stops the worker.
@@ -93,11 +96,20 @@ export function startSelfReports(
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await running;
-      await store
-        .get()
-        .then((b) => b.removeWorkerReport(where.identity))
-        .catch(() => undefined);
+      // A shutdown never waits on the store (a busy file, a database away) for more than a
+      // moment: a row left behind goes stale and stops counting after two minutes.
+      const removed = running.then(() =>
+        store
+          .get()
+          .then((b) => b.removeWorkerReport(where.identity))
+          .catch(() => undefined),
+      );
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([
+        removed,
+        new Promise<void>((resolve) => (timeout = setTimeout(resolve, STOP_WAIT_MS))),
+      ]);
+      clearTimeout(timeout);
     },
   };
 }
