@@ -3,17 +3,11 @@
 // worker takes the call's work and how to start one; once a worker is back, the call ends with
 // its outcome. Workers are real processes (`src/worker.ts`), the emulator is real HTTP.
 import type { ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { spawnWorkerProcess } from '../harness/worker-process.js';
-import {
-  temporalAddress,
-  testEncryptionEnv,
-  testNamespace,
-  uniqueTaskQueue,
-} from '../harness/temporal.js';
-import { spawnCli, tempDir } from './cli-env.js';
+import { uniqueTaskQueue } from '../harness/temporal.js';
+import { cliEnvOf, spawnCli } from './cli-env.js';
 
 /** "Within seconds" on a loaded machine: a check, not a benchmark. */
 const SOON_MS = 25_000;
@@ -37,17 +31,8 @@ it(
   async () => {
     const taskQueue = uniqueTaskQueue('call-waits');
     const env: Record<string, string> = {
-      PCDS_BASE_URL: emulator.url,
-      PCDS_API_KEY: emulator.devKey.key,
-      PCDS_API_SECRET: emulator.devKey.secret,
-      PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-      PCDS_TEMPORAL_NAMESPACE: testNamespace(),
-      PCDS_TASK_QUEUE: taskQueue,
-      PCDS_THROTTLE: 'off',
+      ...cliEnvOf(emulator, taskQueue),
       PCDS_POLL_INTERVAL_MS: '500',
-      PCDS_HTTP_TIMEOUT_MS: '5000',
-      PCDS_STORE_URL: `sqlite:${join(tempDir('call-waits'), 'store.sqlite')}`,
-      ...testEncryptionEnv(),
     };
     const workers: ChildProcess[] = [await spawnWorkerProcess(taskQueue, env)];
     const [person] = sampleRows({ rows: 1, seed: 7 });
