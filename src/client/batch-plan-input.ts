@@ -11,6 +11,7 @@ import {
   type BatchPlan,
   type FieldCounts,
   type InputText,
+  type SentLog,
 } from '../batch/plan.js';
 import { getEndpoint } from '../contract/index.js';
 import { readRows } from '../batch-io/row-reader.js';
@@ -112,6 +113,12 @@ export async function countPlanRows(
 export interface PlanLimits {
   keys: { id: string; perMinute: number; perHour: number }[];
   timeScale?: number;
+  /**
+   * What each key already has in its windows, as of `nowMs` (client/key-window-use.ts reads it
+   * from the keys' throttles): the plan counts it. Absent: the windows are taken as empty.
+   */
+  sent?: Record<string, SentLog>;
+  nowMs?: number;
 }
 
 /** The plan of a prepared batch (batch/plan.ts), after one pass over its input. */
@@ -127,5 +134,6 @@ export async function planPreparedBatch(
     keys: limits.keys.map((k) => keyWindows(k, timeScale)),
     creditsPerRow: TYPICAL_CREDITS[prepared.endpoint.price],
     timeScale,
+    ...(limits.sent ? { sent: limits.sent, nowMs: limits.nowMs ?? Date.now() } : {}),
   });
 }
