@@ -10,6 +10,7 @@ import {
 } from '@temporalio/client';
 import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
 import { retryUntilAnswered } from './retrying.js';
+import { withCallSignal } from '../temporal/call-signal.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 import { retryableFailure } from './failures.js';
 import type { SubmitLedger } from './submit.js';
@@ -97,7 +98,7 @@ export function acceptanceReporter(
         () => {
           // A call started on an aborted signal is never cancelled: none is started.
           if (stop.aborted) return Promise.reject(new Error('the worker shuts down'));
-          return ctx.client.withAbortSignal(stop, () =>
+          return withCallSignal(ctx.client, stop, () =>
             handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
           );
         },
