@@ -304,6 +304,9 @@ export interface WatchOptions {
   onTick?: () => Promise<void>;
 }
 
+/** How often a watch asks whether the batch ended. */
+const END_CHECK_MS = 1_000;
+
 /** How often a watch brings a stored batch's JSONL output up to date. */
 const FOLLOW_EVERY_MS = 1_000;
 
@@ -401,21 +404,23 @@ export async function watchBatch(
   };
   process.once('SIGINT', onSigint);
   let finished: { summary?: BatchSummary; error?: unknown } | undefined;
-  // The wait for the result is a long poll: leaving the view ends it, so the command returns at once.
-  const leaving = new AbortController();
-  handle.client
-    .withAbortSignal(leaving.signal, () => handle.result())
-    .then(
-      (summary) => {
-        finished = { summary };
-        wake();
-      },
-      (error: unknown) => {
-        if (leaving.signal.aborted) return;
-        finished = { error };
-        wake();
-      },
+  // Whether the batch ended is asked every second, and its result read once it has: a long poll
+  // for the result (handle.result() under an abort signal for leaving the view) made the client
+  // add a listener to that signal for each of its calls, hundreds over a long batch
+  // (MaxListenersExceededWarning), and nothing is left to cancel when the view is left.
+  let endCheckedAt = 0;
+  const checkEnded = async () => {
+    endCheckedAt = Date.now();
+    const status = await handle
+      .describe()
+      .then((d) => d.status.name)
+      .catch(() => undefined);
+    if (status === undefined || status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return;
+    finished = await handle.result().then(
+      (summary) => ({ summary }),
+      (error: unknown) => ({ error }),
     );
+  };
   // Without a worker nothing moves and no query is answered: the view says so, and keeps saying.
   let workersCheckedAt = 0;
   let noWorkerSaidAt = 0;
@@ -452,6 +457,10 @@ export async function watchBatch(
   };
   try {
     while (!finished && !detached) {
+      if (Date.now() - endCheckedAt >= END_CHECK_MS) {
+        await checkEnded();
+        if (finished) break;
+      }
       if (Date.now() - workersCheckedAt >= (noWorker ? 2_000 : WORKERS_CHECK_MS))
         await checkWorkers();
       if (!noWorker) {
@@ -482,7 +491,6 @@ export async function watchBatch(
       });
     }
   } finally {
-    leaving.abort();
     process.removeListener('SIGINT', onSigint);
     if (finished?.summary && started) bar.update(finished.summary.done, endedBar(finished.summary));
     if (started) bar.stop();
