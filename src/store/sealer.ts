@@ -1,7 +1,7 @@
 // How person data sits in the store: every value sealed with the payload codec's keys
 // (AES-256-GCM, tagged with the key id, so a rotated key still opens what it sealed), and
 // lookups made from a keyed HMAC of the normalised parameters, never from a value.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
 import { normalisedParams, subjectValues } from '../batch-io/duplicates.js';
 import type { IdSecret } from '../temporal/idempotency.js';
@@ -28,9 +28,12 @@ export interface Sealer {
 
 /**
  * keyring: the payload codec's keys (undefined: encryption off, values stored as JSON in clear).
- * idSecret: PCDS_ID_SECRET keys the lookups; without it they are plain SHA-256 (dev only).
+ * idSecret: PCDS_ID_SECRET keys every lookup and erasure subject. It is required: an unkeyed
+ * hash of an email would let anyone with a copy of the database confirm a guessed address.
  */
-export function createSealer(keyring?: EncryptionKeyring, idSecret?: IdSecret): Sealer {
+export function createSealer(keyring: EncryptionKeyring | undefined, idSecret: IdSecret): Sealer {
+  if (!idSecret || idSecret.key.length === 0)
+    throw new StoreSealError('the store needs the id secret (PCDS_ID_SECRET) to key its lookups');
   const current = keyring ? keyring.keys.get(keyring.currentKeyId) : undefined;
   if (keyring && !current)
     throw new StoreSealError('the current encryption key is not in the keyring');
@@ -79,8 +82,6 @@ export function createSealer(keyring?: EncryptionKeyring, idSecret?: IdSecret): 
     },
   };
   function keyed(text: string): string {
-    return idSecret
-      ? createHmac('sha256', idSecret.key).update(text).digest('base64url')
-      : createHash('sha256').update(text).digest('base64url');
+    return createHmac('sha256', idSecret.key).update(text).digest('base64url');
   }
 }
