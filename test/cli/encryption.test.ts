@@ -28,10 +28,15 @@ describe('payload encryption is required', () => {
 
   it('pcds worker refuses to start without the id secret (keyed store lookups), encryption on or off', async () => {
     const key = Buffer.alloc(32, 7).toString('base64');
-    for (const settings of [{ PCDS_ENCRYPTION_KEY: key }, { PCDS_ENCRYPTION: 'off' }]) {
+    for (const settings of [{ PCDS_ENCRYPTION_KEY: key }, { PCDS_ENCRYPTION: 'off' }] as Record<
+      string,
+      string
+    >[]) {
       const r = await runCli(['worker'], { ...env, ...settings });
       expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/^error: the store keys its lookups and erasure subjects with the id secret/m);
+      expect(r.stderr).toMatch(
+        /^error: the store keys its lookups and erasure subjects with the id secret/m,
+      );
       expect(r.stderr).toContain('PCDS_ID_SECRET_FILE');
       // Refused before it tried to connect anywhere.
       expect(r.stderr).not.toMatch(/cannot reach Temporal/);

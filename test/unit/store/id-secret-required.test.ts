@@ -35,7 +35,7 @@ function settings(extra: Record<string, string> = {}) {
 
 describe('the store needs the id secret', () => {
   it('refuses to open from settings or the environment without it, encryption on or off, and makes no file', async () => {
-    for (const extra of [{}, { PCDS_ENCRYPTION: 'off' }]) {
+    for (const extra of [{}, { PCDS_ENCRYPTION: 'off' }] as Record<string, string>[]) {
       const { path, s } = settings(extra);
       await expect(openStoreFromSettings(s as never)).rejects.toThrow(ConfigError);
       await expect(openStoreFromSettings(s as never)).rejects.toThrow(
@@ -49,7 +49,7 @@ describe('the store needs the id secret', () => {
 
   it('opens with it, and two secrets key the same email differently', async () => {
     const { s } = settings({ PCDS_ID_SECRET: 'a'.repeat(32) });
-    const store = await openStoreFromSettings(s as never);
+    const store = await openStoreFromSettings(s);
     await store.close();
     const one = createSealer(undefined, { key: Buffer.from('a'.repeat(32)) });
     const two = createSealer(undefined, { key: Buffer.from('b'.repeat(32)) });
