@@ -86,7 +86,7 @@ export interface BatchOptions {
   overwrite?: boolean;
   /**
    * A .csv output with its cells exactly as they are, for programs that read it; by default a
-   * cell starting like a formula (=, +, -, @, tab, CR) gets a single quote in front.
+   * cell a spreadsheet would run as a formula gets a single quote in front (batch/spreadsheet-safe.ts).
    */
   csvRawCells?: boolean;
   historyThreshold?: number;
