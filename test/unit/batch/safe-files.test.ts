@@ -46,8 +46,10 @@ afterAll(() => {
 });
 
 /** Cells written with the project's CSV options, then read back as a CSV reader sees them. */
-const roundTrip = (cells: string[]): string[] =>
-  parse<string[]>(stringify([cells], spreadsheetSafeCsv()))[0];
+const roundTrip = (cells: string[]): string[] => {
+  const records: string[][] = parse(stringify([cells], spreadsheetSafeCsv()));
+  return records[0];
+};
 
 describe('spreadsheet-safe CSV cells (csv-stringify escape_formulas and what it misses)', () => {
   it.each([...PAYLOADS, ...RESULT_ONLY_PAYLOADS])(
