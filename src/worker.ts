@@ -166,7 +166,7 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
   dataConverterFromSettings(config);
   storeSealerFromSettings(config);
   // Before the first connection: the SDK's runtime is made once, with its exporter.
-  installMetricsExporter(config);
+  await installMetricsExporter(config);
   const connection = await connectTemporalNative(temporalConnectionOptions(config));
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
   // One store for the activities and the receiver, which keeps compact rows' deliveries in it.

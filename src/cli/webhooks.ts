@@ -23,7 +23,7 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
   receiverSettingsFromConfig(config);
   storeSealerFromSettings(config);
   // Its delivery counters, when PCDS_METRICS_PORT is set (before the Temporal connection).
-  installMetricsExporter(config);
+  await installMetricsExporter(config);
   const { client, close } = await connectTemporal(config);
   // Compact rows have no workflow to signal: their deliveries go to the workers' store, opened on
   // the first such delivery.
