@@ -3,7 +3,8 @@
 // lookups made from a keyed HMAC of the normalised parameters, never from a value.
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
-import { normalisedParams, subjectValues } from '../batch-io/duplicates.js';
+import { normalisedParams } from '../batch-io/duplicates.js';
+import { identifiersOf } from './person-identifiers.js';
 import type { IdSecret } from '../temporal/idempotency.js';
 
 const SEALED = 'sealed:';
@@ -20,10 +21,19 @@ export interface Sealer {
   open(text: string): unknown;
   /** The keyed lookup of an endpoint's parameters once normalised. */
   lookup(endpoint: string, params: Record<string, unknown>): string;
-  /** Keyed HMACs of the emails and URLs the parameters name, space-separated; null if none. */
-  subjects(params: Record<string, unknown>): string | null;
-  /** The keyed HMAC of one normalised email or URL (subjectOf): what an erasure looks for. */
-  subject(normalised: string): string;
+  /**
+   * The erasure subjects of what the values name (a request's parameters, a result, a row's
+   * cells): keyed HMACs of their identifiers (person-identifiers.ts), space-separated; null if none.
+   */
+  subjects(...values: unknown[]): string | null;
+  /** The keyed HMAC of one identifier (requestedIdentifiers): what an erasure looks for. */
+  subject(identifier: string): string;
+}
+
+/** Several space-separated lists of subjects as one, each subject once; null when none. */
+export function mergedSubjects(...lists: (string | null | undefined)[]): string | null {
+  const all = new Set(lists.flatMap((l) => (l ? l.split(' ').filter(Boolean) : [])));
+  return all.size > 0 ? [...all].sort().join(' ') : null;
 }
 
 /**
@@ -73,12 +83,12 @@ export function createSealer(keyring: EncryptionKeyring | undefined, idSecret: I
     lookup(endpoint, params) {
       return keyed(`pcds-store-lookup\0${endpoint}\0${normalisedParams(params)}`);
     },
-    subjects(params) {
-      const all = subjectValues(params).map((v) => keyed(`pcds-store-subject\0${v}`));
+    subjects(...values) {
+      const all = identifiersOf(...values).map((v) => keyed(`pcds-store-subject\0${v}`));
       return all.length > 0 ? all.join(' ') : null;
     },
-    subject(normalised) {
-      return keyed(`pcds-store-subject\0${normalised}`);
+    subject(identifier) {
+      return keyed(`pcds-store-subject\0${identifier}`);
     },
   };
   function keyed(text: string): string {
