@@ -18,7 +18,7 @@ export const ERASED_CODE = 'erased';
 export const ERASED_PROBLEM = 'erased at the request of the person it named';
 
 /** The migration from which results, deliveries and cache entries record their result's subjects. */
-const RESULT_SUBJECTS_MIGRATION = '0004_erasure_subjects';
+const RESULT_SUBJECTS_MIGRATION = '0005_erasure_subjects';
 
 /** Rows per statement when rows are changed by key. */
 const CHUNK = 200;

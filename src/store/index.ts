@@ -41,6 +41,7 @@ export {
   migrateStore,
   openStore,
   parseStoreUrl,
+  readStoreId,
   showStoreUrl,
   StoreConfigError,
   type Store,
@@ -60,6 +61,7 @@ export {
   type RowsLoadOptions,
 } from './load.js';
 export { createSealer, StoreSealError, type Sealer } from './sealer.js';
+export { storeMismatch, type StoreIdentity } from './identity.js';
 export {
   ResultCache,
   type CachedResult,
