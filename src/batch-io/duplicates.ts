@@ -17,7 +17,8 @@ const EMAILS = new Set(['email', 'work_email', 'personal_email']);
 const PHONES = new Set(['phone', 'mobile']);
 const DOMAINS = new Set(['domain', 'company_domain']);
 
-const URL_OPTIONS = {
+/** How a URL is normalised for lookups and erasure subjects (scheme, www., trailing /, fragment, query order). */
+export const URL_OPTIONS = {
   stripProtocol: true,
   stripWWW: true,
   removeTrailingSlash: true,

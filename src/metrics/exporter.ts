@@ -2,10 +2,10 @@
 // SDK's core, on a loopback port of its own) renders the SDK's runtime metrics and, through the
 // runtime's metric meter, the project's; the listener of metrics/endpoint.ts serves them with the
 // project's bounds. Installed once per process, before any connection to Temporal.
-import { createServer, type AddressInfo } from 'node:net';
 import { Runtime } from '@temporalio/worker';
 import { configuredListenerLimits, type Config } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import { freePort } from '../temporal/dev-server.js';
 import { startMetricsEndpoint } from './endpoint.js';
 import { METRIC_DEFS } from './catalogue.js';
 import { useMetricMeter } from './instruments.js';
@@ -15,18 +15,6 @@ const bucketOverrides = (): Record<string, number[]> =>
   Object.fromEntries(
     METRIC_DEFS.filter((d) => d.buckets).map((d) => [d.name, [...(d.buckets ?? [])]]),
   );
-
-/** A free port on loopback, for the core's own exporter (only this listener reaches it). */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * Installs the SDK runtime with its Prometheus exporter on a loopback port of its own, sends the
@@ -49,7 +37,8 @@ export async function installMetricsExporter(
     new ConfigError(
       `PCDS_METRICS_PORT: cannot serve metrics on ${bindAddress}: ${err instanceof Error ? err.message : String(err)}`,
     );
-  const corePort = await freeLoopbackPort();
+  // A free loopback port for the core's own exporter: only the listener below reaches it.
+  const corePort = await freePort();
   try {
     Runtime.install({
       telemetryOptions: {

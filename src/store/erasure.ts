@@ -116,8 +116,7 @@ async function personsItems(
   let subjects = [...new Set(asked)];
   let rows = new Map<string, RowKey>();
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const named = (column: string) => (eb: { or(e: Expression<SqlBool>[]): Expression<SqlBool> }) =>
-      eb.or(subjects.map((s) => holds(store, column, s)));
+    const named = namedBy(store, subjects);
     rows = new Map<string, RowKey>();
     const note = (found: RowKey[]) => {
       for (const k of found) rows.set(keyOf(k), { batch_id: k.batch_id, row: Number(k.row) });
@@ -180,6 +179,113 @@ function groupByBatch(keys: Iterable<RowKey>): Map<string, number[]> {
   return byBatch;
 }
 
+/** A filter: the subjects column of the row holds one of `subjects`. */
+const namedBy =
+  (store: Store, subjects: readonly string[]) =>
+  (column: string) =>
+  (eb: { or(e: Expression<SqlBool>[]): Expression<SqlBool> }) =>
+    eb.or(subjects.map((s) => holds(store, column, s)));
+
+/**
+ * Makes these rows of a batch erased rows: data, lookup and subjects dropped, the result replaced
+ * by an erased line (one written for a row still without one), waiting deliveries removed.
+ */
+async function eraseRows(
+  tx: Kysely<StoreSchema>,
+  batchId: string,
+  rows: number[],
+  tombstone: string,
+  nowMs: number,
+): Promise<{ batchRows: number; results: number; deliveries: number }> {
+  const r = await tx
+    .updateTable('pcds_rows')
+    .set({
+      data: tombstone,
+      problem: ERASED_PROBLEM,
+      code: ERASED_CODE,
+      lookup: null,
+      duplicate_of: null,
+      subjects: null,
+    })
+    .where('batch_id', '=', batchId)
+    .where('row', 'in', rows)
+    .executeTakeFirst();
+  const erasedLine = {
+    outcome: 'failed' as const,
+    code: ERASED_CODE,
+    message: null,
+    duplicate_of: null,
+    result: null,
+    cached_at: null,
+    subjects: null,
+  };
+  const replaced = await tx
+    .updateTable('pcds_results')
+    .set(erasedLine)
+    .where('batch_id', '=', batchId)
+    .where('row', 'in', rows)
+    .executeTakeFirst();
+  // A row still to run (or in flight) gets its line now: a late write of its result adds nothing
+  // (one result per row), and a delivery for it is taken as for a finished row.
+  const added = await tx
+    .insertInto('pcds_results')
+    .values(
+      rows.map((row) => ({
+        ...erasedLine,
+        batch_id: batchId,
+        row,
+        request_id: null,
+        key_id: null,
+        written_at: nowMs,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
+    .executeTakeFirst();
+  const d = await tx
+    .deleteFrom('pcds_deliveries')
+    .where('batch_id', '=', batchId)
+    .where('row', 'in', rows)
+    .executeTakeFirst();
+  return {
+    batchRows: Number(r.numUpdatedRows),
+    results: Number(replaced.numUpdatedRows) + Number(added.numInsertedOrUpdatedRows ?? 0),
+    deliveries: Number(d.numDeletedRows),
+  };
+}
+
+/** What the store holds from before it recorded every identifier an item names (see the report). */
+async function uncheckedItems(db: Kysely<StoreSchema>): Promise<ErasureReport['unchecked']> {
+  const since = await resultSubjectsSince(db);
+  const count = async (q: Promise<{ n: number | string | bigint } | undefined>) =>
+    Number((await q)?.n ?? 0);
+  return {
+    results: await count(
+      db
+        .selectFrom('pcds_results')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('written_at', '<', since)
+        .where('result', 'is not', null)
+        .executeTakeFirst(),
+    ),
+    cacheEntries: await count(
+      db
+        .selectFrom('pcds_cache')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('fetched_at', '<', since)
+        .executeTakeFirst(),
+    ),
+    batchRows: await count(
+      db
+        .selectFrom('pcds_rows as r')
+        .innerJoin('pcds_batches as b', 'b.batch_id', 'r.batch_id')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('b.created_at', '<', new Date(since).toISOString())
+        .where((eb) => eb.or([eb('r.code', 'is', null), eb('r.code', '!=', ERASED_CODE)]))
+        .executeTakeFirst(),
+    ),
+  };
+}
+
 /**
  * Erases what the store holds on the person these identifiers name (see the module's note).
  * Refused with no identifier. The identifiers are never stored, logged or returned.
@@ -195,129 +301,38 @@ export async function eraseFromStore(
   const tombstone = store.sealer.seal({ key: {}, erased: true });
 
   const counted = await store.db.transaction().execute(async (tx) => {
-    const found = await personsItems(
-      store,
-      tx,
-      wanted.map((w) => store.sealer.subject(w)),
-    );
-    const { subjects } = found;
-    const named = (column: string) => (eb: { or(e: Expression<SqlBool>[]): Expression<SqlBool> }) =>
-      eb.or(subjects.map((s) => holds(store, column, s)));
-    const keys = found.rows;
-    let batchRows = 0;
-    let results = 0;
-    let deliveries = 0;
-    const byBatch = groupByBatch(keys.values());
-    for (const [batchId, all] of byBatch) {
+    const asked = wanted.map((w) => store.sealer.subject(w));
+    const { subjects, rows } = await personsItems(store, tx, asked);
+    const named = namedBy(store, subjects);
+    const removed = {
+      cacheEntries: 0,
+      pendingCalls: 0,
+      batchRows: 0,
+      results: 0,
+      deliveries: 0,
+    };
+    const byBatch = groupByBatch(rows.values());
+    for (const [batchId, all] of byBatch)
       for (let i = 0; i < all.length; i += CHUNK) {
-        const chunk = all.slice(i, i + CHUNK);
-        const r = await tx
-          .updateTable('pcds_rows')
-          .set({
-            data: tombstone,
-            problem: ERASED_PROBLEM,
-            code: ERASED_CODE,
-            lookup: null,
-            duplicate_of: null,
-            subjects: null,
-          })
-          .where('batch_id', '=', batchId)
-          .where('row', 'in', chunk)
-          .executeTakeFirst();
-        batchRows += Number(r.numUpdatedRows);
-        const replaced = await tx
-          .updateTable('pcds_results')
-          .set({
-            outcome: 'failed',
-            code: ERASED_CODE,
-            message: null,
-            result: null,
-            duplicate_of: null,
-            cached_at: null,
-            subjects: null,
-          })
-          .where('batch_id', '=', batchId)
-          .where('row', 'in', chunk)
-          .executeTakeFirst();
-        results += Number(replaced.numUpdatedRows);
-        // A row still to run (or in flight) gets its line now: a late write of its result adds
-        // nothing (one result per row), and a delivery for it is taken as for a finished row.
-        const added = await tx
-          .insertInto('pcds_results')
-          .values(
-            chunk.map((row) => ({
-              batch_id: batchId,
-              row,
-              outcome: 'failed' as const,
-              code: ERASED_CODE,
-              message: null,
-              request_id: null,
-              key_id: null,
-              duplicate_of: null,
-              result: null,
-              written_at: nowMs,
-              cached_at: null,
-              subjects: null,
-            })),
-          )
-          .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
-          .executeTakeFirst();
-        results += Number(added.numInsertedOrUpdatedRows ?? 0);
-        const d = await tx
-          .deleteFrom('pcds_deliveries')
-          .where('batch_id', '=', batchId)
-          .where('row', 'in', chunk)
-          .executeTakeFirst();
-        deliveries += Number(d.numDeletedRows);
+        const done = await eraseRows(tx, batchId, all.slice(i, i + CHUNK), tombstone, nowMs);
+        removed.batchRows += done.batchRows;
+        removed.results += done.results;
+        removed.deliveries += done.deliveries;
       }
-    }
     const cache = await tx.deleteFrom('pcds_cache').where(named('subjects')).executeTakeFirst();
+    removed.cacheEntries = Number(cache.numDeletedRows);
     const pending = await tx
       .deleteFrom('pcds_cache_pending')
       .where(named('subjects'))
       .executeTakeFirst();
+    removed.pendingCalls = Number(pending.numDeletedRows);
     return {
-      derived: subjects.length - wanted.length,
-      removed: {
-        cacheEntries: Number(cache.numDeletedRows),
-        pendingCalls: Number(pending.numDeletedRows),
-        batchRows,
-        results,
-        deliveries,
-      },
+      derived: subjects.length - asked.length,
+      removed,
       batches: [...byBatch.keys()].sort(),
     };
   });
 
-  const since = await resultSubjectsSince(store.db);
-  const count = async (q: Promise<{ n: number | string | bigint } | undefined>) =>
-    Number((await q)?.n ?? 0);
-  const unchecked = {
-    results: await count(
-      store.db
-        .selectFrom('pcds_results')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('written_at', '<', since)
-        .where('result', 'is not', null)
-        .executeTakeFirst(),
-    ),
-    cacheEntries: await count(
-      store.db
-        .selectFrom('pcds_cache')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('fetched_at', '<', since)
-        .executeTakeFirst(),
-    ),
-    batchRows: await count(
-      store.db
-        .selectFrom('pcds_rows as r')
-        .innerJoin('pcds_batches as b', 'b.batch_id', 'r.batch_id')
-        .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('b.created_at', '<', new Date(since).toISOString())
-        .where((eb) => eb.or([eb('r.code', 'is', null), eb('r.code', '!=', ERASED_CODE)]))
-        .executeTakeFirst(),
-    ),
-  };
   const { removed } = counted;
   const touched = [
     ...(removed.batchRows > 0 ? (['pcds_rows', 'pcds_results'] as const) : []),
@@ -325,15 +340,14 @@ export async function eraseFromStore(
     ...(removed.cacheEntries > 0 ? (['pcds_cache'] as const) : []),
     ...(removed.pendingCalls > 0 ? (['pcds_cache_pending'] as const) : []),
   ];
-  const pages =
-    touched.length > 0
-      ? await clearFreedPages(store, touched, opts.vacuum ?? 'full')
-      : 'nothing was erased';
   return {
     identifiers: wanted.length,
     ...counted,
-    unchecked,
-    pages,
+    unchecked: await uncheckedItems(store.db),
+    pages:
+      touched.length > 0
+        ? await clearFreedPages(store, touched, opts.vacuum ?? 'full')
+        : 'nothing was erased',
     beyondTheStore: BEYOND_THE_STORE,
   };
 }

@@ -7,6 +7,7 @@
 // the same way, so any spelling finds the same subjects. Pure: no I/O.
 import { findPhoneNumbersInText, parsePhoneNumberFromString } from 'libphonenumber-js';
 import normalizeUrl from 'normalize-url';
+import { URL_OPTIONS } from '../batch-io/duplicates.js';
 
 /** Parameters and fields that hold an email address or a phone number. */
 const EMAIL_KEYS = new Set(['email', 'work_email', 'personal_email', 'best_business_email']);
@@ -57,14 +58,6 @@ const LEGAL_FORMS = new Set([
   'co',
   'company',
 ]);
-
-const URL_OPTIONS = {
-  stripProtocol: true,
-  stripWWW: true,
-  removeTrailingSlash: true,
-  stripHash: true,
-  sortQueryParameters: true,
-} as const;
 
 const EMAIL_IN_TEXT = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
 const URL_IN_TEXT = /\bhttps?:\/\/[^\s<>"'()[\]{}]+/gi;

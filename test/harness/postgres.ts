@@ -4,11 +4,11 @@
 // pg_dump for bytes that must be gone. As root, PostgreSQL's commands run as user postgres.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { postgresBinDir } from '../../scripts/temporal-cluster.js';
+import { freePort } from '../../src/temporal/dev-server.js';
 
 export interface ThrowawayPostgres {
   /** postgres://pcds@127.0.0.1:<port>/pcds_store (trust authentication on loopback). */
@@ -32,17 +32,6 @@ function run(bin: string, args: string[]): string {
   if (r.status !== 0)
     throw new Error(`${bin} ${args.join(' ')} failed: ${String(r.stdout)}${String(r.stderr)}`);
   return String(r.stdout);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
