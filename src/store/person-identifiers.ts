@@ -37,6 +37,8 @@ const COMPANY_KEYS = [
 /** Lists of a person's organisations or positions: each item's company name. */
 const COMPANY_LIST_KEYS = ['organizations', 'organisations', 'experience', 'positions', 'jobs'];
 const COMPANY_ITEM_KEYS = ['name', 'company', 'company_name', 'organization'];
+/** Keys that make a record one that may name a person (its names are only looked for then). */
+const NAME_OR_PART = new Set<string>([...NAME_KEYS, ...NAME_PARTS.flat()]);
 /** Legal forms left out of a company's name, so "Engines Ltd" and "Engines" are one company. */
 const LEGAL_FORMS = new Set([
   'inc',
@@ -138,11 +140,16 @@ function companiesIn(obj: Record<string, unknown>): string[] {
   return out;
 }
 
-/** Every email, URL and phone number written inside a text. */
+/**
+ * Every email, URL and phone number written inside a text. Each pattern runs only on a text that
+ * holds its mark (`@`, `/`, `+` and a digit): most cells hold none, and loading stays fast.
+ */
 function inText(text: string, add: (identifier: string | undefined) => void): void {
-  for (const m of text.matchAll(EMAIL_IN_TEXT)) add(emailIdentifier(m[0]));
-  for (const m of text.matchAll(URL_IN_TEXT)) add(urlIdentifier(m[0]));
-  for (const m of text.matchAll(BARE_URL_IN_TEXT)) add(urlIdentifier(m[0]));
+  if (text.includes('@')) for (const m of text.matchAll(EMAIL_IN_TEXT)) add(emailIdentifier(m[0]));
+  if (text.includes('/')) {
+    for (const m of text.matchAll(URL_IN_TEXT)) add(urlIdentifier(m[0]));
+    for (const m of text.matchAll(BARE_URL_IN_TEXT)) add(urlIdentifier(m[0]));
+  }
   if (/\+\d/.test(text))
     for (const found of findPhoneNumbersInText(text)) add(`tel:${found.number.number}`);
 }
@@ -156,11 +163,14 @@ export function identifiersOf(...values: unknown[]): string[] {
   const add = (identifier: string | undefined) => {
     if (identifier && identifier.length > 0) out.add(identifier);
   };
+  // A row's parameters, key and cells repeat the same values: each is read once.
+  const seen = new Set<string>();
   const visit = (key: string, value: unknown, depth: number): void => {
     if (depth > 32) return;
     if (typeof value === 'string') {
       const v = value.trim();
-      if (!v) return;
+      if (!v || seen.has(`${key}\0${v}`)) return;
+      seen.add(`${key}\0${v}`);
       if (EMAIL_KEYS.has(key) || EMAIL_LIST_KEYS.has(key)) add(emailIdentifier(v));
       else if (PHONE_KEYS.has(key)) add(phoneIdentifier(v));
       else if (key.endsWith('_url') || /^https?:\/\//i.test(v)) add(urlIdentifier(v));
@@ -172,10 +182,21 @@ export function identifiersOf(...values: unknown[]): string[] {
       return;
     }
     if (!isObject(value)) return;
+    let named = false;
+    for (const k in value) {
+      if (NAME_OR_PART.has(k)) named = true;
+      visit(k.toLowerCase(), value[k], depth + 1);
+    }
+    if (!named) return;
     const companies = companiesIn(value);
+    if (companies.length === 0) return;
     for (const name of namesIn(value))
-      for (const company of companies) add(personAtCompanyIdentifier(name, company));
-    for (const [k, v] of Object.entries(value)) visit(k.toLowerCase(), v, depth + 1);
+      for (const company of companies) {
+        // A row's parameters and cells name the same person at the same company: folded once.
+        if (seen.has(`${name}\0@\0${company}`)) continue;
+        seen.add(`${name}\0@\0${company}`);
+        add(personAtCompanyIdentifier(name, company));
+      }
   };
   for (const value of values) visit('', value, 0);
   return [...out].sort();

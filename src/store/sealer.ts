@@ -1,7 +1,13 @@
 // How person data sits in the store: every value sealed with the payload codec's keys
 // (AES-256-GCM, tagged with the key id, so a rotated key still opens what it sealed), and
 // lookups made from a keyed HMAC of the normalised parameters, never from a value.
-import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  randomBytes,
+} from 'node:crypto';
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
 import { normalisedParams } from '../batch-io/duplicates.js';
 import { identifiersOf } from './person-identifiers.js';
@@ -44,6 +50,8 @@ export function mergedSubjects(...lists: (string | null | undefined)[]): string 
 export function createSealer(keyring: EncryptionKeyring | undefined, idSecret: IdSecret): Sealer {
   if (!idSecret || idSecret.key.length === 0)
     throw new StoreSealError('the store needs the id secret (PCDS_ID_SECRET) to key its lookups');
+  // The id secret imported once: every lookup and subject reuses it.
+  const hmacKey = createSecretKey(idSecret.key);
   const current = keyring ? keyring.keys.get(keyring.currentKeyId) : undefined;
   if (keyring && !current)
     throw new StoreSealError('the current encryption key is not in the keyring');
@@ -92,6 +100,6 @@ export function createSealer(keyring: EncryptionKeyring | undefined, idSecret: I
     },
   };
   function keyed(text: string): string {
-    return createHmac('sha256', idSecret.key).update(text).digest('base64url');
+    return createHmac('sha256', hmacKey).update(text).digest('base64url');
   }
 }
