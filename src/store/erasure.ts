@@ -139,7 +139,7 @@ async function personsItems(
       .where('result', 'is not', null)
       .where(named('subjects'))
       .execute();
-    for (const p of profiles) take(store.sealer.subjects(store.sealer.open(p.result!)));
+    for (const p of profiles) take(store.sealer.subjects(opened(store, p.result)));
     const byBatch = groupByBatch(rows.values());
     for (const [batchId, all] of byBatch) {
       const batch = await tx
@@ -160,10 +160,9 @@ async function personsItems(
           .execute();
         for (const g of got) {
           if (g.problem !== null) continue;
-          const data = store.sealer.open(g.data) as { params?: unknown };
-          const result =
-            g.outcome === 'found' && g.result ? store.sealer.open(g.result) : undefined;
-          take(store.sealer.subjects(data.params, result));
+          const data = opened(store, g.data) as { params?: unknown } | undefined;
+          const result = g.outcome === 'found' ? opened(store, g.result) : undefined;
+          take(store.sealer.subjects(data?.params, result));
         }
       }
     }
@@ -171,6 +170,19 @@ async function personsItems(
     subjects = [...derived];
   }
   return { subjects, rows };
+}
+
+/**
+ * A stored value opened, or undefined when it cannot be (sealed with a key this process lacks):
+ * the identifiers it would give are then not derived, and the items found by the others still go.
+ */
+function opened(store: Store, sealed: string | null): unknown {
+  if (sealed === null) return undefined;
+  try {
+    return store.sealer.open(sealed);
+  } catch {
+    return undefined;
+  }
 }
 
 function groupByBatch(keys: Iterable<RowKey>): Map<string, number[]> {
