@@ -11,6 +11,7 @@ import {
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { ConfigError } from '../config-error.js';
+import { clientInterceptors } from './closed-channel.js';
 import { readSecretFile } from '../files/secret-file.js';
 
 /** PEM text, or the path of a PEM file (read at each connect: a restart picks up renewed files). */
@@ -213,7 +214,10 @@ export function nativeConnectionOptions(r: ResolvedConnectionOptions) {
 export async function connectTemporalClient(o: TemporalConnectionOptions): Promise<Connection> {
   const r = resolveConnectionOptions(o);
   try {
-    return await Connection.connect(clientConnectionOptions(r));
+    return await Connection.connect({
+      ...clientConnectionOptions(r),
+      interceptors: clientInterceptors(),
+    });
   } catch (err) {
     if (o.explain === false) throw err;
     throw await explainConnectFailure(err, r);
