@@ -50,7 +50,8 @@ import {
   type JournalEntry,
 } from '../batch-io/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
-import { childWorkflowId, type ResultLine } from '../batch/types.js';
+import type { ResultLine } from '../batch/types.js';
+import { rowWorkflowId, type RowIdScheme } from '../temporal/workflow-ids.js';
 import type { StoredDelivery } from '../store/batch-store.js';
 import type { CallOutcome } from '../calls/types.js';
 import { describePermitWait } from '../throttle/status-text.js';
@@ -86,6 +87,8 @@ export interface BatchRowInput {
   webhookFallbackPollMs?: number;
   /** Who asks: the batch (rows started before requesters existed: the operator's batch). */
   requester?: Requester;
+  /** How the batch names its rows (the callback URL's name of the row); absent: the old scheme. */
+  rowIdScheme?: RowIdScheme;
 }
 
 /** A row's requests are its batch's. */
@@ -355,7 +358,7 @@ class RowAttempt {
       try {
         // Never returned nor logged: the URL carries the receiver's token for this row.
         params.callback_url = this.deps.callbackUrlFor(
-          childWorkflowId(this.input.batchId, this.input.row),
+          rowWorkflowId(this.input.batchId, this.input.row, this.input.rowIdScheme),
         );
       } catch (err) {
         if (!(err instanceof ApplicationFailure) || !err.type) throw err;

@@ -6,12 +6,13 @@ import { MAX_EXPORT_RESULTS, validatedParams } from '../client.js';
 import { loadConfig } from '../config.js';
 import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';
 import { action, UsageError } from './output.js';
-import { intArg } from './args.js';
+import { intArg, TENANT_HELP, tenantArg } from './args.js';
 
 interface ExportFlags {
   query?: string;
   json?: string;
   max: number;
+  tenant?: string;
   output: string;
   pageSize: number;
   key?: string;
@@ -42,6 +43,7 @@ export function registerSearchCommand(program: Command): Command {
     .option('--page-size <n>', 'results per page (1-100)', intArg('--page-size', 1, 100), 100)
     .option('--key <id>', 'key id to use (default: the first configured key)')
     .option('--id <exportId>', 'id of the export (letters, digits, _ and -; default: generated)')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the export id and return at once')
     .action(
@@ -60,7 +62,8 @@ export function registerSearchCommand(program: Command): Command {
         // Bad parameters are reported before anything connects (exit 2, like any usage error).
         validatedParams('person_search', params);
         const config = loadConfig();
-        const client = await connectPcdsClient(config);
+        const connected = await connectPcdsClient(config);
+        const client = o.tenant ? connected.withTenant(o.tenant) : connected;
         try {
           // Waiting for the export with no worker would only hang: refused before anything starts.
           if (!o.detach)
@@ -93,7 +96,7 @@ export function registerSearchCommand(program: Command): Command {
             `exported ${s.rows} rows in ${s.pages} pages to ${s.output} (stopped: ${s.stoppedBy.replace(/_/g, ' ')}; last status ${s.lastStatus})\n`,
           );
         } finally {
-          await client.close();
+          await connected.close();
         }
       }),
     );

@@ -13,7 +13,7 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
-import { rowOfWorkflowId } from '../batch/types.js';
+import { rowOfWorkflowId } from '../temporal/workflow-ids.js';
 import type { BatchStore } from '../store/batch-store.js';
 import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';

@@ -350,7 +350,7 @@ describe('result cache: batches', () => {
     await batches.writeResults('fresh', [line(1, 'found', 'req_new')]);
     const entry = await cache.get('person_enrichment', people[0], USE);
     expect(entry).toMatchObject({ requestId: 'req_new', result: { full_name: 'person 1' } });
-    expect(Date.now() - entry!.fetchedAt).toBeLessThan(DAY / 2);
+    expect(Date.now() - entry!.fetchedAt!).toBeLessThan(DAY / 2);
   });
 
   it("an erasure finds the entries a batch's rows filled", async () => {
