@@ -104,6 +104,7 @@ import {
 import { callStateQuery } from './calls/signals.js';
 import { taskPriorityOf } from './temporal/task-priority.js';
 import {
+  isScopedId,
   localIdOf,
   resolveScopedId,
   scopedId,
@@ -888,6 +889,9 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       },
       getSearchExport(exportId) {
         const scoped = resolveScopedId(tenant, exportId);
+        // Another tenant's export is not found, as an id that names nothing.
+        if (scoped === undefined && isScopedId(exportId))
+          throw new PcdsUsageError('export_not_found', `no search export with id ${exportId}`);
         if (scoped === undefined)
           throw new PcdsUsageError(
             'invalid_batch_id',
@@ -937,6 +941,8 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       },
       getBatch(batchId) {
         const scoped = resolveScopedId(tenant, batchId);
+        // Another tenant's batch is not found, as an id that names nothing.
+        if (scoped === undefined && isScopedId(batchId)) throw batchNotFound(batchId);
         // The id is not echoed: a malformed one may be anything, personal data included.
         if (scoped === undefined)
           throw new BatchSetupError(

@@ -111,9 +111,10 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
   const getBatch: PcdsClient['getBatch'] = (batchId) => {
     const inner = client.getBatch(batchId);
     const { ensure, guarded } = ownership(inner.workflow);
-    const notFound = () => batchNotFound(batchId);
+    const notFound = () => batchNotFound(inner.batchId);
     return {
-      batchId,
+      // The caller's own id (without its tenant), as it named the batch.
+      batchId: inner.batchId,
       workflowId: inner.workflowId,
       workflow: guarded,
       status: () => ensure(notFound, () => inner.status()),

@@ -264,6 +264,7 @@ it(
     const vars = {
       ...envOn(taskQueue),
       PCDS_API_KEYS: JSON.stringify([{ id: keyId, key: 'k-unused', secret: 's-unused' }]),
+      PCDS_STORE_URL: `sqlite:${join(dir, 'plan-store.sqlite')}`,
     };
     const unknown = `available credits: unknown (no worker is polling task queue ${taskQueue}`;
     let began = Date.now();
@@ -274,7 +275,7 @@ it(
       { timeoutMs: 60_000 },
     );
     expect(Date.now() - began).toBeLessThan(SOON_MS);
-    expect(plan.code).toBe(0);
+    expect(plan.code, plan.stderr).toBe(0);
     expect(plan.stdout).toContain(unknown);
     expect(plan.stdout).toContain('GET /usage waits for a permit of the shared throttle');
     expect(plan.stdout).toContain('dry run: nothing started');
@@ -294,7 +295,7 @@ it(
     );
     try {
       expect(Date.now() - began).toBeLessThan(SOON_MS);
-      expect(start.code).toBe(0);
+      expect(start.code, start.stderr).toBe(0);
       expect(start.stderr).toContain(unknown);
       expect(start.stdout).toBe(`batch ${batchId}\n`);
     } finally {

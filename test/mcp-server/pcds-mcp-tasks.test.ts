@@ -161,8 +161,9 @@ describe('pcds mcp tasks', () => {
         });
         // At once: a batch of five rows at ~1.5 s each takes far longer.
         expect(Date.now() - startedAt).toBeLessThan(5_000);
+        // The task is the batch's workflow, under the caller's own (tenant-scoped) id.
         expect(task).toMatchObject({
-          taskId: `batch-${batchId}`,
+          taskId: `batch-alice.${batchId}`,
           status: 'working',
           ttl: 3_600_000,
         });
@@ -246,7 +247,7 @@ describe('pcds mcp tasks', () => {
           output: `${exportId}.jsonl`,
           export_id: exportId,
         });
-        expect(task.taskId).toBe(`search-export-${exportId}`);
+        expect(task.taskId).toBe(`search-export-alice.${exportId}`);
         const result = await alice.experimental.tasks.getTaskResult(
           task.taskId,
           CallToolResultSchema,
@@ -297,7 +298,8 @@ describe('pcds mcp tasks', () => {
 
         const cancelled = await alice.experimental.tasks.cancelTask(task.taskId);
         expect(cancelled.status).toBe('cancelled');
-        const summary = await pcds.getBatch(batchId).result();
+        // Alice's batch, as the operator names it: her tenant's id.
+        const summary = await pcds.getBatch(`alice.${batchId}`).result();
         expect(summary.state).toBe('cancelled');
         expect(summary.done).toBeGreaterThanOrEqual(1);
         expect(summary.done).toBeLessThan(5);

@@ -5,10 +5,10 @@
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
 import { tempDir, uniqueBatchId, writeCsv } from '../batch/fixtures.js';
-import { startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
+import { envConfig, startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
 import { spawnCli } from '../cli/cli-env.js';
 import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
 import { sdkClient, startMcp, tool, until, type McpProcess, type RawCaller } from './mcp-http.js';
@@ -23,11 +23,17 @@ const dir = tempDir('pcds-mcp-tenants');
 const rows = sampleRows({ rows: 4 });
 const input = writeCsv(dir, 'people.csv', rows as unknown as Record<string, string>[], ['email']);
 
+// A store of this file's own (worker and `pcds mcp` alike): cache entries outlive a run.
+const storeUrl = `sqlite:${join(tempDir('pcds-mcp-tenants-store'), 'store.sqlite')}`;
+
 beforeAll(async () => {
+  vi.stubEnv('PCDS_STORE_URL', storeUrl);
   env = await startCallEnv();
+  env.config = envConfig(env.emulator, env.proxy.url, { PCDS_STORE_URL: storeUrl });
 });
 afterAll(async () => {
   await env?.stop();
+  vi.unstubAllEnvs();
 });
 
 const serviceEnv = (taskQueue: string) => ({
@@ -37,6 +43,7 @@ const serviceEnv = (taskQueue: string) => ({
   PCDS_THROTTLE: 'off',
   PCDS_POLL_INTERVAL_MS: '100',
   PCDS_MCP_FILES: dir,
+  PCDS_STORE_URL: storeUrl,
   PCDS_TEMPORAL_ADDRESS: temporalAddress(),
   PCDS_TEMPORAL_NAMESPACE: testNamespace(),
   PCDS_TASK_QUEUE: taskQueue,
@@ -266,6 +273,8 @@ describe('pcds mcp: usage readings', () => {
             expect(r.doc.read_at).toBe(first.doc.read_at);
           }
           expect((await tool(bob, 'usage', {})).doc.read_at).toBe(first.doc.read_at);
+          expect(usageRequests() - before).toBe(1);
+          expect(first.doc.read_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
           const other = await tool(alice, 'usage', { month: 1, year: 2026 });
           expect(other.isError).toBe(true);
           expect(other.doc.error.code).toBe('usage_rate_limited');
