@@ -97,6 +97,7 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
       workflow: guarded,
       result: () => ensure(notFound, () => inner.result()),
       state: () => ensure(notFound, () => inner.state()),
+      waiting: () => ensure(notFound, () => inner.waiting()),
     };
   };
 

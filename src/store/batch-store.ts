@@ -14,6 +14,12 @@ import {
 } from '../calls/cache-policy.js';
 import { cacheLookup, putCacheEntry, ResultCache } from './result-cache.js';
 import type { StoreSchema } from './schema.js';
+import {
+  freshWorkerReports,
+  removeWorkerReport,
+  writeWorkerReport,
+  type WorkerReport,
+} from './worker-reports.js';
 
 /** How a row the result cache answered ended (set by readRows). */
 type CachedMark = ValidRow['cached'];
@@ -116,6 +122,25 @@ export class BatchStore {
       .where('batch_id', '=', batchId)
       .executeTakeFirst();
     return got?.cache ? (JSON.parse(got.cache) as CacheUse) : undefined;
+  }
+
+  /** The store's identity and where it is (no password): what a batch records at start. */
+  get identity(): { id: string | undefined; shown: string } {
+    return { id: this.store.id, shown: this.store.location.shown };
+  }
+
+  /** A worker's report of itself (store/worker-reports.ts). */
+  reportWorker(report: WorkerReport): Promise<void> {
+    return writeWorkerReport(this.store, report);
+  }
+
+  removeWorkerReport(identity: string): Promise<void> {
+    return removeWorkerReport(this.store, identity);
+  }
+
+  /** The workers of a task queue that reported into this store lately. */
+  workerReports(where: { taskQueue: string; namespace: string }): Promise<WorkerReport[]> {
+    return freshWorkerReports(this.store, where);
   }
 
   /** The result cache of the same store (a worker sweeps it; calls read and fill it). */

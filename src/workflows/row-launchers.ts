@@ -8,7 +8,7 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { BatchRun, StartableRow } from '../batch/batch-run.js';
-import type { BatchInput } from '../batch/types.js';
+import { expectedStoreOf, type BatchInput } from '../batch/types.js';
 import { batchRequester, isSystemic, type Requester } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
@@ -65,7 +65,7 @@ function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): Ro
           key: row.key,
           params: row.params,
           ...(input.rowIdScheme ? { rowIdScheme: input.rowIdScheme } : {}),
-          ...(input.store ? { store: true } : { output: input.output }),
+          ...(input.store ? { store: true, ...expectedStoreOf(input) } : { output: input.output }),
           ...pollOptions(input, run),
         })
         .then(
