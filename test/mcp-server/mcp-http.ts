@@ -7,13 +7,37 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
 import { childEnv } from '../cli/cli-env.js';
+import { testEncryptionEnv } from '../harness/temporal.js';
 
 const PCDS_BIN = join(projectRoot(), 'bin', 'pcds.mjs');
 
 export interface McpProcess {
   url: URL;
   stderr(): string;
+  /** SIGTERM, and the process's exit. */
   stop(): Promise<void>;
+  /** The signal given (default SIGTERM), and the process's exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * The settings of a `pcds mcp` for a test: the emulator's dev key (throttle off), fast polls,
+ * the payload key, and the file root.
+ */
+export function mcpServiceEnv(
+  emulator: { url: string; devKey: { key: string; secret: string } },
+  files: string,
+): Record<string, string> {
+  return {
+    PCDS_BASE_URL: emulator.url,
+    PCDS_API_KEY: emulator.devKey.key,
+    PCDS_API_SECRET: emulator.devKey.secret,
+    PCDS_THROTTLE: 'off',
+    PCDS_POLL_INTERVAL_MS: '100',
+    // The tools read and write only inside their file root: the test's folder.
+    PCDS_MCP_FILES: files,
+    ...testEncryptionEnv(),
+  };
 }
 
 /** Starts the built `pcds mcp --transport http` on a free port; resolves once it listens. */
@@ -35,6 +59,10 @@ export function startMcp(vars: Record<string, string>, args: string[] = []): Pro
           stderr: () => err,
           stop: async () => {
             child.kill('SIGTERM');
+            await exited;
+          },
+          kill: async (signal = 'SIGTERM') => {
+            child.kill(signal);
             await exited;
           },
         });

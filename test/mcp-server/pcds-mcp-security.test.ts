@@ -8,8 +8,8 @@ import { sampleRows } from '../../src/emulator/index.js';
 import { TOKEN_FILE_NAME } from '../../src/mcp-server/access.js';
 import { tempDir, uniqueBatchId, writeCsv } from '../batch/fixtures.js';
 import { startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
-import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
-import { raw, runMcp, sdkClient, startMcp, tool, until } from './mcp-http.js';
+import { temporalAddress, testNamespace } from '../harness/temporal.js';
+import { mcpServiceEnv, raw, runMcp, sdkClient, startMcp, tool, until } from './mcp-http.js';
 const ALICE = 'alice-token-0123456789abcdef0123456789';
 const BOB = 'bob-token-0123456789abcdef0123456789ab';
 
@@ -28,16 +28,7 @@ afterAll(async () => {
   await env?.stop();
 });
 
-const serviceEnv = () => ({
-  PCDS_BASE_URL: env.emulator.url,
-  PCDS_API_KEY: env.emulator.devKey.key,
-  PCDS_API_SECRET: env.emulator.devKey.secret,
-  PCDS_THROTTLE: 'off',
-  PCDS_POLL_INTERVAL_MS: '100',
-  // The tools read and write only inside their file root: this run's folder.
-  PCDS_MCP_FILES: dir,
-  ...testEncryptionEnv(),
-});
+const serviceEnv = () => mcpServiceEnv(env.emulator, dir);
 
 describe('pcds mcp over HTTP: who may use it', () => {
   it('rule: without PCDS_MCP_TOKEN a token is generated once (0600, folder 0700, shown once on stderr) and reused; no token or a wrong one is a 401 with WWW-Authenticate', async () => {

@@ -10,8 +10,16 @@ import { sampleRows } from '../../src/emulator/index.js';
 import { tempDir, uniqueBatchId, writeCsv } from '../batch/fixtures.js';
 import { envConfig, startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
 import { spawnCli } from '../cli/cli-env.js';
-import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
-import { sdkClient, startMcp, tool, until, type McpProcess, type RawCaller } from './mcp-http.js';
+import { temporalAddress, testNamespace } from '../harness/temporal.js';
+import {
+  mcpServiceEnv,
+  sdkClient,
+  startMcp,
+  tool,
+  until,
+  type McpProcess,
+  type RawCaller,
+} from './mcp-http.js';
 
 const ALICE = 'alice-token-0123456789abcdef0123456789';
 const BOB = 'bob-token-0123456789abcdef0123456789ab';
@@ -37,17 +45,11 @@ afterAll(async () => {
 });
 
 const serviceEnv = (taskQueue: string) => ({
-  PCDS_BASE_URL: env.emulator.url,
-  PCDS_API_KEY: env.emulator.devKey.key,
-  PCDS_API_SECRET: env.emulator.devKey.secret,
-  PCDS_THROTTLE: 'off',
-  PCDS_POLL_INTERVAL_MS: '100',
-  PCDS_MCP_FILES: dir,
+  ...mcpServiceEnv(env.emulator, dir),
   PCDS_STORE_URL: storeUrl,
   PCDS_TEMPORAL_ADDRESS: temporalAddress(),
   PCDS_TEMPORAL_NAMESPACE: testNamespace(),
   PCDS_TASK_QUEUE: taskQueue,
-  ...testEncryptionEnv(),
 });
 
 /** A server with two callers of this run (their folders hold the input), and its callers. */

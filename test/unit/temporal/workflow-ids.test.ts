@@ -62,8 +62,15 @@ describe('row ids', () => {
   });
 
   it('of either scheme read back, and nothing else does', () => {
+    expect(rowOfWorkflowId(rowWorkflowId('b-1', 12))).toEqual({ batchId: 'b-1', row: 12 });
+    // A batch id that holds "-row-" itself is read whole: the row is the last part.
     expect(rowOfWorkflowId(rowWorkflowId('x-row-3', 5))).toEqual({ batchId: 'x-row-3', row: 5 });
     for (const id of [
+      'batch-b-1',
+      'call-abc',
+      'batch-b-1-row-0',
+      'batch-b-1-row-x',
+      'batch--row-1',
       'batch-b-1:row-0',
       'batch-b-1:row-x',
       'batch-default.b:row-1',

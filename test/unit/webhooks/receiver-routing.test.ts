@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rowWorkflowId, rowOfWorkflowId } from '../../../src/temporal/workflow-ids.js';
+import { rowWorkflowId } from '../../../src/temporal/workflow-ids.js';
 import { BatchStore } from '../../../src/store/index.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../../../src/webhooks/settings.js';
@@ -97,22 +97,6 @@ async function receiverWith(client: Client, store?: { get(): Promise<BatchStore>
   receivers.push(receiver);
   return receiver;
 }
-
-describe('rowOfWorkflowId', () => {
-  it("reads back the batch and row of a row's id, and nothing else", () => {
-    expect(rowOfWorkflowId(rowWorkflowId('b-1', 12))).toEqual({ batchId: 'b-1', row: 12 });
-    // A batch id that holds "-row-" itself is read whole: the row is the last part.
-    expect(rowOfWorkflowId(rowWorkflowId('x-row-3', 5))).toEqual({ batchId: 'x-row-3', row: 5 });
-    for (const id of [
-      'batch-b-1',
-      'call-abc',
-      'batch-b-1-row-0',
-      'batch-b-1-row-x',
-      'batch--row-1',
-    ])
-      expect(rowOfWorkflowId(id)).toBeUndefined();
-  });
-});
 
 describe('receiver routing', () => {
   it("keeps a compact row's delivery in the store, once, and only its accepted job's", async () => {
