@@ -548,6 +548,9 @@ function checkPaging(maxResults: number, pageSize: number | undefined, maxOfMax:
 }
 
 export async function createPcdsClient(options: PcdsClientOptions = {}): Promise<PcdsClient> {
+  // A bad tenant or cache scope is refused before anything connects.
+  const rootTenant = checkedTenant(options.tenant ?? (process.env.PCDS_TENANT || OPERATOR_TENANT));
+  const cacheScope = options.cacheScope ?? checkedCacheScope(process.env.PCDS_CACHE_SCOPE);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv();
   const ownsConnection = !options.connection;
   const connection =
@@ -571,8 +574,6 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     options.idSecret !== undefined
       ? idSecretFromSettings({ PCDS_ID_SECRET: options.idSecret })
       : idSecretFromEnv();
-  const rootTenant = checkedTenant(options.tenant ?? (process.env.PCDS_TENANT || OPERATOR_TENANT));
-  const cacheScope = options.cacheScope ?? checkedCacheScope(process.env.PCDS_CACHE_SCOPE);
 
   /**
    * Starts a workflow, or finds the one its idempotency key started before. With a fingerprint

@@ -106,8 +106,8 @@ describe('pcds mcp: ids are each caller’s own', () => {
     'rule: a batch named after another caller’s row (`<id>-row-3`) neither stalls nor fails that row, and start_batch answers the same for ids another caller used as for new ones',
     { timeout: 240_000 },
     async () => {
-      await withCallWorker(env, async (_pcds, taskQueue) => {
-        const { mcp, alice, bob } = await twoCallers(taskQueue);
+      await withCallWorker(env, async (pcds, taskQueue) => {
+        const { mcp, alice, bob, labels } = await twoCallers(taskQueue);
         const f2 = uniqueBatchId('f2');
         try {
           // Bob takes the id of Alice's row 3 for a batch of his, and holds it paused.
@@ -133,9 +133,18 @@ describe('pcds mcp: ids are each caller’s own', () => {
             output: `${f2}.jsonl`,
             batch_id: f2,
             window: 1,
+            weight: 2,
             key_ids: [env.emulator.devKey.id],
           });
           expect(started.doc).toEqual({ batch_id: f2, state: 'running' });
+          // Her batch is her tenant's, and carries its weight to Temporal's task queue.
+          const described = await pcds.temporal.workflow
+            .getHandle(`batch-${labels[0]}.${f2}`)
+            .describe();
+          expect(described.raw.workflowExecutionInfo?.priority).toMatchObject({
+            fairnessKey: `batch:${labels[0]}.${f2}`,
+            fairnessWeight: 2,
+          });
           // Alice's batch ends on its own; where a row waited for Bob's workflow, Bob lets it go.
           const settled = (d: Record<string, any>) => d.state !== 'running';
           let ended = await until(alice, 'batch_status', { batch_id: f2 }, settled, 90_000).catch(
