@@ -6,7 +6,7 @@ import type {
   TaskStore,
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
-import { pathToFileURL } from 'node:url';
+import { sep } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { PcdsClient } from '../client.js';
@@ -16,6 +16,8 @@ import { PcdsState } from '../temporal/search-attributes.js';
 import { batchIdOfWorkflowId, exportIdOfWorkflowId } from '../temporal/workflow-ids.js';
 import { BATCH_WORKFLOW_TYPE } from '../workflows/type-names.js';
 import { answer } from './answers.js';
+import type { FileRoot } from './file-root.js';
+import { withShownPaths } from './shown-paths.js';
 import {
   batchTaskView,
   closedTaskStatus,
@@ -72,12 +74,18 @@ interface Described {
   raw: { workflowExtendedInfo?: { cancelRequested?: boolean | null } | null };
 }
 
-/** A result's link to the file the worker wrote (in the caller's file root). */
-const fileLink = (path: string, name: string): CallToolResult['content'][number] => ({
+/** The scheme of a link to a file in the caller's file root: its path relative to the root. */
+export const FILE_ROOT_SCHEME = 'pcds-files';
+
+/**
+ * A result's link to a file the work wrote, named relative to the caller's file root (`shown`, as
+ * the tools take paths): never the server's absolute path.
+ */
+const fileLink = (shown: string, name: string): CallToolResult['content'][number] => ({
   type: 'resource_link',
-  uri: pathToFileURL(path).href,
+  uri: `${FILE_ROOT_SCHEME}:${shown.split(sep).map(encodeURIComponent).join('/')}`,
   name,
-  mimeType: path.endsWith('.csv') ? 'text/csv' : 'application/jsonl',
+  mimeType: shown.endsWith('.csv') ? 'text/csv' : 'application/jsonl',
 });
 
 const isNotFound = (err: unknown) =>
@@ -89,6 +97,8 @@ export interface TemporalTaskStoreDeps {
   client(): Promise<PcdsClient>;
   /** Whether a listed workflow's memo makes it the caller's. */
   visible(memo: Record<string, unknown> | undefined): boolean;
+  /** The caller's file root: answers name files relative to it. */
+  files: Pick<FileRoot, 'shown'>;
   now?: () => number;
 }
 
@@ -260,7 +270,10 @@ export class TemporalTaskStore implements TaskStore {
         const batch = client.getBatch(id);
         const ended = await batch.result();
         // The files the links name are written here, in the file root, from the store.
-        const summary = (await batch.writeOutputs()) ?? ended;
+        const summary = await withShownPaths(
+          (await batch.writeOutputs()) ?? ended,
+          this.deps.files,
+        );
         // Named as the caller named it (its own id, without its tenant).
         const shown = batch.batchId;
         const doc = { batch_id: shown, state: summary.state, summary };
@@ -275,7 +288,7 @@ export class TemporalTaskStore implements TaskStore {
     if (kind === 'export')
       return answerWith(async () => {
         const handle = client.getSearchExport(id);
-        const summary = await handle.result();
+        const summary = await withShownPaths(await handle.result(), this.deps.files);
         const doc = { export_id: handle.exportId, state: 'done', summary };
         return {
           doc,

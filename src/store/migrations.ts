@@ -181,7 +181,22 @@ const m0004_store_identity: Migration = {
   },
 };
 
-const m0005_cache_scope: Migration = {
+const m0005_erasure_subjects: Migration = {
+  async up(db: Kysely<unknown>) {
+    // Keyed HMACs of the identifiers a result (and a delivered envelope) names: the emails,
+    // profile URLs, phone numbers and name-at-company of the people in it, so an erasure finds
+    // a result fetched by one identifier that names the person by another. Null on results
+    // written before: an erasure counts those as what it could not check.
+    await db.schema.alterTable('pcds_results').addColumn('subjects', 'text').execute();
+    await db.schema.alterTable('pcds_deliveries').addColumn('subjects', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('pcds_deliveries').dropColumn('subjects').execute();
+    await db.schema.alterTable('pcds_results').dropColumn('subjects').execute();
+  },
+};
+
+const m0006_cache_scope: Migration = {
   async up(db: Kysely<unknown>) {
     // The tenant whose request fetched an entry (null: fetched before tenants, the operator's).
     // With the cache shared across tenants, another tenant's hit never shows its request id or time.
@@ -200,7 +215,8 @@ export const migrations: Record<string, Migration> = {
   '0002_result_cache': m0002_result_cache,
   '0003_webhook_deliveries': m0003_webhook_deliveries,
   '0004_store_identity': m0004_store_identity,
-  '0005_cache_scope': m0005_cache_scope,
+  '0005_erasure_subjects': m0005_erasure_subjects,
+  '0006_cache_scope': m0006_cache_scope,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -35,7 +35,10 @@ export interface RowTable {
   lookup: string | null;
   /** The first earlier row with the same lookup: this row shares its call. */
   duplicate_of: number | null;
-  /** Keyed HMACs of the emails and URLs in the parameters, space-separated (erasure). */
+  /**
+   * Erasure subjects (keyed HMACs of the identifiers, see person-identifiers.ts) of the row's
+   * parameters and cells, space-separated; null when they name none.
+   */
   subjects: string | null;
 }
 
@@ -59,6 +62,11 @@ export interface ResultTable {
    * when another tenant's request fetched it (a shared cache shows neither its time nor its id).
    */
   cached_at: number | null;
+  /**
+   * Erasure subjects of the result and its message (of the cached entry's request too, for a
+   * result taken from the cache); null when they name none or the result predates them.
+   */
+  subjects: string | null;
 }
 
 /**
@@ -92,7 +100,7 @@ export interface CacheTable {
   status: string | null;
   /** Sealed JSON of the result (null when empty). */
   result: string | null;
-  /** Keyed HMACs of the emails and URLs the parameters named, space-separated (erasure). */
+  /** Erasure subjects of the request's parameters and of the result, space-separated. */
   subjects: string | null;
   fetched_at: number;
   expires_at: number;
@@ -125,6 +133,8 @@ export interface DeliveryTable {
   body: string;
   /** Epoch ms when the receiver took it. */
   received_at: number;
+  /** Erasure subjects of the envelope's result. */
+  subjects: string | null;
 }
 
 /** The store's own facts by name: `store_id` (its identity, random), `created_at`. */
