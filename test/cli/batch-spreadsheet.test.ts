@@ -29,30 +29,13 @@ const input = join(dir, 'crm-export.csv');
 writeFileSync(input, export_);
 
 it('--dry-run counts the trimmed rows and the rows not UTF-8; an unknown --encoding is refused', async () => {
+  /** The plan of the export, to an output of its own, with the flags given. */
+  const dryRun = (output: string, ...flags: string[]) =>
+    pcds('batch', 'start', '-i', input, '-o', join(dir, output), '--dry-run', ...flags);
   const [plan, named, unknown] = await Promise.all([
-    pcds('batch', 'start', '-i', input, '-o', join(dir, 'plan.jsonl'), '--dry-run'),
-    pcds(
-      'batch',
-      'start',
-      '-i',
-      input,
-      '-o',
-      join(dir, 'plan2.jsonl'),
-      '--dry-run',
-      '--encoding',
-      'windows-1252',
-    ),
-    pcds(
-      'batch',
-      'start',
-      '-i',
-      input,
-      '-o',
-      join(dir, 'plan3.jsonl'),
-      '--dry-run',
-      '--encoding',
-      'klingon',
-    ),
+    dryRun('plan.jsonl'),
+    dryRun('plan2.jsonl', '--encoding', 'windows-1252'),
+    dryRun('plan3.jsonl', '--encoding', 'klingon'),
   ]);
   expect(plan.code, plan.stderr).toBe(0);
   expect(plan.stdout).toMatch(/^plan: 5 rows, 5 sent x ~2 requests/m);
