@@ -12,11 +12,12 @@
 //
 // An earlier claim that was neither accepted nor released may have been sent: the call or row
 // ends submit_outcome_unknown. Two homes keep the ledger:
-//   - a call's workflow (submit-intent.ts): the claim is the submitIntent update, which the
-//     workflow refuses for an attempt it gave up on; the job goes to the workflow in the attempt's
-//     heartbeat and result (or the submitAccepted update). The workflow itself, which knows every
-//     attempt it made, never schedules a send after an accepted or unknown one. Calls, and rows
-//     run as workflows of their own, use it;
+//   - a call's workflow (submit-intent.ts): the claim is an acknowledged heartbeat of the attempt
+//     carrying its token, which the server refuses once it gave the attempt up and keeps with the
+//     attempt's failure; the job goes to the workflow in the attempt's heartbeat and result (or
+//     the submitAccepted update). The workflow itself, which knows every attempt it made, never
+//     schedules a send after an accepted or unknown one. Calls, and rows run as workflows of
+//     their own, use it;
 //   - the row journal (a compact row, which has no workflow of its own): entries in the store,
 //     or in a file beside a pre-store batch's output, claimed under the row's lock (batch-row.ts).
 import {
