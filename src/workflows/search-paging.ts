@@ -5,14 +5,10 @@ import type { SubmitCallResult } from '../activities/calls.js';
 import type { SearchPageRef } from '../activities/search-pages.js';
 import { MAX_SEARCH_OFFSET } from '../contract/validate.js';
 import type { Requester } from '../contract/tenant.js';
-import {
-  DEFAULT_MAX_POLL_INTERVAL_MS,
-  DEFAULT_POLL_BACKOFF,
-  callFailure,
-  submitActivities,
-  submitOnce,
-} from './call-steps.js';
-import { pollDelayMs } from '../calls/poll-schedule.js';
+import { callFailure, submitActivities, submitOnce } from './call-steps.js';
+import { CallEngine } from '../calls/engine.js';
+import { callPolicyOf } from '../calls/policy.js';
+import { getEndpoint } from '../contract/catalogue.js';
 
 /** Set by the workflow for each page; a caller's own values are dropped. */
 const PAGING_FIELDS = new Set(['limit', 'offset', 'page', 'cursor']);
@@ -71,24 +67,29 @@ export async function requestFurtherPage(
 }
 
 /**
- * Reads a page until its status is terminal: the first read at once (a stored page is usually
- * ready), then at growing intervals. The maximum wait counts from now (the page was just
- * accepted): a page the service still calls running after it has timed out. Reads themselves are
- * retried without bound, so a wait of our own throttle never loses a page already paid for.
+ * Reads a page until its status is terminal, on the call engine's schedule: the first read at
+ * once (a stored page is usually ready, so it is not counted as a poll), then at growing
+ * intervals. The maximum wait counts from now (the page was just accepted): a page the service
+ * still calls running after it has timed out. Reads themselves are retried without bound, so a
+ * wait of our own throttle never loses a page already paid for.
  */
 export async function readPageUntilDone<P extends { kind: string; status: string }>(
   read: () => Promise<P>,
   o: { maxWaitMs: number; intervalMs: number; fail: Fail; onRead?: (page: P) => void },
 ): Promise<Extract<P, { kind: 'done' }>> {
-  const schedule = {
-    intervalMs: o.intervalMs,
-    backoff: DEFAULT_POLL_BACKOFF,
-    maxIntervalMs: DEFAULT_MAX_POLL_INTERVAL_MS,
-  };
-  const deadline = Date.now() + o.maxWaitMs;
-  for (let reads = 0; ; reads++) {
-    if (reads > 0)
-      await sleep(Math.max(1, Math.min(pollDelayMs(reads, schedule), deadline - Date.now())));
+  const engine = new CallEngine({
+    endpoint: getEndpoint('person_search'),
+    policy: callPolicyOf({ maxWaitMs: o.maxWaitMs, pollIntervalMs: o.intervalMs }),
+    now: () => Date.now(),
+  });
+  let step = engine.accepted(Date.now(), { firstLookNow: true });
+  for (;;) {
+    if (step.kind === 'fail')
+      return o.fail(callFailure(step.code, step.message ?? step.code), 'poll_timeout');
+    // A page read neither waits for deliveries nor ends but by its own reply.
+    if (step.kind !== 'poll') throw new Error(`a page read cannot take the step ${step.kind}`);
+    if (step.afterMs > 0) await sleep(step.afterMs);
+    engine.pollBegins();
     let page: P;
     try {
       page = await read();
@@ -97,14 +98,7 @@ export async function readPageUntilDone<P extends { kind: string; status: string
     }
     o.onRead?.(page);
     if (page.kind === 'done') return page as Extract<P, { kind: 'done' }>;
-    if (Date.now() >= deadline)
-      return o.fail(
-        callFailure(
-          'poll_timeout',
-          'poll_timeout: the search page was still running at the end of the maximum wait',
-        ),
-        'poll_timeout',
-      );
+    step = engine.afterReply({ kind: 'running' });
   }
 }
 
