@@ -1,11 +1,14 @@
 // The paging steps person search and search export share: one search, its pages asked for once by
 // POST (billable, never replayed) and read by GET request_id + offset + limit until terminal.
-import { sleep } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
+import { setCurrentDetails, sleep, upsertSearchAttributes } from '@temporalio/workflow';
 import type { SubmitCallResult } from '../activities/calls.js';
 import type { SearchPageRef } from '../activities/search-pages.js';
 import { MAX_SEARCH_OFFSET } from '../contract/validate.js';
 import type { Requester } from '../contract/tenant.js';
-import { callFailure, submitActivities, submitOnce } from './call-steps.js';
+import { callFailure, failureCode, submitActivities, submitOnce } from './call-steps.js';
+import { showPermitWaits, type PermitWaitView } from './permit-waits.js';
+import { PcdsState } from '../temporal/search-attributes.js';
 import { CallEngine } from '../calls/engine.js';
 import { callPolicyOf } from '../calls/policy.js';
 import { getEndpoint } from '../contract/catalogue.js';
@@ -19,6 +22,57 @@ export function withoutPaging(params: Record<string, unknown>): Record<string, u
 
 /** Ends the workflow with the failure's code (a timeout of the step gets `timeoutCode`). */
 export type Fail = (err: unknown, timeoutCode: string) => never;
+
+/**
+ * What a search workflow shows operators: PcdsState, one upsert per change, and `throttled` while
+ * one of its requests waits for a permit long enough to matter (until the step that waited ends:
+ * a search makes few requests, so one change each way per long wait), with why in its details.
+ */
+export class SearchView {
+  private throttled = false;
+  private readonly waits: PermitWaitView;
+
+  constructor(
+    private readonly label: string,
+    ended: () => boolean,
+    /** What PcdsState shows when a step ends a wait it showed. */
+    private readonly resting: () => string,
+  ) {
+    this.waits = showPermitWaits({
+      label,
+      ended,
+      shown: () => this.throttled,
+      enter: (details) => {
+        this.show('throttled');
+        setCurrentDetails(`${label}: ${details}`);
+      },
+    });
+  }
+
+  show(attr: string): void {
+    this.throttled = attr === 'throttled';
+    if (!this.throttled) this.waits.reset();
+    upsertSearchAttributes([{ key: PcdsState, value: attr }] as SearchAttributeUpdatePair[]);
+  }
+
+  /** A step ended: a wait it showed is over. */
+  settle(): void {
+    if (this.throttled) this.show(this.resting());
+  }
+
+  /**
+   * Ends the workflow with the failure's code: `ending` marks it ended, then PcdsState shows
+   * `failed`, then `shown` adds what else the workflow shows of a failure.
+   */
+  fail(err: unknown, timeoutCode: string, ending: () => void, shown?: () => void): never {
+    const f = failureCode(err, timeoutCode);
+    ending();
+    this.show('failed');
+    shown?.();
+    setCurrentDetails(`${this.label}: failed: ${f.code}`);
+    throw callFailure(f.code, f.message, f.details);
+  }
+}
 
 /** Submits the search itself, its first page at `offset` / `limit` (the no-replay rule of submitOnce). */
 export async function submitSearch(
