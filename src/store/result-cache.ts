@@ -4,7 +4,7 @@
 // never cached. Results are sealed like the rest of the store; subjects (keyed HMACs of the
 // emails and URLs a request named) let one command erase a person's entries.
 import { sql, type Kysely } from 'kysely';
-import { subjectOf } from '../batch-io/duplicates.js';
+import { subjectOf } from '../batch/normalise.js';
 import {
   cacheTtlOf,
   fillsCache,

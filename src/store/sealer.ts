@@ -3,7 +3,7 @@
 // lookups made from a keyed HMAC of the normalised parameters, never from a value.
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
-import { normalisedParams, subjectValues } from '../batch-io/duplicates.js';
+import { normalisedParams, subjectValues } from '../batch/normalise.js';
 import type { IdSecret } from '../temporal/idempotency.js';
 
 const SEALED = 'sealed:';

@@ -60,7 +60,7 @@ function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): Ro
           row: row.row,
           key: row.key,
           params: row.params,
-          ...(input.store ? { store: true } : { output: input.output }),
+          store: true,
           ...pollOptions(input, run),
         })
         .then(
