@@ -19,6 +19,7 @@ import { installMetricsExporter } from './metrics/exporter.js';
 import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js';
 import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
 import { permitGateFromConfig } from './worker/permit-gate.js';
+import { newWorkerIdentity, startSelfReports } from './worker/self-report.js';
 import {
   connectTemporalNative,
   temporalConnectionOptions,
@@ -101,12 +102,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
     workerShutdown: shuttingDown.signal,
     ...(urlFor ? { callbackUrlFor: urlFor } : {}),
   });
+  // Known here: the worker reports itself into its store under the identity it polls with.
+  const identity = opts.workerOptions?.identity ?? newWorkerIdentity();
   let worker: Worker;
   try {
     worker = await Worker.create({
       connection,
       namespace: config.PCDS_TEMPORAL_NAMESPACE,
       taskQueue,
+      identity,
       activities,
       dataConverter,
       ...(opts.workerOptions?.workflowBundle ? {} : { workflowsPath: WORKFLOWS_PATH }),
@@ -140,9 +144,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
           ? { firstAfterMs: opts.cacheSweepFirstAfterMs }
           : {}),
       });
+      // Who it is, in its store: `pcds doctor` finds it there and compares settings.
+      const reports = startSelfReports(config, store, { identity, taskQueue });
       try {
         await worker.run();
       } finally {
+        await reports.stop();
         await sweep.stop();
         await sampler?.stop();
         await clients.close();

@@ -32,8 +32,14 @@ import { TransportError } from '../http/errors.js';
 import type { PermitWait } from '../throttle/permits.js';
 import type { JournalEntry } from '../batch/journal.js';
 import type { RowEnd } from '../batch/rules.js';
-import { BATCH_BEFORE_STORE, childWorkflowId, type ResultLine } from '../batch/types.js';
+import {
+  BATCH_BEFORE_STORE,
+  childWorkflowId,
+  type ExpectedStore,
+  type ResultLine,
+} from '../batch/types.js';
 import type { BatchStore } from '../store/batch-store.js';
+import { storeMismatch } from '../store/identity.js';
 import { describePermitWait } from '../throttle/status-text.js';
 import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
@@ -48,7 +54,7 @@ import {
   type SubmitLedger,
 } from './submit.js';
 
-export interface BatchRowInput {
+export interface BatchRowInput extends ExpectedStore {
   batchId: string;
   endpoint: string;
   keyId: string;
@@ -125,8 +131,19 @@ export function createBatchRowActivities(deps: ActivityDeps) {
           message: `${BATCH_BEFORE_STORE}: row ${input.row} belongs to batch ${input.batchId}, started before the store: finish it with workers of the release that started it`,
         });
       if (!deps.store) throw new Error('this worker has no store (PCDS_STORE_URL)');
+      const store = await deps.store.get();
+      // Another store than the batch's: nothing is claimed or sent from here; another worker (of
+      // the batch's store) takes the attempt.
+      const mismatch = storeMismatch(
+        {
+          ...(input.storeId ? { id: input.storeId } : {}),
+          ...(input.storeShown ? { shown: input.storeShown } : {}),
+        },
+        store.identity,
+      );
+      if (mismatch) throw ApplicationFailure.create({ type: 'store_mismatch', message: mismatch });
       const ctx = Context.current();
-      const attempt = new RowAttempt(deps, input, ctx, await deps.store.get());
+      const attempt = new RowAttempt(deps, input, ctx, store);
       const beat = setInterval(() => heartbeat(ctx), HEARTBEAT_EVERY_MS);
       try {
         return await attempt.run();

@@ -31,6 +31,7 @@ type Register = (program: Command) => unknown;
  */
 const COMMANDS: Record<string, () => Promise<Register>> = {
   dev: async () => (await import('./dev.js')).registerDevCommand,
+  doctor: async () => (await import('./doctor.js')).registerDoctorCommand,
   call: async () => (await import('./call.js')).registerCallCommand,
   worker: async () => (await import('./worker.js')).registerWorkerCommand,
   usage: async () => (await import('./usage.js')).registerUsageCommand,

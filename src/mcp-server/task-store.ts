@@ -22,6 +22,7 @@ import {
   permitWaitOf,
   type PermitWaitShown,
   runningCallView,
+  waitingView,
   type TaskStatus,
   type TaskView,
 } from './task-status.js';
@@ -178,6 +179,12 @@ export class TemporalTaskStore implements TaskStore {
           : { status: 'working', statusMessage: 'pages are written', pollInterval: 5_000 };
       if (missing) return runningCallView({ noWorker: missing });
       const call = client.getCall(id);
+      // Its tasks untaken by any worker, a step retried after failures: said before any query,
+      // which only a worker answers.
+      const reasons = (await call.waiting().catch(() => [])).filter(
+        (r) => r.kind !== 'throttle' && r.kind !== 'budget',
+      );
+      if (reasons.length) return waitingView(reasons, this.now());
       const state = await call.state();
       const shownState = d.typedSearchAttributes.get(PcdsState);
       // Why it is throttled is in its current details (the SDK's metadata query).

@@ -7,6 +7,12 @@ import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
 import { fillsCache, freshSince, readsCache, type CacheUse } from '../calls/cache-policy.js';
 import { putCacheEntry, ResultCache } from './result-cache.js';
 import type { StoreSchema } from './schema.js';
+import {
+  freshWorkerReports,
+  removeWorkerReport,
+  writeWorkerReport,
+  type WorkerReport,
+} from './worker-reports.js';
 
 /** How a row the result cache answered ended (set by readRows). */
 type CachedMark = ValidRow['cached'];
@@ -77,6 +83,25 @@ export class BatchStore {
 
   private get seal() {
     return this.store.sealer;
+  }
+
+  /** The store's identity and where it is (no password): what a batch records at start. */
+  get identity(): { id: string | undefined; shown: string } {
+    return { id: this.store.id, shown: this.store.location.shown };
+  }
+
+  /** A worker's report of itself (store/worker-reports.ts). */
+  reportWorker(report: WorkerReport): Promise<void> {
+    return writeWorkerReport(this.store, report);
+  }
+
+  removeWorkerReport(identity: string): Promise<void> {
+    return removeWorkerReport(this.store, identity);
+  }
+
+  /** The workers of a task queue that reported into this store lately. */
+  workerReports(where: { taskQueue: string; namespace: string }): Promise<WorkerReport[]> {
+    return freshWorkerReports(this.store, where);
   }
 
   /** The result cache of the same store (a worker sweeps it; calls read and fill it). */

@@ -39,6 +39,7 @@ export {
   migrateStore,
   openStore,
   parseStoreUrl,
+  readStoreId,
   showStoreUrl,
   StoreConfigError,
   type Store,
@@ -58,6 +59,7 @@ export {
   type RowsLoadOptions,
 } from './load.js';
 export { createSealer, StoreSealError, type Sealer } from './sealer.js';
+export { storeMismatch, type StoreIdentity } from './identity.js';
 export {
   ResultCache,
   type CachedResult,

@@ -120,6 +120,28 @@ export interface DeliveryTable {
   received_at: number;
 }
 
+/** The store's own facts by name: `store_id` (its identity, random), `created_at`. */
+export interface StoreMetaTable {
+  name: string;
+  value: string;
+}
+
+/**
+ * What a worker last reported of itself (store/worker-reports.ts): its identity (the one it polls
+ * Temporal with), where it polls, and a JSON report of ids, versions and fingerprints (never a
+ * secret, never personal data).
+ */
+export interface WorkerTable {
+  identity: string;
+  task_queue: string;
+  namespace: string;
+  /** JSON of a WorkerReport. */
+  report: string;
+  /** Epoch ms when the worker started, and when it last reported. */
+  started_at: number;
+  seen_at: number;
+}
+
 export interface StoreSchema {
   pcds_batches: BatchTable;
   pcds_rows: RowTable;
@@ -128,4 +150,6 @@ export interface StoreSchema {
   pcds_cache: CacheTable;
   pcds_cache_pending: CachePendingTable;
   pcds_deliveries: DeliveryTable;
+  pcds_store_meta: StoreMetaTable;
+  pcds_workers: WorkerTable;
 }

@@ -10,6 +10,7 @@ import {
   DEFAULT_CHUNK_BYTES,
   DEFAULT_CHUNK_SIZE,
   DEFAULT_WINDOW,
+  expectedStoreOf,
   type BatchInput,
   type BatchSummary,
   type CarriedState,
@@ -65,6 +66,7 @@ function reopenOutput(input: BatchInput, endpoint: EndpointDef) {
   return exporting.reopenStoredResults({
     batchId: input.batchId,
     perRow: TYPICAL_CREDITS[endpoint.price],
+    ...expectedStoreOf(input),
   });
 }
 
@@ -77,7 +79,7 @@ export async function firstRunState(
   endpoint: EndpointDef,
 ): Promise<CarriedState> {
   const [stored, keys] = await Promise.all([
-    files.storedBatchInput({ batchId: input.batchId }),
+    files.storedBatchInput({ batchId: input.batchId, ...expectedStoreOf(input) }),
     keyPoolOf(input),
   ]);
   if (keys.length === 0) {
@@ -121,12 +123,13 @@ export function readRows(
     maxBytes: DEFAULT_CHUNK_BYTES,
     dedupe: s.dedupe === true,
     ...(s.skipWritten ? { skipWritten: true } : {}),
+    ...expectedStoreOf(input),
   });
 }
 
 /** One write of result lines to the store. */
 export function writeLines(input: BatchInput, lines: ResultLine[]): Promise<unknown> {
-  return files.writeStoredResults({ batchId: input.batchId, lines });
+  return files.writeStoredResults({ batchId: input.batchId, lines, ...expectedStoreOf(input) });
 }
 
 /** The application failure `err` carries (itself, or as an activity's cause), if any. */
@@ -137,5 +140,5 @@ export function applicationFailureOf(err: unknown): ApplicationFailure | undefin
 
 /** The summary, kept with the batch's record (its caller writes the files beside its output). */
 export async function saveSummary(input: BatchInput, summary: BatchSummary): Promise<void> {
-  await files.saveStoredSummary({ batchId: input.batchId, summary });
+  await files.saveStoredSummary({ batchId: input.batchId, summary, ...expectedStoreOf(input) });
 }
