@@ -107,7 +107,7 @@ function cacheable(r: PollResult): CacheableResult | undefined {
 }
 
 /** Turns a poll classification into a result, or throws the matching failure. */
-export function pollResultOf(
+function pollResultOf(
   outcome: PollOutcome,
   requestId: string,
   sentAt?: number,

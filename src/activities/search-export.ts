@@ -79,5 +79,3 @@ export function createSearchExportActivities(deps: ActivityDeps) {
     },
   };
 }
-
-export type SearchExportActivities = ReturnType<typeof createSearchExportActivities>;

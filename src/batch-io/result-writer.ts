@@ -32,7 +32,7 @@ interface FileIndex<T> {
  * processes appended (read only from where this process last knew the file), rebuilt when the
  * file was replaced or shrank. Callers read it under the path's lock (withPathLock).
  */
-export class RowIndexes<T> {
+class RowIndexes<T> {
   private readonly byPath = new Map<string, FileIndex<T>>();
 
   constructor(
@@ -166,7 +166,7 @@ export function classifyWriteError(err: unknown): unknown {
 }
 
 /** Runs `fn` after every earlier call on the same path in this process, then under the file lock. */
-export function withPathLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
+function withPathLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
   const before = locks.get(path) ?? Promise.resolve();
   const locked = () => withFileLock(path, fn);
   const run = before.then(locked, locked);

@@ -19,7 +19,7 @@ import {
 import type { CallOutcome, CallTiming } from './types.js';
 
 /** Slack on the service's timestamps, which carry whole seconds. */
-export const SERVICE_CLOCK_SLACK_MS = 1_000;
+const SERVICE_CLOCK_SLACK_MS = 1_000;
 
 /**
  * A finished call's job duration, for learning. The base is acceptance -> the GET that saw the

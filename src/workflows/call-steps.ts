@@ -18,7 +18,7 @@ import type { Activities } from '../activities/index.js';
 import { NO_JITTER } from '../calls/backoff.js';
 import { codeOfFailure, type CodedFailure } from '../calls/failure-code.js';
 import { FIRST_SUBMIT, afterSubmitFault, type SubmitFault } from '../calls/policy.js';
-import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
+import { PcdsOutcome } from '../temporal/search-attributes.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 
 export {
@@ -37,10 +37,6 @@ export type CallStateAttr =
   | 'throttled'
   | 'done'
   | 'failed';
-
-export function setState(state: CallStateAttr): void {
-  upsertSearchAttributes([{ key: PcdsState, value: state }] as SearchAttributeUpdatePair[]);
-}
 
 export function setOutcome(outcome: 'running' | 'found' | 'empty' | 'failed'): void {
   upsertSearchAttributes([{ key: PcdsOutcome, value: outcome }] as SearchAttributeUpdatePair[]);
