@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types.js';
@@ -221,6 +221,19 @@ export async function startCsvBatch(
     ...options,
   });
   return { handle, batchId, output };
+}
+
+/** A batch's end: done with every row, and exactly one line per row; its lines. */
+export async function linesWhenDone(
+  handle: { result(): Promise<BatchSummary> },
+  output: string,
+  total: number,
+): Promise<ResultLine[]> {
+  expect(await handle.result()).toMatchObject({ state: 'done', total, done: total });
+  const lines = await readOutput(output);
+  expect(lines).toHaveLength(total);
+  expect(new Set(lines.map((l) => l.row)).size).toBe(total);
+  return lines;
 }
 
 export async function waitForProgress(
