@@ -9,6 +9,7 @@ import {
   lazyBatchStore,
   openStoreFromSettings,
   startCacheSweep,
+  storeSealerFromSettings,
   type LazyBatchStore,
 } from './store/index.js';
 import { loadConfig, type Config } from './config.js';
@@ -77,6 +78,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
   // Refused at start without a key (unless PCDS_ENCRYPTION=off): person data never goes out in clear.
   const dataConverter = dataConverterFromSettings(config);
+  // Refused at start without the id secret (the store's lookups are keyed HMACs, never plain
+  // hashes), though the store itself opens on first use.
+  if (!opts.store) storeSealerFromSettings(config);
   // Checked at start: a public URL the service would refuse stops the worker with the reason.
   const urlFor = opts.callbackUrlFor ?? callbackUrlsFromConfig(config);
   const ownsConnection = !opts.connection;
@@ -167,8 +171,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
 /** `pcds worker`: register search attributes, run until a signal. */
 export async function runWorkerMain(config: Config = loadConfig()): Promise<void> {
   dataConverterFromSettings(config);
+  storeSealerFromSettings(config);
   // Before the first connection: the SDK's runtime is made once, with its exporter.
-  installMetricsExporter(config);
+  await installMetricsExporter(config);
   const connection = await connectTemporalNative(temporalConnectionOptions(config));
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
   // One store for the activities and the receiver, which keeps compact rows' deliveries in it.

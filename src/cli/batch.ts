@@ -663,7 +663,9 @@ async function usageNote(config: Config, prepared: PreparedBatch, rows: number):
 
 const CSV_RAW_CELLS_HELP =
   'CSV cells exactly as they are, for programs that read the file (by default a cell starting ' +
-  "with =, +, -, @, tab or CR gets a ' in front, so a spreadsheet never runs it as a formula)";
+  'with =, +, -, @ (or their full-width forms), tab, CR or LF, also behind blanks or invisible ' +
+  "characters, gets a ' in front, and one after a ; or a line break inside the cell, so a " +
+  'spreadsheet never runs it as a formula)';
 
 interface ExportFlags {
   output: string;

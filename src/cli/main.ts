@@ -40,6 +40,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   'codec-server': async () => (await import('./codec-server.js')).registerCodecServerCommand,
   batch: async () => (await import('./batch.js')).registerBatchCommand,
   cache: async () => (await import('./cache.js')).registerCacheCommand,
+  erase: async () => (await import('./erase.js')).registerEraseCommand,
   search: async () => (await import('./search.js')).registerSearchCommand,
   demo: async () => (await import('./demo.js')).registerDemoCommand,
   throttle: async () => (await import('./throttle.js')).registerThrottleCommand,

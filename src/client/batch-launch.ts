@@ -37,7 +37,12 @@ import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/
 import type { batchWorkflow } from '../workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
-import { ColumnError, parseColumnMap } from '../batch/columns.js';
+import {
+  checkColumnMap,
+  ColumnError,
+  headerMismatchAnswer,
+  parseColumnMap,
+} from '../batch/columns.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from '../batch/messages.js';
 import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
@@ -88,7 +93,7 @@ export interface BatchOptions {
   overwrite?: boolean;
   /**
    * A .csv output with its cells exactly as they are, for programs that read it; by default a
-   * cell starting like a formula (=, +, -, @, tab, CR) gets a single quote in front.
+   * cell a spreadsheet would run as a formula gets a single quote in front (batch/spreadsheet-safe.ts).
    */
   csvRawCells?: boolean;
   historyThreshold?: number;
@@ -327,10 +332,13 @@ async function prepareFiles(
     }
   }
   try {
+    const columnMap = req.map ? parseColumnMap(req.map) : undefined;
+    // What the map itself gets wrong is said in full: it tells nothing of the file.
+    if (columnMap) checkColumnMap(endpoint, columnMap);
     const source = {
       path: inputPath,
       format: formatOf(inputPath, req.format, byRole ? 'the input file' : inputPath),
-      ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
+      ...(columnMap ? { columnMap } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
     };
     const inspection = await inspectInput(
@@ -338,7 +346,13 @@ async function prepareFiles(
       endpoint.name,
       req.maxRowBytes,
       byRole ? 'the input file' : source.path,
-    );
+    ).catch((err: unknown) => {
+      // A caller who cannot read the file (pcds mcp) gets one answer for a header that does not
+      // fit, whatever it holds: otherwise trying names would tell which columns it has.
+      if (byRole && err instanceof ColumnError)
+        throw new ColumnError(headerMismatchAnswer(endpoint, columnMap !== undefined));
+      throw err;
+    });
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
     const overwrite = req.overwrite && !opts.dryRun;

@@ -179,6 +179,13 @@ async function reachTemporal(
       },
     };
   }
+  // A client needs the payload key; one refused (a key file open to others) is the key's check.
+  let client: Client | undefined;
+  try {
+    client = temporalClient(connection, config);
+  } catch {
+    client = undefined;
+  }
   return {
     check: {
       id: 'temporal',
@@ -186,7 +193,7 @@ async function reachTemporal(
       detail: `${config.PCDS_TEMPORAL_ADDRESS}, namespace ${config.PCDS_TEMPORAL_NAMESPACE}, ${how}`,
     },
     connection,
-    client: temporalClient(connection, config),
+    ...(client ? { client } : {}),
   };
 }
 

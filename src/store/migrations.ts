@@ -181,12 +181,28 @@ const m0004_store_identity: Migration = {
   },
 };
 
+const m0005_erasure_subjects: Migration = {
+  async up(db: Kysely<unknown>) {
+    // Keyed HMACs of the identifiers a result (and a delivered envelope) names: the emails,
+    // profile URLs, phone numbers and name-at-company of the people in it, so an erasure finds
+    // a result fetched by one identifier that names the person by another. Null on results
+    // written before: an erasure counts those as what it could not check.
+    await db.schema.alterTable('pcds_results').addColumn('subjects', 'text').execute();
+    await db.schema.alterTable('pcds_deliveries').addColumn('subjects', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('pcds_deliveries').dropColumn('subjects').execute();
+    await db.schema.alterTable('pcds_results').dropColumn('subjects').execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '0001_batches': m0001_batches,
   '0002_result_cache': m0002_result_cache,
   '0003_webhook_deliveries': m0003_webhook_deliveries,
   '0004_store_identity': m0004_store_identity,
+  '0005_erasure_subjects': m0005_erasure_subjects,
 };
 
 export const migrationProvider: MigrationProvider = {

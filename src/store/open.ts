@@ -113,6 +113,10 @@ function sqliteDialect(path: string): SqliteDialect {
       db.pragma('journal_mode = WAL');
       db.pragma('busy_timeout = 30000');
       db.pragma('synchronous = NORMAL');
+      // What is deleted (an erased person's rows, swept cache entries) is overwritten with zeros
+      // in the file, not left in free pages: with a checkpoint that empties the WAL (erasure.ts),
+      // a deleted value is gone from disk.
+      db.pragma('secure_delete = ON');
       return db;
     },
   });

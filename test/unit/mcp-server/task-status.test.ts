@@ -243,6 +243,7 @@ describe('task store: time to live', () => {
     new TemporalTaskStore({
       now: () => now,
       visible: () => true,
+      files: { shown: (path: string) => Promise.resolve(path) },
       client: () =>
         Promise.resolve({
           getBatch: () => ({
