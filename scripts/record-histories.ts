@@ -16,13 +16,8 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { batchProgressQuery, pauseBatchSignal, resumeBatchSignal } from '../src/batch/messages.js';
-import {
-  batchWorkflowId,
-  childWorkflowId,
-  type BatchInput,
-  type BatchProgress,
-  type BatchSummary,
-} from '../src/batch/types.js';
+import type { BatchInput, BatchProgress, BatchSummary } from '../src/batch/types.js';
+import { batchWorkflowId, rowWorkflowId } from '../src/temporal/workflow-ids.js';
 import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { loadConfig } from '../src/config.js';
@@ -416,7 +411,7 @@ async function recordStoredBatches(client: Client, dir: string, recorded: Record
     if (!found) throw new Error('no row of the stored batch was found');
     recorded.set(
       'batch-row',
-      await historyOf(client.workflow.getHandle(childWorkflowId(batchId, found.row))),
+      await historyOf(client.workflow.getHandle(rowWorkflowId(batchId, found.row))),
     );
 
     const compactId = 'replay-stored-compact';

@@ -32,12 +32,8 @@ import { TransportError } from '../http/errors.js';
 import type { PermitWait } from '../throttle/permits.js';
 import type { JournalEntry } from '../batch/journal.js';
 import type { RowEnd } from '../batch/rules.js';
-import {
-  BATCH_BEFORE_STORE,
-  childWorkflowId,
-  type ExpectedStore,
-  type ResultLine,
-} from '../batch/types.js';
+import { BATCH_BEFORE_STORE, type ExpectedStore, type ResultLine } from '../batch/types.js';
+import { rowWorkflowId, type RowIdScheme } from '../temporal/workflow-ids.js';
 import type { BatchStore } from '../store/batch-store.js';
 import { storeMismatch } from '../store/identity.js';
 import { describePermitWait } from '../throttle/status-text.js';
@@ -80,6 +76,8 @@ export interface BatchRowInput extends ExpectedStore {
   webhookFallbackPollMs?: number;
   /** Who asks: the batch (rows started before requesters existed: the operator's batch). */
   requester?: Requester;
+  /** How the batch names its rows (the callback URL's name of the row); absent: the old scheme. */
+  rowIdScheme?: RowIdScheme;
 }
 
 /** A row's requests are its batch's. */
@@ -300,7 +298,11 @@ class RowAttempt {
     const checked = submitProblem(endpoint, input.params, this.transport, input.webhook === true);
     if (!checked.ok) return failed(checked.code, checked.message);
     const withUrl = input.webhook
-      ? withCallbackUrl(this.deps, checked.params, childWorkflowId(input.batchId, input.row))
+      ? withCallbackUrl(
+          this.deps,
+          checked.params,
+          rowWorkflowId(input.batchId, input.row, input.rowIdScheme),
+        )
       : checked;
     if (!withUrl.ok) return failed(withUrl.code, withUrl.message);
     const ledger = this.journalLedger();
