@@ -58,7 +58,7 @@ export function retryableFailure(
 }
 
 /** The running activity's attempt number (1 for the first). */
-export function currentAttempt(): number {
+function currentAttempt(): number {
   return Context.current().info.attempt;
 }
 

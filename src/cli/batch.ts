@@ -6,7 +6,6 @@ import { resolve } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
-import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
 import {
   cacheDefaultOf,
@@ -17,7 +16,12 @@ import {
 } from '../calls/cache-policy.js';
 import { ResultCache } from '../store/result-cache.js';
 import { ResultFollower } from '../store/follow.js';
-import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
+import {
+  outputsOf,
+  summaryPathOf,
+  writeBatchOutputs,
+  type BatchOutputs,
+} from '../store/outputs.js';
 import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import type { ResultLine } from '../batch/types.js';

@@ -204,15 +204,6 @@ export const personSearchShape = {
   newsfeed: newsfeed.optional(),
 } satisfies Shape;
 
-export const PERSON_SEARCH_STRUCTURED = [
-  'person_name',
-  'role',
-  'company_name',
-  'geography',
-  'tenure',
-  'college',
-] as const;
-
 // The interface's rule names exactly these five; the structured parts refine a search but do not
 // satisfy the rule alone.
 export const PERSON_SEARCH_REQUIRED_ONE_OF = [

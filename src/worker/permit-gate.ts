@@ -129,7 +129,6 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
       const fresh = { kind, requester, ...(followUps !== undefined ? { followUps } : {}) };
       let answer = await keyChannel.ask(fresh);
       let moves = 0;
-      let prepared: Promise<void> | undefined;
       for (;;) {
         signal?.throwIfAborted();
         if (answer.kind === 'refused') throw new PermitRefusedError(keyId, answer.since);
@@ -147,25 +146,20 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
           answer = await keyChannel.ask({ kind, requester, confirmAt: answer.at });
           continue;
         }
-        // The caller's last step (a submit records its intent to send) runs as late as it can:
-        // one round trip before the slot, so it is done by then, and nothing waits after it. A
-        // worker lost before that step sent nothing, which the workflow can then prove.
-        if (beforeSend && !prepared) {
-          await sleepUntil(answer.at - keyChannel.leadMs(), signal);
-          prepared = beforeSend();
-          prepared.catch(() => undefined);
-        }
         await sleepUntil(answer.at, signal);
-        if (prepared) await prepared;
         // An answer that came back after its time, or a wake-up delayed by a busy process, would be
         // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
-        // a process slower than that still sends, and a 429 would teach the throttle). A move
-        // keeps the intent already recorded: sending late into a full window would draw a 429.
+        // a process slower than that still sends, and a 429 would teach the throttle).
         if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
           moves += 1;
           answer = await keyChannel.ask({ kind, requester, confirmAt: answer.at, move: true });
           continue;
         }
+        // The caller's last step (a submit claims its send) runs once the slot is due, and the
+        // request is written right after it, however long the claim took (the margin absorbs it):
+        // a worker lost while it waited for its slot holds no claim, so its send is known never
+        // to have left and is made again, not called unknown. A claim is never held over a wait.
+        if (beforeSend) await beforeSend();
         return;
       }
     },

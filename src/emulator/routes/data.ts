@@ -158,9 +158,11 @@ export function submitJob(
 
 function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
+    const body = bodyObject(req);
+    // Logged on arrival, before any check: a request answered 429 or 401 still left its caller.
+    if (body) ctx.stats.submitArrived(submitFingerprint(endpoint.name, body));
     const key = await admit(ctx, req, reply, { path: endpoint.path, product: endpoint.product });
     if (!key) return reply;
-    const body = bodyObject(req);
     if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
     const outcome = submitJob(ctx, key, endpoint, body);
     if (!outcome.ok) return sendError(reply, outcome.status, outcome.code, outcome.message);

@@ -2,7 +2,7 @@
 // one duplicate detection and the cache compare by), reported per parameter; the emulator judges
 // values as sent.
 import { describe, expect, it } from 'vitest';
-import { normalisedParams } from '../../../src/batch-io/duplicates.js';
+import { normalisedParams } from '../../../src/batch/normalise.js';
 import { getEndpoint, trimParams, validateInput } from '../../../src/contract/index.js';
 
 const enrichment = getEndpoint('person_enrichment');
