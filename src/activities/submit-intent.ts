@@ -13,6 +13,7 @@ import {
 } from '@temporalio/client';
 import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
 import { retryUntilAnswered } from './retrying.js';
+import { withCallSignal } from '../temporal/call-signal.js';
 import { submitAcceptedUpdate, type AcceptedSubmit, type SubmitClaimed } from '../calls/signals.js';
 import { retryableFailure } from './failures.js';
 import { heartbeatWhere } from './heartbeat.js';
@@ -102,7 +103,7 @@ export function acceptanceReporter(
         () => {
           // A call started on an aborted signal is never cancelled: none is started.
           if (stop.aborted) return Promise.reject(new Error('the worker shuts down'));
-          return ctx.client.withAbortSignal(stop, () =>
+          return withCallSignal(ctx.client, stop, () =>
             handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
           );
         },

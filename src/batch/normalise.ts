@@ -3,6 +3,7 @@
 // normalised share one call); erasure subjects normalise URLs the same way. Pure.
 import { parsePhoneNumberFromString } from 'libphonenumber-js';
 import normalizeUrl from 'normalize-url';
+import { trimSurrounding } from '../contract/trim.js';
 
 /** Parameters that hold an email address, a phone number, a URL or a domain. */
 const EMAILS = new Set(['email', 'work_email', 'personal_email']);
@@ -19,7 +20,8 @@ export const URL_OPTIONS = {
 } as const;
 
 function normalisedString(name: string, raw: string): string {
-  const v = raw.trim();
+  // Trimmed as validation trims what is sent: one rule.
+  const v = trimSurrounding(raw);
   if (EMAILS.has(name)) return v.toLowerCase();
   if (PHONES.has(name)) return parsePhoneNumberFromString(v)?.number ?? v.replace(/[\s().-]/g, '');
   if (DOMAINS.has(name)) return v.toLowerCase().replace(/^www\./, '');

@@ -18,6 +18,11 @@ export interface InputSource {
   columnMap?: Record<string, string>;
   /** Columns that are not parameters and are left out of the calls. */
   ignoreColumns?: string[];
+  /**
+   * The file's encoding as the caller named it (batch-io/text-encoding.ts). Absent: UTF-8, and a
+   * line that is not UTF-8 is read as Windows-1252.
+   */
+  encoding?: string;
 }
 
 /** Position of the next unread row. */
@@ -34,6 +39,10 @@ export interface ValidRow {
   offset: number;
   params: Record<string, unknown>;
   key: Record<string, unknown>;
+  /** Parameters whose value had whitespace around it, trimmed before they were checked. */
+  trimmed?: string[];
+  /** Parameters left out because their bytes could not be read in the file's encoding. */
+  unreadable?: string[];
   /** The earlier row with the same parameters once normalised: this row shares its call. */
   duplicateOf?: number;
   /** How many later rows share this row's call. */
@@ -93,6 +102,8 @@ export interface InputInspection {
   dataOffset: number;
   /** Lines with nothing but spaces: skipped, not rows. */
   blankLines: number;
+  /** Rows that were not UTF-8 and were read as Windows-1252 (no encoding named): none when absent. */
+  notUtf8Rows?: number;
 }
 
 /** One line of the output file: exactly one per input row. */
@@ -138,7 +149,7 @@ export interface PoolKey {
   id: string;
   /** Requests per minute: the key's share of the rows is proportional to it. */
   weight: number;
-  /** Requests per hour, and the time scale of the worker's throttle windows (for the ETA). */
+  /** Requests per hour, and how many times faster the worker's throttle windows run (for the ETA). */
   perHour?: number;
   timeScale?: number;
   /** false: the worker's throttle is off; the ETA follows the rows per second. */

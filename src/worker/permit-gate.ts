@@ -57,13 +57,13 @@ export interface WorkflowPermitGateOptions {
   keys: ThrottledKey[];
   /** Limits of a key that sets none (PCDS_RATE_PER_MINUTE / PCDS_RATE_PER_HOUR). */
   defaultLimits: WindowLimits;
-  /** Multiplies the windows, as the emulator's time scale does (0.1: a "minute" of 6 s). */
+  /** How many times faster than the service the windows run, as the emulator's (10: a "minute" of 6 s). */
   timeScale?: number;
   /** Overrides of the derived settings (margin, horizon, share kept for submits...). */
   settings?: Partial<Omit<ThrottleSettings, 'limits'>>;
   /**
    * Waits for a permit at least this long are reported to the caller (its workflow then shows
-   * `throttled`). Default: REPORTED_WAIT_MS, scaled by timeScale like the windows.
+   * `throttled`). Default: REPORTED_WAIT_MS, shortened by timeScale like the windows.
    */
   reportWaitsAfterMs?: number;
 }
@@ -102,7 +102,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     const limits = limitsOf.get(keyId) ?? options.defaultLimits;
     return { ...defaultSettings(limits, options.timeScale ?? 1), ...options.settings, limits };
   };
-  const reportAfterMs = options.reportWaitsAfterMs ?? REPORTED_WAIT_MS * (options.timeScale ?? 1);
+  const reportAfterMs = options.reportWaitsAfterMs ?? REPORTED_WAIT_MS / (options.timeScale ?? 1);
   const channels = new Map<string, KeyChannel>();
   const channel = (keyId: string) => {
     let c = channels.get(keyId);
