@@ -11,6 +11,7 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@tempor
 import type { PoolKeyConfig } from '../batch/key-pool.js';
 import { callStateQuery } from '../calls/signals.js';
 import type { CallOutcome } from '../calls/types.js';
+import { failureDetailsOf } from '../contract/failure-details.js';
 import { PcdsBatchId, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import type { ActivityDeps } from './deps.js';
@@ -48,12 +49,12 @@ async function outcomeOf(
     if (!(err instanceof WorkflowFailedError)) throw err;
     const cause = err.cause;
     if (cause instanceof ApplicationFailure && cause.type) {
-      const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
+      const { requestId } = failureDetailsOf(cause.details);
       return {
         failure: {
           code: cause.type,
           message: cause.message,
-          ...(typeof requestId === 'string' ? { requestId } : {}),
+          ...(requestId !== undefined ? { requestId } : {}),
         },
       };
     }
