@@ -7,9 +7,10 @@ import {
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { PoolKeyConfig } from '../batch/key-pool.js';
 import { callStateQuery } from '../calls/signals.js';
+import { codeOfFailure, rowFailureCode } from '../calls/failure-code.js';
 import type { CallOutcome } from '../calls/types.js';
 import { PcdsBatchId, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
@@ -46,23 +47,13 @@ async function outcomeOf(
     return { outcome: (await result()) as CallOutcome };
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type) {
-      const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
-      return {
-        failure: {
-          code: cause.type,
-          message: cause.message,
-          ...(typeof requestId === 'string' ? { requestId } : {}),
-        },
-      };
+    // The one mapping of a failure to its code (calls/failure-code.ts), the row's own messages.
+    const coded = codeOfFailure(err.cause);
+    if (coded) {
+      const { code, message, requestId } = coded;
+      return { failure: { code, message, ...(requestId !== undefined ? { requestId } : {}) } };
     }
-    const code =
-      cause instanceof TerminatedFailure
-        ? 'terminated'
-        : cause instanceof CancelledFailure
-          ? 'cancelled'
-          : 'child_failed';
+    const { code } = rowFailureCode(err.cause);
     // A call cancelled after its job was accepted still names the job: it is never sent again.
     const requestId = await handle
       .query(callStateQuery)

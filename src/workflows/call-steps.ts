@@ -18,6 +18,7 @@ import type { Activities } from '../activities/index.js';
 import { NO_JITTER } from '../calls/backoff.js';
 import { codeOfFailure, type CodedFailure } from '../calls/failure-code.js';
 import { FIRST_SUBMIT, afterSubmitFault, type SubmitFault } from '../calls/policy.js';
+import { failureDetailsOf } from '../contract/failure-details.js';
 import { PcdsOutcome } from '../temporal/search-attributes.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 
@@ -105,7 +106,7 @@ function submitFaultOf(err: ActivityFailure, sending: boolean): SubmitFault {
   if (!(cause instanceof ApplicationFailure) || cause.nonRetryable)
     return { kind: 'refused', code: codeOfFailure(err)?.code ?? '', retryable: false };
   // The activity states its chosen wait in the details (nextRetryDelay is for Temporal's own retries).
-  const chosen = (cause.details?.[0] as { retryDelayMs?: unknown } | undefined)?.retryDelayMs;
+  const chosen = failureDetailsOf(cause.details).retryDelayMs;
   const delayMs =
     typeof chosen === 'number'
       ? chosen
