@@ -275,8 +275,9 @@ export class BatchStore {
   }
 
   /**
-   * Up to `count` rows from row `from` on, in row order, as the batch runs them. `skipWritten`:
-   * rows that have their result are left out (a reopened batch); their leaders' ends are given.
+   * Up to `count` rows from row `from` on, in row order, as the batch runs them, each duplicate
+   * with its leader's end when the leader has its result. `skipWritten`: rows that have their
+   * result are left out (a reopened batch).
    */
   async readRows(
     batchId: string,
@@ -326,12 +327,15 @@ export class BatchStore {
       batchId,
       chosen.filter((g) => g.problem === null && g.duplicate_of === null).map((g) => Number(g.row)),
     );
-    const leaderEnds = opts.skipWritten
-      ? await this.outcomes(
-          batchId,
-          chosen.flatMap((g) => (g.duplicate_of !== null ? [Number(g.duplicate_of)] : [])),
-        )
-      : new Map<number, { outcome: ResultLine['outcome']; code?: string }>();
+    // A duplicate whose leader has its result takes its line from it: the batch need not carry
+    // how its leaders ended from one run to the next.
+    const leaderEnds =
+      opts.skipWritten || opts.dedupe !== false
+        ? await this.outcomes(
+            batchId,
+            chosen.flatMap((g) => (g.duplicate_of !== null ? [Number(g.duplicate_of)] : [])),
+          )
+        : new Map<number, { outcome: ResultLine['outcome']; code?: string }>();
     const rows = chosen.map((g): InputRow => {
       const row = Number(g.row);
       const data = this.seal.open(g.data) as {

@@ -70,6 +70,23 @@ describe('batch store (embedded)', () => {
     expect(rows[3]).toMatchObject({ row: 4, code: 'invalid_row' });
   });
 
+  it("gives a duplicate its leader's end once the leader has its result", async () => {
+    const store = await storeIn(mkdtempSync(join(tmpdir(), 'pcds-store-')));
+    await loaded(store);
+    const before = await store.readRows('b1', 3, 1);
+    expect(before.rows[0]).toMatchObject({ row: 3, duplicateOf: 1 });
+    expect(before.rows[0]).not.toHaveProperty('leaderLine');
+    await store.writeResults('b1', [
+      { row: 1, key: { row: 1 }, outcome: 'failed', code: 'not_found', requestId: 'req_1' },
+    ]);
+    const after = await store.readRows('b1', 3, 1);
+    expect(after.rows[0]).toMatchObject({
+      row: 3,
+      duplicateOf: 1,
+      leaderLine: { outcome: 'failed', code: 'not_found' },
+    });
+  });
+
   it('without dedupe every row is its own call', async () => {
     const store = await storeIn(mkdtempSync(join(tmpdir(), 'pcds-store-')));
     await loaded(store, 'b2', false);
