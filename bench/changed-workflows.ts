@@ -1,5 +1,5 @@
 // The project's workflows after a change deployed mid-run by bench/soak.ts: a row's call and the
-// batch each take one new command, behind patched() as the README's "Upgrading workers" asks.
+// batch each take one new command, behind patched() as docs/upgrading.md asks.
 // Workflows started by the previous code replay on this one and finish under it.
 import { patched, sleep } from '@temporalio/workflow';
 import { batchWorkflow as currentBatch } from '../src/workflows/batch.js';

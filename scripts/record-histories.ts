@@ -1,7 +1,7 @@
 // Records the workflow histories that test/unit/replay replays against the current workflow code:
 // its own dev server, the emulator and a worker with the project's workflows, one scenario per
 // workflow type run to completion, each history saved as JSON under test/replay/histories.
-// Rerun it only to cut a deliberate new baseline (see the README, "Upgrading workers"); named
+// Rerun it only to cut a deliberate new baseline (see docs/upgrading.md); named
 // scenarios (`... batch-reset`) record only theirs and keep the other files.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,6 +28,7 @@ import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { loadConfig } from '../src/config.js';
 import { unthrottled } from '../src/throttle/permits.js';
+import { interactiveRequester } from '../src/contract/index.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { connectTemporalClient, connectTemporalNative } from '../src/temporal/connection.js';
@@ -503,7 +504,7 @@ async function recordThrottle(client: Client, recorded: Recorded) {
     keys: [{ id: keyId }],
     defaultLimits: { perMinute: 1_000, perHour: 100_000 },
   });
-  await gate.acquire(keyId, 'submit');
+  await gate.acquire(keyId, 'submit', { requester: interactiveRequester() });
   const first = await client.workflow.getHandle(throttleWorkflowId(keyId)).describe();
   await gate.creditsExhausted(keyId);
   await gate.resetCredits(keyId, 'replay recording');
@@ -511,7 +512,9 @@ async function recordThrottle(client: Client, recorded: Recorded) {
   const runIds = [first.runId];
   for (let i = 0; runIds.length < 3; i++) {
     if (i >= 200) throw new Error('the throttle did not continue as new after 200 permits');
-    await gate.acquire(keyId, i % 3 === 0 ? 'submit' : 'poll');
+    await gate.acquire(keyId, i % 3 === 0 ? 'submit' : 'poll', {
+      requester: interactiveRequester(),
+    });
     const last = client.workflow.getHandle(throttleWorkflowId(keyId), runIds.at(-1));
     const { status } = await last.describe();
     if (status.name !== 'CONTINUED_AS_NEW') continue;

@@ -33,7 +33,11 @@ export const apiKeySchema = z.object({
 });
 export type ApiKeyConfig = z.infer<typeof apiKeySchema> & { id: string };
 
-const envSchema = z.object({
+/**
+ * Every PCDS_ setting the processes read, with its default and rules. docs/configuration.md lists
+ * each one (a unit test holds the two together).
+ */
+export const envSchema = z.object({
   PCDS_BASE_URL: z.url().default('http://127.0.0.1:8787'),
   PCDS_API_KEY: z.string().optional(),
   PCDS_API_SECRET: z.string().optional(),

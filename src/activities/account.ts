@@ -1,4 +1,5 @@
 // Synchronous account activities: usage (free) and enrichment feedback.
+import { backgroundRequester, interactiveRequester, type Requester } from '../contract/index.js';
 import { ServiceError, TransportError } from '../http/errors.js';
 import type { UsageQuery } from '../http/service-client.js';
 import type { ActivityDeps } from './deps.js';
@@ -9,13 +10,14 @@ async function syncCall<T>(
   deps: ActivityDeps,
   keyId: string | undefined,
   kind: 'usage' | 'feedback',
+  requester: Requester,
   fn: (c: ReturnType<ActivityDeps['clients']['get']>) => Promise<T>,
 ): Promise<T> {
   const id = deps.clients.resolveKeyId(keyId);
   const client = deps.clients.get(id);
   try {
     return await withHeartbeat(async (signal) => {
-      await deps.permits.acquire(id, kind, signal);
+      await deps.permits.acquire(id, kind, { requester, signal });
       return fn(client);
     });
   } catch (err) {
@@ -35,14 +37,23 @@ async function syncCall<T>(
 export function createAccountActivities(deps: ActivityDeps) {
   return {
     /** GET /usage for a key: the statistics object of the interface. */
-    readUsage(input: { keyId?: string; query?: UsageQuery }): Promise<Record<string, unknown>> {
-      return syncCall(deps, input.keyId, 'usage', (c) => c.usage(input.query));
+    readUsage(input: {
+      keyId?: string;
+      query?: UsageQuery;
+      /** Who asks (default: the operator's background work). */
+      requester?: Requester;
+    }): Promise<Record<string, unknown>> {
+      const requester = input.requester ?? backgroundRequester();
+      return syncCall(deps, input.keyId, 'usage', requester, (c) => c.usage(input.query));
     },
     sendEnrichmentFeedback(input: {
       keyId?: string;
       body: Record<string, unknown>;
+      /** Who asks (default: the operator's interactive work). */
+      requester?: Requester;
     }): Promise<Record<string, unknown>> {
-      return syncCall(deps, input.keyId, 'feedback', (c) => c.feedback(input.body));
+      const requester = input.requester ?? interactiveRequester();
+      return syncCall(deps, input.keyId, 'feedback', requester, (c) => c.feedback(input.body));
     },
   };
 }

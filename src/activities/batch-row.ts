@@ -27,8 +27,10 @@ import {
   type PollWait,
 } from '../calls/policy.js';
 import {
+  batchRequester,
   classifyPoll,
   type PollOutcome,
+  type Requester,
   getEndpoint,
   searchPageOf,
   type EndpointDef,
@@ -82,7 +84,13 @@ export interface BatchRowInput {
    */
   webhook?: boolean;
   webhookFallbackPollMs?: number;
+  /** Who asks: the batch (rows started before requesters existed: the operator's batch). */
+  requester?: Requester;
 }
+
+/** A row's requests are its batch's. */
+const rowRequester = (input: BatchRowInput): Requester =>
+  input.requester ?? batchRequester(input.batchId);
 
 const HEARTBEAT_EVERY_MS = 5_000;
 /** Journal writes the store refused are made again from 0.5 s, doubling up to 30 s. */
@@ -358,6 +366,7 @@ class RowAttempt {
     let standing = FIRST_SUBMIT;
     for (;;) {
       const sent = await sendSubmit(this.deps, {
+        requester: rowRequester(this.input),
         keyId: this.input.keyId,
         endpoint,
         params,
@@ -446,6 +455,7 @@ class RowAttempt {
         if (wait.kind === 'poll' || wait.kind === 'await_webhook') job = pollMade(job);
         try {
           const polled = await pollRequest(this.deps, {
+            requester: rowRequester(this.input),
             keyId,
             endpoint,
             requestId,

@@ -2,11 +2,13 @@
 // the key id and the request id; credentials stay in the dependencies.
 import { Context } from '@temporalio/activity';
 import {
+  callRequester,
   classifyPoll,
   getEndpoint,
   type EndpointDef,
   searchPageInfo,
   type PollOutcome,
+  type Requester,
   type SearchPageInfo,
   type SearchPageRequest,
   type Transport,
@@ -35,6 +37,8 @@ export interface SubmitCallInput {
   transport?: Transport;
   /** How the call uses the result cache; absent: not at all (a batch's rows, older calls). */
   cache?: CacheUse;
+  /** Who asks; absent from calls started before requesters: the operator's interactive work. */
+  requester?: Requester;
 }
 
 /** When a request was sent and what the service said of the job's duration (for learning). */
@@ -89,6 +93,8 @@ export interface PollCallInput {
   page?: SearchPageRequest;
   /** The call fills the result cache: a found or empty result read fills its submit's entry. */
   fillsCache?: boolean;
+  /** Who asks; absent from calls started before requesters: the operator's interactive work. */
+  requester?: Requester;
 }
 
 /** A terminal poll result as the cache keeps it; undefined for a page or a running job. */
@@ -198,6 +204,7 @@ export function createCallActivities(deps: ActivityDeps) {
       }
       const sent = await sendSubmit(deps, {
         keyId,
+        requester: callRequester(input),
         endpoint,
         params,
         ledger: workflowLedger(input.intentToken, {
@@ -253,6 +260,7 @@ export function createCallActivities(deps: ActivityDeps) {
       try {
         ({ reply, sentAt } = await pollRequest(deps, {
           keyId: input.keyId,
+          requester: callRequester(input),
           endpoint,
           requestId: input.requestId,
           transport: input.transport,

@@ -3,6 +3,7 @@
 import type {
   EndpointDef,
   Reply,
+  Requester,
   SearchPageRequest,
   SubmitOutcome,
   Transport,
@@ -17,6 +18,8 @@ import { withHeartbeat } from './heartbeat.js';
 export interface GuardedRequest {
   keyId: string;
   kind: RequestKind;
+  /** Who asks: the throttle orders and shares permits by it. */
+  requester: Requester;
   send: (client: ServiceClient) => Promise<Reply>;
   /** The last step before sending, once the permit is taken (a submit's intent record, a claim). */
   beforeSend?: (() => Promise<void>) | undefined;
@@ -29,11 +32,17 @@ export interface GuardedRequest {
 }
 
 export async function guardedRequest(deps: ActivityDeps, r: GuardedRequest): Promise<Reply> {
-  const { keyId, kind, beforeSend, followUps, onWait } = r;
+  const { keyId, kind, requester, beforeSend, followUps, onWait } = r;
   const client = deps.clients.get(keyId, r.transport ?? 'http');
   return withHeartbeat(async (signal) => {
     try {
-      await deps.permits.acquire(keyId, kind, signal, beforeSend, followUps, onWait);
+      await deps.permits.acquire(keyId, kind, {
+        requester,
+        signal,
+        beforeSend,
+        followUps,
+        onWait,
+      });
     } catch (err) {
       // The key is closed for good (credits exhausted): nothing was sent, and retrying will not help.
       if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });
@@ -51,6 +60,7 @@ export async function pollRequest(
   deps: ActivityDeps,
   poll: {
     keyId: string;
+    requester: Requester;
     endpoint: EndpointDef;
     requestId: string;
     transport?: Transport | undefined;
@@ -65,6 +75,7 @@ export async function pollRequest(
   const reply = await guardedRequest(deps, {
     keyId: poll.keyId,
     kind: 'poll',
+    requester: poll.requester,
     send: (c) => {
       sentAt = Date.now();
       return page && transport === 'http'

@@ -1,7 +1,7 @@
 // Activities of person-search paging. A page is asked for once with a POST (request_id + offset +
 // limit; billable) and its rows are read with GET request_id + offset + limit (free). A page POST
 // is never replayed to re-read rows.
-import { classifyPoll, getEndpoint } from '../contract/index.js';
+import { callRequester, classifyPoll, getEndpoint, type Requester } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
@@ -16,6 +16,8 @@ export interface SearchPageRef {
   requestId: string;
   offset: number;
   limit: number;
+  /** Who asks; absent from searches started before requesters: the operator's interactive work. */
+  requester?: Requester;
 }
 
 export type SearchPage =
@@ -39,6 +41,7 @@ export async function fetchSearchPage(deps: ActivityDeps, ref: SearchPageRef): P
     reply = await guardedRequest(deps, {
       keyId: ref.keyId,
       kind: 'page',
+      requester: callRequester(ref),
       send: (c) => c.readSearchPage(ref.requestId, ref.offset, ref.limit),
       onWait: permitWaitReporter(),
     });
@@ -81,6 +84,7 @@ export function createSearchPageActivities(deps: ActivityDeps) {
     ): Promise<{ status: string }> {
       const sent = await sendSubmit(deps, {
         keyId: ref.keyId,
+        requester: callRequester(ref),
         endpoint: personSearch,
         params: { request_id: ref.requestId, offset: ref.offset, limit: ref.limit },
         ledger: workflowLedger(ref.intentToken, { reportAccepted: false }),

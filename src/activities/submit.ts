@@ -28,6 +28,7 @@ import {
   type EndpointDef,
   type Failure,
   type PollOutcome,
+  type Requester,
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
@@ -110,6 +111,8 @@ export async function sendSubmit(
   deps: ActivityDeps,
   submit: {
     keyId: string;
+    /** Who asks (see PermitGate.acquire). */
+    requester: Requester;
     endpoint: EndpointDef;
     /** Checked parameters, the callback URL included when a webhook delivers the result. */
     params: Record<string, unknown>;
@@ -126,6 +129,7 @@ export async function sendSubmit(
     reply = await guardedRequest(deps, {
       keyId,
       kind: 'submit',
+      requester: submit.requester,
       send: (c) => c.submit(endpoint, submit.params),
       beforeSend: async () => {
         const claim = await ledger.claim();

@@ -62,7 +62,7 @@ export interface BatchRunOptions {
   endpoint: string;
   /** What a row typically costs, for the credit budget. */
   perRow: number;
-  /** Rows in flight go along to the next run (see README, "Upgrading workers"). */
+  /** Rows in flight go along to the next run (see docs/upgrading.md). */
   carryRows: boolean;
   /** The workflow's clock (deterministic there); tests pass their own. */
   now?: () => number;

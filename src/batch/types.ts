@@ -238,6 +238,13 @@ export interface BatchInput {
    * own copy). Batches started without it read and write the files themselves.
    */
   store?: boolean;
+  /**
+   * Whose batch it is (a `pcds mcp` caller's label, a client's `tenant`): the shared throttle
+   * shares the pool between tenants, then between a tenant's batches. The operator's when absent.
+   */
+  tenant?: string;
+  /** The batch's share weight among its tenant's batches (default 1). */
+  weight?: number;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }

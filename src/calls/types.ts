@@ -2,7 +2,7 @@
 // the client and the CLI. They carry no secret: a key is named by its non-secret id and resolved
 // inside activities. Pure types: workflow code imports this file.
 
-import type { SearchPageInfo, Transport } from '../contract/index.js';
+import type { Requester, SearchPageInfo, Transport } from '../contract/index.js';
 import type { CacheUse } from './cache-policy.js';
 
 export type Outcome = 'found' | 'empty' | 'failed';
@@ -36,6 +36,11 @@ export interface CallInput {
   /** Set when the call is a row of a batch. */
   batchId?: string;
   rowIndex?: number;
+  /**
+   * Who asks, for the shared throttle: the tenant and class of the call (a batch's row: its
+   * batch). Absent from calls started before requesters: see callRequester.
+   */
+  requester?: Requester;
 }
 
 /** On an outcome the result cache gave: no request was made; the request id is the job's that fetched it. */

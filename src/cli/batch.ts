@@ -48,7 +48,7 @@ import {
   type FailedRow,
 } from '../batch/types.js';
 import { loadConfig, paceNote, type Config } from '../config.js';
-import { TRANSPORTS, type Transport } from '../contract/index.js';
+import { TRANSPORTS, backgroundRequester, type Transport } from '../contract/index.js';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createUsageReader, slowPermitNote } from './usage.js';
@@ -542,7 +542,8 @@ async function usageNote(config: Config, prepared: PreparedBatch, rows: number):
   // Through the shared throttle like every request: a batch start never crowds out running work.
   const reader = createUsageReader(config, { onSlowPermit: slowPermitNote(config) });
   try {
-    const usage = await reader.read(undefined, prepared.input.keyIds?.[0]);
+    // A plan's credit read is background work: it never goes ahead of a person's call.
+    const usage = await reader.read(undefined, prepared.input.keyIds?.[0], backgroundRequester());
     const limits = (usage.limits ?? {}) as { available_credits?: unknown; is_unlimited?: unknown };
     const available =
       limits.is_unlimited === true

@@ -215,7 +215,7 @@ export function registerCacheCommand(program: Command): Command {
         );
         if (erasure)
           process.stderr.write(
-            "note: batch rows and results already in the store are not removed (see the README's Erasure request)\n",
+            'note: batch rows and results already in the store are not removed (see docs/security.md, Erasure request)\n',
           );
       }),
     );

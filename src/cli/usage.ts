@@ -5,6 +5,7 @@ import type { Connection, ConnectionLike } from '@temporalio/client';
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../config.js';
 import { unthrottled, type PermitGate } from '../throttle/permits.js';
+import { interactiveRequester, type Requester } from '../contract/index.js';
 import { createServiceClients } from '../http/service-clients.js';
 import { meteredServiceClient } from '../metrics/metered.js';
 import type { UsageQuery } from '../http/service-client.js';
@@ -19,7 +20,8 @@ import { asCliConnectionError } from './temporal-connection.js';
 const SLOW_PERMIT_MS = 10_000;
 
 export interface UsageReader {
-  read(query?: UsageQuery, keyId?: string): Promise<Record<string, unknown>>;
+  /** One read; `requester` defaults to the operator's interactive work (a person waits on it). */
+  read(query?: UsageQuery, keyId?: string, requester?: Requester): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -58,23 +60,24 @@ export function createUsageReader(config: Config, options: UsageReaderOptions = 
     return gate;
   };
   return {
-    async read(query, keyId) {
+    async read(query, keyId, requester = interactiveRequester()) {
       const inner = await permits();
       const onSlow = options.onSlowPermit;
       const gated: PermitGate = !onSlow
         ? inner
         : {
             ...inner,
-            async acquire(id, kind, signal) {
+            async acquire(id, kind, acquireOptions) {
               const timer = setTimeout(() => onSlow(id), SLOW_PERMIT_MS);
               try {
-                await inner.acquire(id, kind, signal);
+                await inner.acquire(id, kind, acquireOptions);
               } finally {
                 clearTimeout(timer);
               }
             },
           };
       return readUsage(services, gated, {
+        requester,
         ...(keyId ? { keyId } : {}),
         ...(query ? { query } : {}),
       });

@@ -14,3 +14,4 @@ export * from './usage.js';
 export * from './mcp.js';
 export * from './mcp-replies.js';
 export * from './search-page.js';
+export * from './tenant.js';

@@ -1,5 +1,6 @@
 // The project's Prometheus metrics as data: name, type, help, labels and histogram buckets. The
-// instruments, the exporter's bucket overrides, the README and the dashboard test all read it.
+// instruments, the exporter's bucket overrides, docs/architecture.md and the dashboard test all
+// read it.
 // Labels carry bounded, non-personal values only: key ids, endpoint paths, kinds, codes.
 
 export type MetricType = 'counter' | 'histogram' | 'gauge';
@@ -94,8 +95,8 @@ export const ROW_OUTCOMES = ['found', 'empty', 'failed', 'skipped'] as const;
 export type RowOutcome = (typeof ROW_OUTCOMES)[number];
 
 /**
- * The Temporal SDK's own metrics that the dashboard and the README rely on, as its exporter names
- * them here (prefix `temporal_`, `_total` on counters, durations in seconds). The worker's
+ * The Temporal SDK's own metrics that the dashboard and docs/architecture.md rely on, as its
+ * exporter names them here (prefix `temporal_`, `_total` on counters, durations in seconds). The worker's
  * integration test checks each is served.
  */
 export const SDK_METRICS: readonly MetricDef[] = [

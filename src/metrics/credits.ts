@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { PermitGate } from '../throttle/permits.js';
 import type { ServiceClients } from '../http/service-clients.js';
 import { readUsage } from '../http/usage-read.js';
+import { backgroundRequester } from '../contract/index.js';
 import { takeKeysWithTraffic } from './instruments.js';
 
 export interface CreditSampler {
@@ -22,7 +23,11 @@ export function startCreditSampler(opts: {
   const abort = new AbortController();
   const read = async (keyId: string) => {
     try {
-      await readUsage(opts.clients, opts.permits, { keyId, signal: abort.signal });
+      await readUsage(opts.clients, opts.permits, {
+        keyId,
+        signal: abort.signal,
+        requester: backgroundRequester(),
+      });
     } catch (err) {
       if (!abort.signal.aborted) opts.onError?.(keyId, err);
     }

@@ -82,10 +82,10 @@ export function creditsOf(
 /** `gate` with each permit counted and its wait timed. */
 export function meteredPermitGate(gate: PermitGate): PermitGate {
   return {
-    async acquire(keyId, kind, signal, beforeSend, followUps, onWait) {
+    async acquire(keyId, kind, options) {
       const asked = Date.now();
       try {
-        await gate.acquire(keyId, kind, signal, beforeSend, followUps, onWait);
+        await gate.acquire(keyId, kind, options);
       } catch (err) {
         if (err instanceof PermitRefusedError) recordPermitRefused(keyId);
         throw err;

@@ -2,7 +2,7 @@
 // the shared throttle implements it across workers (src/worker/permit-gate.ts); tests may use
 // `unthrottled`.
 
-import { PcdsError } from '../contract/index.js';
+import { PcdsError, type Requester } from '../contract/index.js';
 import type { PermitKind, WaitReason } from './windows.js';
 
 export type RequestKind = PermitKind;
@@ -18,23 +18,28 @@ export interface PermitWait {
   reportAfterMs: number;
 }
 
-export interface PermitGate {
+/** What a permit request says beyond its key and kind. */
+export interface AcquireOptions {
+  /** Who asks, and for which class of work: the throttle orders and shares permits by it. */
+  requester: Requester;
+  signal?: AbortSignal | undefined;
   /**
-   * Resolves when `keyId` may send one request of `kind` now; rejects when the key is closed for
-   * good. `beforeSend`, the caller's last step before sending (a submit records its intent), runs
-   * once the permit is near, while the caller waits for its slot; if it fails, nothing is sent.
-   * `followUps`, for a submit: the later requests (polls) its job will need, whose budget the
-   * throttle holds before it grants new submits (default 1; 0 when a webhook delivers the result).
-   * `onWait` hears of a wait longer than the gate's reporting threshold, once per reason.
+   * The caller's last step before sending (a submit records its intent): runs once the permit is
+   * near, while the caller waits for its slot; if it fails, nothing is sent.
    */
-  acquire(
-    keyId: string,
-    kind: RequestKind,
-    signal?: AbortSignal,
-    beforeSend?: () => Promise<void>,
-    followUps?: number,
-    onWait?: (wait: PermitWait) => void,
-  ): Promise<void>;
+  beforeSend?: (() => Promise<void>) | undefined;
+  /**
+   * For a submit: the later requests (polls) its job will need, whose budget the throttle holds
+   * before it grants new submits (default 1; 0 when a webhook delivers the result).
+   */
+  followUps?: number | undefined;
+  /** Hears of a wait longer than the gate's reporting threshold, once per reason. */
+  onWait?: ((wait: PermitWait) => void) | undefined;
+}
+
+export interface PermitGate {
+  /** Resolves when `keyId` may send one request of `kind` now; rejects when the key is closed for good. */
+  acquire(keyId: string, kind: RequestKind, options: AcquireOptions): Promise<void>;
   /** The service answered 429: the key is closed for every caller until the wait has passed. */
   rateLimited(keyId: string, retryAfterMs: number | undefined): Promise<void>;
   /** The service answered 402 insufficient_credits: open the key's credit breaker. */
@@ -44,7 +49,7 @@ export interface PermitGate {
 }
 
 export const unthrottled: PermitGate = {
-  acquire: (_keyId, _kind, _signal, beforeSend) => (beforeSend ? beforeSend() : Promise.resolve()),
+  acquire: (_keyId, _kind, { beforeSend }) => (beforeSend ? beforeSend() : Promise.resolve()),
   rateLimited: () => Promise.resolve(),
   creditsExhausted: () => Promise.resolve(),
   resetCredits: () => Promise.resolve(),

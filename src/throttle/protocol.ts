@@ -2,6 +2,7 @@
 // defined once so the permit gate, the operator commands and other workflows agree.
 // Workflow code may import this module (it only defines messages).
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Requester } from '../contract/tenant.js';
 import type {
   PermitAnswer,
   PermitKind,
@@ -43,6 +44,8 @@ export interface PermitRequest {
   move?: boolean;
   /** For a new submit: how many later requests (polls) its job needs held (default 1; 0 with a webhook). */
   followUps?: number;
+  /** Who asks (absent from senders before requesters existed: the operator's interactive work). */
+  requester?: Requester;
 }
 
 /** The requests one worker process gathered for a key; answered in order. */

@@ -18,6 +18,7 @@ import { temporalClient } from '../temporal/data-converter.js';
 import {
   PermitRefusedError,
   unthrottled,
+  type AcquireOptions,
   type PermitGate,
   type PermitWait,
   type RequestKind,
@@ -113,14 +114,8 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
   };
 
   return {
-    async acquire(
-      keyId: string,
-      kind: RequestKind,
-      signal?: AbortSignal,
-      beforeSend?: () => Promise<void>,
-      followUps?: number,
-      onWait?: (wait: PermitWait) => void,
-    ): Promise<void> {
+    async acquire(keyId: string, kind: RequestKind, options: AcquireOptions): Promise<void> {
+      const { requester, signal, beforeSend, followUps, onWait } = options;
       const keyChannel = channel(keyId);
       const askedAt = Date.now();
       let reported: PermitWait['reason'] | undefined;
@@ -131,7 +126,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         onWait({ keyId, kind, reason, until, reportAfterMs });
       };
       const halfMargin = keyChannel.settings.marginMs / 2;
-      const fresh = { kind, ...(followUps !== undefined ? { followUps } : {}) };
+      const fresh = { kind, requester, ...(followUps !== undefined ? { followUps } : {}) };
       let answer = await keyChannel.ask(fresh);
       let moves = 0;
       let prepared: Promise<void> | undefined;
@@ -149,7 +144,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         if (answer.confirm) {
           // Confirm one round trip ahead, so the answer is back by the reserved time.
           await sleepUntil(answer.at - keyChannel.leadMs(), signal);
-          answer = await keyChannel.ask({ kind, confirmAt: answer.at });
+          answer = await keyChannel.ask({ kind, requester, confirmAt: answer.at });
           continue;
         }
         // The caller's last step (a submit records its intent to send) runs as late as it can:
@@ -168,7 +163,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         // keeps the intent already recorded: sending late into a full window would draw a 429.
         if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
           moves += 1;
-          answer = await keyChannel.ask({ kind, confirmAt: answer.at, move: true });
+          answer = await keyChannel.ask({ kind, requester, confirmAt: answer.at, move: true });
           continue;
         }
         return;

@@ -69,7 +69,7 @@ export async function resume(input: BatchInput, run: BatchRun): Promise<void> {
   const { closeCreditBreakers } = run.resume(keys);
   // Only a pause for credits closes the keys' credit breakers: an operator's pause or a full
   // disk says nothing about the account having been topped up. (Batches started by 0.1.0
-  // closed them on every resume: versioned, see README, "Upgrading workers".)
+  // closed them on every resume: versioned, see docs/upgrading.md.)
   const creditsOnly = patched('batch-resume-closes-breakers-after-402-only');
   if (!creditsOnly || closeCreditBreakers)
     await accounts.resetCreditBreakers({ keyIds: keys.map((k) => k.id) });

@@ -78,7 +78,7 @@ async function openOutput(input: BatchInput, endpoint: EndpointDef) {
   } else if (input.store) {
     // Nothing to create: the store keeps one result per row of the batch.
   } else if (patched('batch-output-never-truncated')) {
-    // Versioned (see README, "Upgrading workers"): batches started by 0.1.0 truncated here.
+    // Versioned (see docs/upgrading.md): batches started by 0.1.0 truncated here.
     await files.createBatchOutput({ path: input.output });
   } else await files.resetBatchOutput({ path: input.output });
   return undefined;

@@ -43,7 +43,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
   const run = new BatchRun(input, s, {
     endpoint: endpoint.name,
     perRow: TYPICAL_CREDITS[endpoint.price],
-    // Versioned (see README, "Upgrading workers"): runs of 0.1.x waited for every row in flight
+    // Versioned (see docs/upgrading.md): runs of 0.1.x waited for every row in flight
     // before continuing as new. Now rows in flight go along to the next run and report to the
     // batch's workflow id, so the window stays full; their calls outlive the run (ABANDON).
     carryRows: patched('batch-rows-carried-across-runs'),

@@ -13,6 +13,7 @@ import {
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import {
+  callRequester,
   classifyPoll,
   findEndpoint,
   mcpUnsupportedReason,
@@ -265,6 +266,7 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
         const r = await pollActivities().pollCall({
           endpoint: endpoint.name,
           keyId: submitted.keyId,
+          requester: callRequester(input),
           requestId: submitted.requestId,
           ...transport,
           ...(searchPage ? { page: searchPage } : {}),
@@ -363,6 +365,7 @@ async function submitWithRetries(
         ...(input.webhook ? { webhook: true } : {}),
         ...(input.transport === 'mcp' ? { transport: 'mcp' as const } : {}),
         ...(input.cache ? { cache: input.cache } : {}),
+        requester: callRequester(input),
         intentToken,
       }),
     serviceWaitMs,

@@ -16,6 +16,7 @@ import {
   type CallStateAttr,
 } from './call-steps.js';
 import { MAX_SEARCH_OFFSET, resolveSearchPaging } from '../contract/validate.js';
+import { callRequester, type Requester } from '../contract/tenant.js';
 import { showPermitWaits } from './permit-waits.js';
 import {
   nextPage,
@@ -44,6 +45,8 @@ export interface PersonSearchInput {
   pollIntervalMs?: number;
   maxWaitMs?: number;
   batchId?: string;
+  /** Who asks (absent from searches started before requesters: the operator's interactive work). */
+  requester?: Requester;
 }
 
 export type SearchStop = PagingStop | 'size_limit';
@@ -70,6 +73,7 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
   const pageSize = Math.min(MAX_PAGE_SIZE, Math.max(1, input.pageSize ?? MAX_PAGE_SIZE));
   const maxResults = Math.max(1, input.maxResults);
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  const requester = callRequester(input);
   const state: CallState = { phase: 'submitting', polls: 0 };
   setHandler(callStateQuery, () => state);
   upsertSearchAttributes([
@@ -124,6 +128,7 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
     params,
     { offset, limit },
     input.keyId,
+    requester,
     maxWaitMs,
     () => show('throttled'),
     fail,
@@ -145,7 +150,7 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
   /** The cursor a page handed out, and the offset it leads to. */
   let cursorAt: { offset: number; cursor: string } | undefined;
   for (;;) {
-    const ref = { keyId, requestId, offset, limit };
+    const ref = { keyId, requestId, offset, limit, requester };
     if (pages > 0) {
       state.phase = 'submitting';
       show('submitting');

@@ -9,7 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchRun, StartableRow } from '../batch/batch-run.js';
 import { childWorkflowId, type BatchInput } from '../batch/types.js';
-import { isSystemic } from '../contract/index.js';
+import { batchRequester, isSystemic, type Requester } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { compactRows, rows } from './batch-activities.js';
 import type { endpointCall } from './endpoint-call.js';
@@ -28,6 +28,10 @@ export function rowLauncher(input: BatchInput, endpoint: string, run: BatchRun):
     : childLauncher(input, endpoint, run);
 }
 
+/** Every row's requests are its batch's: one requester, whatever the batch's window. */
+const rowRequester = (input: BatchInput): Requester =>
+  batchRequester(input.batchId, input.tenant, input.weight);
+
 /** What every row's call is told: how to poll, and (webhooks) how long to wait for a delivery. */
 function pollOptions(input: BatchInput, run: BatchRun) {
   // Webhook rows wait for the delivery; polling rows poll first when the job is likely done.
@@ -41,6 +45,7 @@ function pollOptions(input: BatchInput, run: BatchRun) {
     ...(input.pollIntervalMs ? { pollIntervalMs: input.pollIntervalMs } : {}),
     ...(firstPollDelayMs !== undefined ? { firstPollDelayMs } : {}),
     ...(input.maxWaitMs ? { maxWaitMs: input.maxWaitMs } : {}),
+    requester: rowRequester(input),
   };
 }
 

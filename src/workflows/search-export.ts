@@ -6,6 +6,7 @@ import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@tem
 import type { Activities } from '../activities/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import { showPermitWaits } from './permit-waits.js';
+import { callRequester, type Requester } from '../contract/tenant.js';
 import {
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_INTERVAL_MS,
@@ -34,6 +35,8 @@ export interface SearchExportInput {
   exportId: string;
   pollIntervalMs?: number;
   maxWaitMs?: number;
+  /** Who asks (absent from exports started before requesters: the operator's interactive work). */
+  requester?: Requester;
 }
 
 export interface SearchExportSummary {
@@ -55,6 +58,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
   const pageSize = Math.min(100, Math.max(1, input.pageSize ?? 100));
   const maxResults = Math.max(1, Math.floor(input.maxResults));
   const maxWaitMs = input.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
+  const requester = callRequester(input);
   upsertSearchAttributes([
     { key: PcdsEndpoint, value: 'person_search' },
     { key: PcdsBatchId, value: input.exportId },
@@ -98,6 +102,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
     params,
     { offset, limit },
     input.keyId,
+    requester,
     maxWaitMs,
     () => undefined,
     fail,
@@ -110,7 +115,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
   let lastStatus = submitted.status;
   let stoppedBy: SearchExportSummary['stoppedBy'];
   for (;;) {
-    const ref = { keyId, requestId, offset, limit };
+    const ref = { keyId, requestId, offset, limit, requester };
     if (pages > 0) {
       await requestFurtherPage(ref, maxWaitMs, () => undefined, fail);
       settle();

@@ -4,6 +4,7 @@ import { sleep } from '@temporalio/workflow';
 import type { SubmitCallResult } from '../activities/calls.js';
 import type { SearchPageRef } from '../activities/search-pages.js';
 import { MAX_SEARCH_OFFSET } from '../contract/validate.js';
+import type { Requester } from '../contract/tenant.js';
 import {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_POLL_BACKOFF,
@@ -28,6 +29,7 @@ export async function submitSearch(
   params: Record<string, unknown>,
   page: { offset: number; limit: number },
   keyId: string | undefined,
+  requester: Requester,
   serviceWaitMs: number,
   onThrottled: () => void,
   fail: Fail,
@@ -39,6 +41,7 @@ export async function submitSearch(
           endpoint: 'person_search',
           params: { ...params, ...page },
           ...(keyId ? { keyId } : {}),
+          requester,
           intentToken,
         }),
       serviceWaitMs,

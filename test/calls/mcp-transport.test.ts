@@ -62,9 +62,9 @@ describe('calls over the MCP transport', () => {
     const permits: string[] = [];
     const counting: PermitGate = {
       ...unthrottled,
-      acquire: (keyId, kind, signal, beforeSend) => {
+      acquire: (keyId, kind, options) => {
         permits.push(kind);
-        return unthrottled.acquire(keyId, kind, signal, beforeSend);
+        return unthrottled.acquire(keyId, kind, options);
       },
     };
     await withCallWorker(

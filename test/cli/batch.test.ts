@@ -133,7 +133,7 @@ it(
       if (status.state === 'done') break;
     }
     expect(status).toMatchObject({ state: 'done', total: 10, done: 10, found: 9, failed: 1 });
-    // The summary of a finished batch carries what the README promises: the learned job
+    // The summary of a finished batch carries what docs/batches.md promises: the learned job
     // duration (9 rows found, more than the 5 it needs) and the requests per found row.
     const json = status as Status & { jobMsEstimate?: number; requestsPerRow?: number };
     expect(json.jobMsEstimate).toBeGreaterThan(0);

@@ -111,6 +111,9 @@ describe('the packed package, installed into a service', () => {
     expect(paths).toContain('dist/index.d.ts');
     expect(paths).toContain('dist/workflows/index.js');
     expect(paths).toContain('bin/pcds.mjs');
+    // The README ships with the pages it links, so its links work in an installed package.
+    expect(paths).toContain('README.md');
+    expect(paths).toContain('docs/configuration.md');
     expect(
       paths.filter((p) => /^(src|test|bench)\//.test(p) || p.endsWith('.tsbuildinfo')),
     ).toEqual([]);

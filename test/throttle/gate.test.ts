@@ -5,6 +5,9 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PermitRefusedError } from '../../src/throttle/permits.js';
+import { interactiveRequester } from '../../src/contract/index.js';
+
+const requester = interactiveRequester();
 import { createWorkflowPermitGate } from '../../src/worker/permit-gate.js';
 import { readThrottleStatus, resumeCredits } from '../../src/client/throttle-operator.js';
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
@@ -44,7 +47,7 @@ describe('workflow permit gate', () => {
         await Promise.all(
           Array.from({ length: 15 }, (_, i) =>
             gates[i % 2].gate
-              .acquire(keyId, i % 3 === 0 ? 'submit' : 'poll')
+              .acquire(keyId, i % 3 === 0 ? 'submit' : 'poll', { requester })
               .then(() => times.push(Date.now())),
           ),
         );
@@ -75,16 +78,18 @@ describe('workflow permit gate', () => {
         timeScale: TIME_SCALE,
       });
       await gate.creditsExhausted(keyId);
-      await expect(gate.acquire(keyId, 'submit')).rejects.toBeInstanceOf(PermitRefusedError);
-      await expect(gate.acquire(keyId, 'submit')).rejects.toMatchObject({
+      await expect(gate.acquire(keyId, 'submit', { requester })).rejects.toBeInstanceOf(
+        PermitRefusedError,
+      );
+      await expect(gate.acquire(keyId, 'submit', { requester })).rejects.toMatchObject({
         code: 'insufficient_credits',
         keyId,
       });
-      await gate.acquire(keyId, 'poll');
+      await gate.acquire(keyId, 'poll', { requester });
       const [paused] = await readThrottleStatus(client, [keyId]);
       expect(paused.snapshot.breaker.open).toBe(true);
       expect(await resumeCredits(client, keyId, 'test')).toEqual({ wasOpen: true });
-      await gate.acquire(keyId, 'submit');
+      await gate.acquire(keyId, 'submit', { requester });
       expect(await resumeCredits(client, keyId, 'test')).toEqual({ wasOpen: false });
     });
   });
@@ -102,7 +107,7 @@ describe('workflow permit gate', () => {
     };
     await withWorker({ workflowsPath, taskQueue }, async ({ client }) => {
       const gate = createWorkflowPermitGate({ client, ...opts });
-      for (let i = 0; i < 4; i++) await gate.acquire(keyId, 'submit');
+      for (let i = 0; i < 4; i++) await gate.acquire(keyId, 'submit', { requester });
     });
     await withWorker({ workflowsPath, taskQueue }, async ({ client }) => {
       const [status] = await readThrottleStatus(client, [keyId]);
@@ -110,7 +115,7 @@ describe('workflow permit gate', () => {
       // A fresh gate (a restarted process) still waits for the window the first one filled.
       const gate = createWorkflowPermitGate({ client, ...opts });
       const controller = new AbortController();
-      const waiting = gate.acquire(keyId, 'poll', controller.signal);
+      const waiting = gate.acquire(keyId, 'poll', { requester, signal: controller.signal });
       const outcome = await Promise.race([
         waiting.then(() => 'granted'),
         new Promise((r) => setTimeout(() => r('still waiting'), 1_500)),

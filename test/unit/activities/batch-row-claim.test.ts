@@ -5,6 +5,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createBatchRowActivities, type BatchRowInput } from '../../../src/activities/batch-row.js';
+import type { AcquireOptions } from '../../../src/throttle/permits.js';
 import type { ActivityDeps } from '../../../src/activities/deps.js';
 import { BatchStore, type LazyBatchStore } from '../../../src/store/index.js';
 import { tempStore } from '../store/temp-store.js';
@@ -41,7 +42,7 @@ async function rig(lostClaimReplies: number) {
       }),
     },
     permits: {
-      acquire: (_k: string, _kind: string, _s: AbortSignal, beforeSend?: () => Promise<void>) =>
+      acquire: (_k: string, _kind: string, { beforeSend }: AcquireOptions) =>
         beforeSend ? beforeSend() : Promise.resolve(),
       rateLimited: () => Promise.resolve(),
       creditsExhausted: () => Promise.resolve(),

@@ -4,6 +4,7 @@
 // reached the service unanswered; an earlier claim means no POST at all.
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
+import type { AcquireOptions } from '../../../src/throttle/permits.js';
 import type { ActivityDeps } from '../../../src/activities/deps.js';
 import {
   sendSubmit,
@@ -12,7 +13,7 @@ import {
   type SubmitClaim,
   type SubmitLedger,
 } from '../../../src/activities/submit.js';
-import { getEndpoint, type Reply } from '../../../src/contract/index.js';
+import { getEndpoint, interactiveRequester, type Reply } from '../../../src/contract/index.js';
 import { TransportError } from '../../../src/http/errors.js';
 
 const RID = '9f86d081884c7d659a2feaa0c55ad015_1718000000_1';
@@ -33,7 +34,7 @@ function depsAnswering(answer: Reply | Error) {
       }),
     },
     permits: {
-      acquire: (_k: string, _kind: string, _s: AbortSignal, beforeSend?: () => Promise<void>) =>
+      acquire: (_k: string, _kind: string, { beforeSend }: AcquireOptions) =>
         beforeSend ? beforeSend() : Promise.resolve(),
       rateLimited: () => Promise.resolve(),
       creditsExhausted: () => Promise.resolve(),
@@ -68,7 +69,13 @@ async function send(answer: Reply | Error, earlier?: SubmitClaim) {
   const { deps, sent } = depsAnswering(answer);
   const { ledger, heard, jobs } = recordingLedger(earlier);
   const result = await new MockActivityEnvironment().run(() =>
-    sendSubmit(deps, { keyId: 'k1', endpoint: enrichment, params: { email: 'x' }, ledger }),
+    sendSubmit(deps, {
+      keyId: 'k1',
+      requester: interactiveRequester(),
+      endpoint: enrichment,
+      params: { email: 'x' },
+      ledger,
+    }),
   );
   return { result, heard, jobs, sends: sent.length };
 }

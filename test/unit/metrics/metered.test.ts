@@ -1,5 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { getEndpoint } from '../../../src/contract/index.js';
+import { getEndpoint, interactiveRequester } from '../../../src/contract/index.js';
+
+const requester = interactiveRequester();
 import { ServiceError, TransportError } from '../../../src/http/errors.js';
 import { McpUnsupportedError } from '../../../src/http/mcp-client.js';
 import { PermitRefusedError, type PermitGate } from '../../../src/throttle/permits.js';
@@ -175,7 +177,7 @@ describe('meteredPermitGate', () => {
 
   it('counts a granted permit and records how long it waited, in seconds', async () => {
     const metered = meteredPermitGate(gate(() => new Promise((r) => setTimeout(r, 60))));
-    await metered.acquire('pool-a', 'submit');
+    await metered.acquire('pool-a', 'submit', { requester });
     expect(meter.of(name(M.permitsGranted))).toMatchObject([
       { value: 1, tags: { key: 'pool-a', kind: 'submit' } },
     ]);
@@ -188,11 +190,11 @@ describe('meteredPermitGate', () => {
   it('passes everything the caller gives on to the gate, the wait listener included', async () => {
     const heard: unknown[] = [];
     const metered = meteredPermitGate(
-      gate(async (keyId, kind, _signal, _beforeSend, _followUps, onWait) => {
+      gate(async (keyId, kind, { onWait }) => {
         onWait?.({ keyId, kind, reason: 'minute_window', until: 1, reportAfterMs: 0 });
       }),
     );
-    await metered.acquire('pool-a', 'poll', undefined, undefined, undefined, (w) => heard.push(w));
+    await metered.acquire('pool-a', 'poll', { requester, onWait: (w) => heard.push(w) });
     expect(heard).toEqual([
       { keyId: 'pool-a', kind: 'poll', reason: 'minute_window', until: 1, reportAfterMs: 0 },
     ]);
@@ -202,7 +204,9 @@ describe('meteredPermitGate', () => {
     const metered = meteredPermitGate(
       gate(() => Promise.reject(new PermitRefusedError('pool-a', Date.now()))),
     );
-    await expect(metered.acquire('pool-a', 'submit')).rejects.toBeInstanceOf(PermitRefusedError);
+    await expect(metered.acquire('pool-a', 'submit', { requester })).rejects.toBeInstanceOf(
+      PermitRefusedError,
+    );
     expect(meter.sum(name(M.permitsRefused), { key: 'pool-a' })).toBe(1);
     expect(meter.of(name(M.permitsGranted))).toEqual([]);
   });
