@@ -144,11 +144,27 @@ const m0003_webhook_deliveries: Migration = {
   },
 };
 
+const m0004_duplicates_index: Migration = {
+  async up(db: Kysely<unknown>) {
+    // Each read of a batch's rows counts its leaders' duplicates: without it, a scan of all
+    // the batch's rows per chunk read, slower as the batch grows.
+    await db.schema
+      .createIndex('pcds_rows_duplicate_of')
+      .on('pcds_rows')
+      .columns(['batch_id', 'duplicate_of'])
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropIndex('pcds_rows_duplicate_of').ifExists().execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '0001_batches': m0001_batches,
   '0002_result_cache': m0002_result_cache,
   '0003_webhook_deliveries': m0003_webhook_deliveries,
+  '0004_duplicates_index': m0004_duplicates_index,
 };
 
 export const migrationProvider: MigrationProvider = {
