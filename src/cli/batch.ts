@@ -60,7 +60,12 @@ import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
-import { planPreparedBatch, type CacheHitCounter } from '../client/batch-plan-input.js';
+import {
+  planOfCounts,
+  planPreparedBatch,
+  type CacheHitCounter,
+  type InputCounts,
+} from '../client/batch-plan-input.js';
 
 const listArg = (v: string) =>
   v
@@ -480,7 +485,7 @@ export async function batchPlanOf(
   config: Config,
   prepared: PreparedBatch,
   cacheHits?: CacheHitCounter,
-): Promise<{ plan: BatchPlan; keys: KeyWindows[]; assumed: boolean }> {
+): Promise<PlannedBatch> {
   const { keys, assumed } = planKeys(config, prepared.input.keyIds);
   const plan = await planPreparedBatch(
     prepared,
@@ -488,6 +493,39 @@ export async function batchPlanOf(
     cacheHits,
   );
   return { plan, keys, assumed };
+}
+
+/** The same, from counts of the batch's rows (as the store gives them once they are loaded). */
+function batchPlanFromCounts(
+  config: Config,
+  prepared: PreparedBatch,
+  counts: InputCounts,
+): PlannedBatch {
+  const { keys, assumed } = planKeys(config, prepared.input.keyIds);
+  const plan = planOfCounts(prepared, counts, {
+    keys,
+    timeScale: config.PCDS_THROTTLE_TIME_SCALE,
+  });
+  return { plan, keys, assumed };
+}
+
+type PlannedBatch = { plan: BatchPlan; keys: KeyWindows[]; assumed: boolean };
+
+/** The plan's lines, with the credit check against GET /usage unless --no-estimate. */
+async function printPlan(
+  config: Config,
+  prepared: PreparedBatch,
+  planned: PlannedBatch,
+  o: Pick<StartFlags, 'webhooks' | 'estimate'>,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const lines = planText(
+    planned,
+    config.PCDS_THROTTLE_TIME_SCALE,
+    o.webhooks === true,
+    o.estimate ? await usageNote(config, prepared, planned.plan.sent) : undefined,
+  );
+  out.write(`${lines.join('\n')}\n`);
 }
 
 const fmtHours = (h: number | undefined, timeScale: number) => {
@@ -808,29 +846,21 @@ export function registerBatchCommand(program: Command): Command {
           throw new UsageError((err as Error).message);
         }
         let prepared: PreparedBatch;
-        let planned: Awaited<ReturnType<typeof batchPlanOf>>;
         try {
           prepared = await prepareBatch(req, { dryRun: o.dryRun === true });
-          planned = await withPlanCache(config, cache, prepared.endpoint.name, (hits) =>
-            batchPlanOf(config, prepared, hits),
-          );
+          if (o.dryRun) {
+            // Nothing goes into the store: the plan comes from one pass over the file.
+            const planned = await withPlanCache(config, cache, prepared.endpoint.name, (hits) =>
+              batchPlanOf(config, prepared, hits),
+            );
+            await printPlan(config, prepared, planned, o, process.stdout);
+            process.stdout.write('dry run: nothing started, no file written\n');
+            return;
+          }
         } catch (err) {
           if (err instanceof BatchSetupError) throw new UsageError(err.message);
           if (err instanceof InputError) throw new UsageError(err.message);
           throw err;
-        }
-        // A dry run's plan is its output; before a real start it goes beside the progress.
-        const out = o.dryRun ? process.stdout : process.stderr;
-        const lines = planText(
-          planned,
-          config.PCDS_THROTTLE_TIME_SCALE,
-          o.webhooks === true,
-          o.estimate ? await usageNote(config, prepared, planned.plan.sent) : undefined,
-        );
-        out.write(`${lines.join('\n')}\n`);
-        if (o.dryRun) {
-          out.write('dry run: nothing started, no file written\n');
-          return;
         }
         const { client, close } = await connectTemporal(config);
         const store = await openStoreFromSettings(config);
@@ -838,11 +868,20 @@ export function registerBatchCommand(program: Command): Command {
           let handle: BatchHandle;
           // The file is read here and its rows go into the store: workers never open it.
           const loading = loadProgressBar();
+          const batchStore = new BatchStore(store);
           try {
             handle = await startBatchWorkflow(client, config.PCDS_TASK_QUEUE, prepared, {
-              store: new BatchStore(store),
+              store: batchStore,
               onLoad: loading.onProgress,
               cache,
+              // The plan, from the rows loaded: the store counts their duplicates and cached
+              // rows, so the file is read once and nothing is held per row however large it is.
+              onLoaded: async () => {
+                loading.stop();
+                const counts = await batchStore.planCounts(prepared.input.batchId, cache);
+                const planned = batchPlanFromCounts(config, prepared, counts);
+                await printPlan(config, prepared, planned, o, process.stderr);
+              },
             });
           } catch (err) {
             if (err instanceof BatchSetupError) throw new UsageError(err.message);

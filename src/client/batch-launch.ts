@@ -379,6 +379,8 @@ export interface StartBatchOptions {
   memo?: Record<string, string>;
   /** Told as the input's rows go into the store (a large file takes a while). */
   onLoad?: (p: LoadProgress) => void;
+  /** Called once the rows are in the store, before the batch starts (the CLI shows its plan). */
+  onLoaded?: () => Promise<void>;
   /**
    * How the batch uses the result cache; absent: not at all (the CLI and the client pass their
    * default, PCDS_CACHE, which is on).
@@ -442,6 +444,7 @@ export async function startBatchWorkflow(
     if (err instanceof LoadError) throw new BatchSetupError(err.code, err.message);
     throw err;
   }
+  await opts.onLoaded?.();
   try {
     return await client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
       taskQueue,

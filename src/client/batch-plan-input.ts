@@ -77,9 +77,25 @@ export async function planPreparedBatch(
   limits: PlanLimits,
   cacheHits?: CacheHitCounter,
 ): Promise<BatchPlan> {
+  return planOfCounts(
+    prepared,
+    await countPlanRows(prepared.input, prepared.inspection, cacheHits),
+    limits,
+  );
+}
+
+/**
+ * The plan of a prepared batch from counts of its rows: those of a pass over its input, or
+ * those the store gives once its rows are loaded (BatchStore.planCounts).
+ */
+export function planOfCounts(
+  prepared: PreparedBatch,
+  counts: InputCounts,
+  limits: PlanLimits,
+): BatchPlan {
   const timeScale = limits.timeScale ?? 1;
   return planBatch({
-    ...(await countPlanRows(prepared.input, prepared.inspection, cacheHits)),
+    ...counts,
     webhooks: prepared.input.webhooks === true,
     keys: limits.keys.map((k) => keyWindows(k, timeScale)),
     creditsPerRow: TYPICAL_CREDITS[prepared.endpoint.price],
