@@ -210,7 +210,8 @@ interface RunFigures {
   rows: number;
   rowsPerSecond: number;
   runs: number;
-  workers: { rssMb: number; heapMb: number }[];
+  /** Peaks while the batch ran, and RSS at its end. */
+  workers: { rssMb: number; heapMb: number; endRssMb: number }[];
   cliRssMb: number;
   cliSeconds: number;
   /** From the CLI's start to the batch's: reading the file into the store, the plan, the start. */
@@ -380,6 +381,7 @@ async function measureBatch(mode: 'compact' | 'workflows', rows: number): Promis
     .getHandle(batchWorkflowId(batchId))
     .result()) as BatchSummary;
   const workerMemory = workerPeaks.map((peak) => peak());
+  const workerEnd = workers.map((w) => w.memory()?.now);
   const carried = await carriedInputSizes(client, batchId);
   if (flags.snapshots) {
     // Taken after the peaks: writing a snapshot takes memory of its own.
@@ -410,7 +412,11 @@ async function measureBatch(mode: 'compact' | 'workflows', rows: number): Promis
     rows,
     rowsPerSecond: summary.rowsPerSecond,
     runs: summary.runs,
-    workers: workerMemory.map((m) => ({ rssMb: m.rss / MB, heapMb: m.heapUsed / MB })),
+    workers: workerMemory.map((m, i) => ({
+      rssMb: m.rss / MB,
+      heapMb: m.heapUsed / MB,
+      endRssMb: (workerEnd[i]?.rss ?? 0) / MB,
+    })),
     cliRssMb: (cli.memory()?.peak.rss ?? 0) / MB,
     cliSeconds,
     loadSeconds: (Date.parse(summary.startedAt) - started) / 1000,
@@ -444,8 +450,8 @@ try {
     );
     f.workers.forEach((w, i) =>
       line(
-        `${label}: worker ${i + 1} peak RSS / heap (MB)`,
-        `${w.rssMb.toFixed(0)} / ${w.heapMb.toFixed(0)}`,
+        `${label}: worker ${i + 1} peak RSS / heap, RSS at the end (MB)`,
+        `${w.rssMb.toFixed(0)} / ${w.heapMb.toFixed(0)}, ${w.endRssMb.toFixed(0)}`,
       ),
     );
     line(
