@@ -111,7 +111,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     return continueAsNew<typeof batchWorkflow>({
       ...input,
       carried: run.carry(workflowInfo().historyLength, {
-        // Versioned: runs of 0.1.x carried how every leader ended, however many there were.
+        // Versioned: runs started before carried how every leader ended, however many there were.
         leadersInStore: input.store === true && patched('batch-leader-ends-read-from-store'),
       }),
     });
