@@ -9,7 +9,7 @@
 // time and peak RSS of exports of the finished batch to CSV and Parquet (`pcds batch export`).
 // The input repeats the emulator's sample of identities, sent row by row (`--no-dedupe`,
 // `--no-cache`), so rows/s measure the same work at every size. The processes run the compiled
-// CLI: `npm run build` first. On a 2-core machine the full run takes hours (see docs/benchmarks.md).
+// CLI (built first). On a 2-core machine the full run takes hours (see docs/benchmarks.md).
 //
 //   npx tsx bench/scale.ts                      10,000, 100,000 and 1,000,000 rows compact,
 //                                               100,000 as workflows (hours on a small machine)
@@ -17,18 +17,9 @@
 //   flags: --workers 2 --window 200 --time-scale 0.01 --store postgres|sqlite
 //          --ceiling-workflows 1000 --trace (memory every 30 s) --snapshots (heap snapshots of
 //          each worker at the end of each size, into the run's folder) --keep (keep that folder)
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  createWriteStream,
-  existsSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,17 +74,10 @@ const PCDS = join(root, 'bin', 'pcds.mjs');
 const MEMORY_REPORT = join(root, 'bench', 'memory-report.mjs');
 const MB = 2 ** 20;
 
-/** The processes run dist/: one older than the sources would measure other code. */
-async function checkBuilt(): Promise<void> {
-  const built = join(root, 'dist', 'cli', 'main.js');
-  if (!existsSync(built)) throw new Error('dist/ is missing: run `npm run build` first');
-  const builtAt = statSync(built).mtimeMs;
-  const files = await readdir(join(root, 'src'), { recursive: true });
-  const newer = files.filter(
-    (f) => f.endsWith('.ts') && statSync(join(root, 'src', f)).mtimeMs > builtAt,
-  );
-  if (newer.length > 0)
-    throw new Error(`dist/ is older than src/${newer[0]}: run \`npm run build\` first`);
+/** The processes run dist/: built first (incremental, quick when it is up to date). */
+function build(): void {
+  const built = spawnSync('npm', ['run', 'build'], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`npm run build failed:\n${built.stdout}${built.stderr}`);
 }
 
 /** A process of the topology, its memory reported by bench/memory-report.mjs. */
@@ -224,7 +208,7 @@ interface RunFigures {
 }
 
 const env = await (async () => {
-  await checkBuilt();
+  build();
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const dir = mkdtempSync(join(tmpdir(), 'pcds-scale-'));
   const stops: (() => Promise<void> | void)[] = [];
