@@ -266,6 +266,9 @@ const env = await (async () => {
   const processEnv: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    // glibc's malloc arenas (one per thread by default) weigh on a process's RSS: set in the
+    // bench's environment, the processes it measures get it too.
+    ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
     PCDS_TEMPORAL_ADDRESS: server.address,
     PCDS_TASK_QUEUE: 'scale',
     PCDS_STORE_URL: storeUrl,
