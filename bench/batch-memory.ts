@@ -11,21 +11,12 @@
 // writes heap snapshots of each process at its end (its main thread's, and its workflow thread's).
 import { MemorySampler, writeHeapSnapshots } from './memory-report.mjs';
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createPcdsClient } from '../src/client.js';
-import { loadConfig } from '../src/config.js';
-import { sampleRows, startEmulator } from '../src/emulator/index.js';
-import { lazyBatchStore, openStoreFromSettings } from '../src/store/index.js';
+import { sampleRows } from '../src/emulator/index.js';
 import { dataConverterFromSettings } from '../src/temporal/data-converter.js';
-import { startDevServer } from '../src/temporal/index.js';
-import { createWorker } from '../src/worker.js';
+import { startBenchEnv } from './batch-env.js';
 
 const MB = 2 ** 20;
 
@@ -46,47 +37,12 @@ interface SizeFigures {
 
 /** One size, in this process: prints its figures as one JSON line. */
 async function measureOne(rows: number): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const server = await startDevServer({ headless: true, logLevel: 'error' });
-  const emulator = await startEmulator({
-    port: 0,
-    latency: { queuedMs: 0, processingMs: 0 },
-    limits: { enabled: false },
-    jobRetentionMs: 30_000,
-    devKey: { key: 'pcds_bench_key', secret: 'pcds_bench_secret', credits: null },
-  });
-  const config = loadConfig({
-    PCDS_BASE_URL: emulator.url,
-    PCDS_API_KEY: emulator.devKey.key,
-    PCDS_API_SECRET: emulator.devKey.secret,
-    PCDS_THROTTLE: 'off',
-    PCDS_TEMPORAL_ADDRESS: server.address,
-    PCDS_TASK_QUEUE: 'bench-memory',
-    PCDS_HTTP_CONNECTIONS: '64',
-    PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-    PCDS_CACHE: 'off',
-  });
-  const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-memory-'));
-  const store = lazyBatchStore(() =>
-    openStoreFromSettings({ ...config, PCDS_STORE_URL: `sqlite:${join(dir, 'store.sqlite')}` }),
-  );
-  const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const worker = await createWorker({
-    config,
-    store,
-    connection: nativeConnection,
-    workerOptions: {
-      maxConcurrentWorkflowTaskExecutions: 100,
-      maxConcurrentActivityTaskExecutions: 200,
-    },
-  });
-  const running = worker.run();
-  const connection = await Connection.connect({ address: server.address });
+  const env = await startBenchEnv({ jobRetentionMs: 30_000, noCache: true });
   const client = await createPcdsClient({
-    connection,
-    taskQueue: worker.taskQueue,
-    store,
-    dataConverter: dataConverterFromSettings(config),
+    connection: env.connection,
+    taskQueue: env.worker.taskQueue,
+    store: env.store,
+    dataConverter: dataConverterFromSettings(env.config),
     defaults: { pollIntervalMs: 50, cache: false },
   });
   try {
@@ -142,12 +98,7 @@ async function measureOne(rows: number): Promise<void> {
     process.stdout.write(`${JSON.stringify(figures)}\n`);
   } finally {
     await client.close();
-    worker.shutdown();
-    await running;
-    await connection.close();
-    await nativeConnection.close();
-    await emulator.stop();
-    await server.stop();
+    await env.stop();
   }
 }
 
