@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
-import { childWorkflowId } from '../src/batch/types.js';
+import { rowWorkflowId } from '../src/temporal/workflow-ids.js';
 import { sampleRows } from '../src/emulator/index.js';
 import { startBenchEnv, type BenchEnv } from './batch-env.js';
 import { devServerCeiling } from './ceiling.js';
@@ -88,7 +88,7 @@ async function durableBatch(env: BenchEnv, emails: string[], compact: boolean, d
   let childEvents = 0;
   for (const row of sample) {
     const d = await env.client.workflow
-      .getHandle(childWorkflowId(prepared.input.batchId, row))
+      .getHandle(rowWorkflowId(prepared.input.batchId, row, prepared.input.rowIdScheme))
       .describe();
     childEvents += d.historyLength;
   }

@@ -196,7 +196,20 @@ const m0005_erasure_subjects: Migration = {
   },
 };
 
-const m0006_duplicates_index: Migration = {
+const m0006_cache_scope: Migration = {
+  async up(db: Kysely<unknown>) {
+    // The tenant whose request fetched an entry (null: fetched before tenants, the operator's).
+    // With the cache shared across tenants, another tenant's hit never shows its request id or time.
+    await db.schema.alterTable('pcds_cache').addColumn('scope', 'text').execute();
+    await db.schema.alterTable('pcds_cache_pending').addColumn('scope', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('pcds_cache_pending').dropColumn('scope').execute();
+    await db.schema.alterTable('pcds_cache').dropColumn('scope').execute();
+  },
+};
+
+const m0007_duplicates_index: Migration = {
   async up(db: Kysely<unknown>) {
     // Each read of a batch's rows counts its leaders' duplicates: without it, a scan of all
     // the batch's rows per chunk read, slower as the batch grows.
@@ -218,7 +231,8 @@ export const migrations: Record<string, Migration> = {
   '0003_webhook_deliveries': m0003_webhook_deliveries,
   '0004_store_identity': m0004_store_identity,
   '0005_erasure_subjects': m0005_erasure_subjects,
-  '0006_duplicates_index': m0006_duplicates_index,
+  '0006_cache_scope': m0006_cache_scope,
+  '0007_duplicates_index': m0007_duplicates_index,
 };
 
 export const migrationProvider: MigrationProvider = {

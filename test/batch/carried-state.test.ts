@@ -6,7 +6,8 @@ import type { Client } from '@temporalio/client';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
 import { JOB_SAMPLES } from '../../src/batch/job-duration.js';
-import { batchWorkflowId, type BatchInput } from '../../src/batch/types.js';
+import type { BatchInput } from '../../src/batch/types.js';
+import { batchWorkflowId } from '../../src/temporal/workflow-ids.js';
 import { withWorker } from '../harness/temporal.js';
 import { readOutput, sharedBatchEnv, startCsvBatch, tempDir, writeCsv } from './fixtures.js';
 
