@@ -310,23 +310,9 @@ export class BatchStore {
       duplicates: await this.duplicateCount(batchId),
     };
     if (!readsCache(record.endpoint, cache)) return counts;
-    const since = freshSince(cache, nowMs);
-    const hits = await this.db
-      .selectFrom('pcds_rows as r')
-      .innerJoin('pcds_cache as c', 'c.lookup', 'r.lookup')
-      .select((eb) => [
-        eb.fn.countAll<number>().as('cached'),
-        eb.fn
-          .sum<number>(eb.case().when('c.outcome', '=', 'found').then(1).else(0).end())
-          .as('found'),
-      ])
-      .where('r.batch_id', '=', batchId)
-      .where('r.problem', 'is', null)
-      .where('r.duplicate_of', 'is', null)
-      .where('c.expires_at', '>', nowMs)
-      .$if(Number.isFinite(since), (q) => q.where('c.fetched_at', '>=', since))
-      .executeTakeFirstOrThrow();
-    return { ...counts, cached: Number(hits.cached), cachedFound: Number(hits.found ?? 0) };
+    // Invalid rows have no lookup: the cache's count of a batch's hits is over the rows it sends.
+    const hits = await this.resultCache().expectedHits(batchId, cache, nowMs);
+    return { ...counts, cached: hits.rows, cachedFound: hits.found };
   }
 
   /** How many rows share an earlier row's call (marked by finishLoad). */
