@@ -9,6 +9,7 @@ import {
   findEndpoint,
   formatProblems,
   inputAliases,
+  nestsDeeperThan,
   resolveSearchPaging,
   validateInput,
   type EndpointDef,
@@ -160,7 +161,10 @@ function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
     const body = bodyObject(req);
     // Logged on arrival, before any check: a request answered 429 or 401 still left its caller.
-    if (body) ctx.stats.submitArrived(submitFingerprint(endpoint.name, body));
+    // A body nested past the bound is refused whatever else it says, and is never fingerprinted
+    // (its walk would be as deep as its nesting).
+    if (body && !nestsDeeperThan(body))
+      ctx.stats.submitArrived(submitFingerprint(endpoint.name, body));
     const key = await admit(ctx, req, reply, { path: endpoint.path, product: endpoint.product });
     if (!key) return reply;
     if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
