@@ -54,6 +54,7 @@ const config = loadConfig({
   PCDS_TEMPORAL_NAMESPACE: process.env.TEMPORAL_NAMESPACE!,
   PCDS_TASK_QUEUE: process.env.TASK_QUEUE!,
   PCDS_ENCRYPTION_KEY: process.env.PCDS_ENCRYPTION_KEY!,
+  PCDS_ID_SECRET: process.env.PCDS_ID_SECRET!,
 });
 const worker = await createWorker({ config });
 const running = worker.run();
