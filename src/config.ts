@@ -6,6 +6,11 @@ import { DEFAULT_MAX_ROW_BYTES, MAX_ROW_BYTES_LIMIT } from './batch/types.js';
 import { encryptionEnvShape } from './codec/settings.js';
 import { ConfigError } from './config-error.js';
 import { idSecretEnvShape } from './temporal/idempotency.js';
+import {
+  schedulingEnvShape,
+  tenantSettings,
+  type TenantSettings,
+} from './throttle/scheduling-settings.js';
 
 /** The fastest pace `pcds dev --time-scale` offers: an hour in a second. */
 export const MAX_TIME_SCALE = 3600;
@@ -78,6 +83,7 @@ export const envSchema = z.object({
   PCDS_THROTTLE: z.enum(['on', 'off']).default('on'),
   /** Multiplies the throttle's windows; match the emulator's timeScale (1 for the real service). */
   PCDS_THROTTLE_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
+  ...schedulingEnvShape,
   /**
    * How many times faster than the real service the clock runs (`pcds dev --time-scale`): 60 makes
    * a minute last a second. Only for the bundled emulator; it sets the defaults of every duration
@@ -156,6 +162,8 @@ export type Env = z.infer<typeof envSchema>;
 
 export interface Config extends Env {
   keys: ApiKeyConfig[];
+  /** How the throttles schedule: reserve, tenants' weights and budgets (pool-wide). */
+  scheduling: TenantSettings;
 }
 
 /** A label for a key that reveals nothing about it. */
@@ -255,7 +263,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (ids.has(k.id)) throw new ConfigError(`key id "${k.id}" is used twice`);
     ids.add(k.id);
   }
-  return { ...e, keys };
+  const poolPerHour = keys.reduce((a, k) => a + (k.perHour ?? e.PCDS_RATE_PER_HOUR), 0);
+  const scheduling = tenantSettings(e, poolPerHour || e.PCDS_RATE_PER_HOUR);
+  return { ...e, keys, scheduling };
 }
 
 export function requireKeys(config: Config): ApiKeyConfig[] {
