@@ -58,6 +58,7 @@ import { noWorkerMessage } from '../temporal/pollers.js';
 import { ageArg, intArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
+import { batchShareNotes } from '../throttle/status-text.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
 import { planPreparedBatch, type CacheHitCounter } from '../client/batch-plan-input.js';
@@ -897,7 +898,7 @@ export function registerBatchCommand(program: Command): Command {
     )
     .action(
       action(async (id: string, o: { json?: boolean; failed?: boolean }) =>
-        withBatch(id, async (handle, config) => {
+        withBatch(id, async (handle, config, client) => {
           // A stored batch's failed rows are read from the store: no worker, no file needed.
           if (o.failed && (await withStore(config, (store) => printFailedRows(store, id, o.json))))
             return;
@@ -931,6 +932,12 @@ export function registerBatchCommand(program: Command): Command {
           process.stdout.write(`batch ${id} ${progressLine(p, paceNote(config))}\n`);
           process.stdout.write(`  ${requestsText(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);
+          // What the batch gets of its keys, and what its waiting requests wait for.
+          const readings = await readEachThrottleStatus(
+            client,
+            p.pool.filter((k) => !k.removed).map((k) => k.id),
+          );
+          for (const n of batchShareNotes(id, readings)) process.stdout.write(`  ${n}\n`);
           const failedRows = failedRowsText(p.failedRows, p.failed);
           if (failedRows) process.stdout.write(`  ${failedRows}\n`);
           process.stdout.write(

@@ -3,6 +3,7 @@
 // call's details, a compact row's heartbeat).
 import { budgetWords, type PermitWait } from './permits.js';
 import type { ThrottleStatus } from './protocol.js';
+import { requesterId, batchRequester } from '../contract/tenant.js';
 import type { SchedulerSnapshot } from './scheduler.js';
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
@@ -112,4 +113,35 @@ export function describePermitWait(wait: PermitWait): string {
       ? `the tenant's budget of ${budgetWords(wait.budget)} is spent`
       : WHY[wait.reason];
   return `${wait.kind} waits for a permit on key ${wait.keyId}: ${why}, until about ${until}`;
+}
+
+/**
+ * What a batch gets on each of its keys, from their throttles: its share of the last hour and,
+ * while its requests wait, for what (its fair share, its tenant's budget, a full window). E.g.
+ * "key k1: 33% of the last hour (312 requests); 40 requests wait for its fair share".
+ */
+export function batchShareNotes(
+  batchId: string,
+  readings: readonly { keyId: string; status?: ThrottleStatus }[],
+): string[] {
+  const id = requesterId(batchRequester(batchId));
+  const notes: string[] = [];
+  for (const { keyId, status } of readings) {
+    const me = status?.scheduler?.requesters.find((r) => r.id === id);
+    if (!me) continue;
+    const waits =
+      me.waiting > 0
+        ? `; ${me.waiting} ${me.waiting === 1 ? 'request waits' : 'requests wait'} for ${
+            me.reason === 'fair_share'
+              ? 'its fair share (other work shares the key)'
+              : me.reason === 'budget'
+                ? `its tenant's budget${me.budget ? ` of ${budgetWords(me.budget)}` : ''}`
+                : me.reason
+                  ? WAITING_FOR[me.reason]
+                  : 'a permit'
+          }`
+        : '';
+    notes.push(`key ${keyId}: ${pct(me.hourShare)} of the last hour (${me.hour} requests)${waits}`);
+  }
+  return notes;
 }
