@@ -168,8 +168,12 @@ function clonePolicy(p: SchedulerPolicy): SchedulerPolicy {
 const batchHorizonOf = (s: ThrottleSettings) => s.batchHorizonMs ?? batchHorizonFor(s.minuteMs);
 /** How long a request told to come back at T still counts as coming: the gate's spread and a slow process. */
 const graceOf = (s: ThrottleSettings) => Math.max(250, Math.round(s.minuteMs / 60));
-/** A batch that asked within this span competes for shares; one silent longer holds nothing. */
-const activeSpanOf = (s: ThrottleSettings) => s.minuteMs / 2;
+/**
+ * A batch that asked within this span competes for shares; one silent longer holds nothing. Half
+ * a minute window, and never less than ten margins: round trips and a process's delays do not
+ * shrink with the time scale, and a batch whose requests are on their way back is still waiting.
+ */
+const activeSpanOf = (s: ThrottleSettings) => Math.max(s.minuteMs / 2, 10 * s.marginMs);
 
 /**
  * Answers one permit request: a new reservation or the confirmation of one. Interactive and
