@@ -181,7 +181,13 @@ const activeSpanOf = (s: ThrottleSettings) => Math.max(s.minuteMs / 2, 10 * s.ma
  * slots, and free to use the reserve); batch requests are admitted by fair share within the batch
  * cap; every class is checked against its tenant's budgets first.
  */
-export function schedulePermit(state: ThrottleState, now: number, ask: PermitAsk): PermitAnswer {
+export function schedulePermit(
+  state: ThrottleState,
+  now: number,
+  ask: PermitAsk,
+  /** Shared by the requests of one update: see ReserveOptions.memo. */
+  memo?: Map<string, { at: number; boundBy: WaitReason }>,
+): PermitAnswer {
   const sched = schedulerOf(state, now);
   forgetPast(state, sched, now);
   const requester = ask.requester ?? interactiveRequester();
@@ -196,11 +202,14 @@ export function schedulePermit(state: ThrottleState, now: number, ask: PermitAsk
   const followUps = ask.followUps ?? defaultFollowUps(ask.kind);
   let answer: PermitAnswer;
   if (r.class !== 'batch') {
-    answer = reserve(state, now, ask.kind, lead, followUps);
+    answer = reserve(state, now, ask.kind, lead, followUps, true, memo ? { memo } : {});
   } else if (sched.policy.mode === 'first-come') {
-    answer = reserve(state, now, ask.kind, lead, followUps, true, { cap: openCap(sched) });
+    answer = reserve(state, now, ask.kind, lead, followUps, true, {
+      cap: openCap(sched),
+      ...(memo ? { memo } : {}),
+    });
   } else {
-    answer = fairBatchPermit(state, sched, r, idle, now, ask.kind, lead, followUps);
+    answer = fairBatchPermit(state, sched, r, idle, now, ask.kind, lead, followUps, memo);
   }
   if (answer.kind === 'granted')
     noteGrant(sched, r, answer.at, ask.kind, ask.credits ?? 0, state.settings.hourMs);
@@ -250,6 +259,7 @@ function fairBatchPermit(
   kind: PermitKind,
   lead: number,
   followUps: number,
+  memo: Map<string, { at: number; boundBy: WaitReason }> | undefined,
 ): PermitAnswer {
   const s = state.settings;
   const cap = batchCap(state, sched, now);
@@ -275,6 +285,7 @@ function fairBatchPermit(
   const answer = reserve(state, now, kind, lead, followUps, true, {
     horizonMs: lead + batchHorizonOf(s),
     cap,
+    ...(memo ? { memo } : {}),
     admit: () =>
       ahead(clocks[r.tenant], tenantLevel, tw) || ahead(r.vt, batchLevel, r.weight)
         ? 'fair_share'

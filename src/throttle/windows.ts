@@ -253,6 +253,13 @@ export interface ReserveOptions {
    * a retry with that reason, at `now`, for the caller to reschedule).
    */
   admit?: (at: number) => WaitReason | undefined;
+  /**
+   * Fits found too far ahead, shared by the requests of one update (one `now`): until a grant
+   * changes the log, another request of the same kind, lead and class finds no earlier fit, so its
+   * answer is the same without searching the log again. (A searched fit could only be earlier
+   * after the log lost an entry, which grants never do: the memo can only delay, never over-grant.)
+   */
+  memo?: Map<string, { at: number; boundBy: WaitReason }>;
 }
 
 /** Requests of the minute window kept from a capped class: a share, at least one, none of a limit below 2. */
@@ -299,8 +306,23 @@ export function reserve(
       reason: 'hour_window',
     };
   }
-  const { at, boundBy } = earliestFit(state, now, kind, now + leadMs, track ? holds : 0, cap);
+  const memoKey = options.memo
+    ? [
+        now,
+        state.log.length,
+        state.closedUntil,
+        kind,
+        leadMs,
+        track ? holds : 0,
+        horizonMs,
+        cap ? cap.log.length : '-',
+      ].join('|')
+    : undefined;
+  const known = memoKey !== undefined ? options.memo!.get(memoKey) : undefined;
+  const { at, boundBy } =
+    known ?? earliestFit(state, now, kind, now + leadMs, track ? holds : 0, cap);
   if (at > now + horizonMs) {
+    if (memoKey !== undefined && !known) options.memo!.set(memoKey, { at, boundBy });
     state.counts.retryLater += 1;
     return { kind: 'retry', retryAt: Math.max(now + 1, at - horizonMs), reason: boundBy };
   }

@@ -58,6 +58,7 @@ import {
   summaryLine,
   type PermitKind,
   type ThrottleState,
+  type WaitReason,
 } from '../throttle/windows.js';
 
 /** Well under the 51,200-event limit, so replay after a worker restart stays quick. */
@@ -110,9 +111,10 @@ export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
       if (batch.timing) configureTiming(state, batch.timing);
       const now = Date.now();
       if (scheduling && batch.policy) configurePolicy(state, batch.policy, now);
+      const memo = new Map<string, { at: number; boundBy: WaitReason }>();
       const answers = batch.requests.map((r) =>
         scheduling
-          ? schedulePermit(state, now, r)
+          ? schedulePermit(state, now, r, memo)
           : r.confirmAt !== undefined
             ? confirm(state, now, r.confirmAt, r.kind, r.leadMs, r.move === true)
             : reserve(state, now, r.kind, r.leadMs, r.followUps ?? defaultFollowUps(r.kind)),

@@ -7,6 +7,7 @@ import {
   configurePolicy,
   scheduleRateLimited,
   schedulePermit,
+  type PermitAsk,
   type SchedulerPolicy,
 } from '../../../src/throttle/scheduler.js';
 import {
@@ -15,6 +16,7 @@ import {
   type PermitKind,
   type ThrottleSettings,
   type ThrottleState,
+  type WaitReason,
 } from '../../../src/throttle/windows.js';
 
 export interface SimBatch {
@@ -151,6 +153,16 @@ export function simulate(o: SimOptions): SimResult {
   };
   const seed = { n: 7 };
   let now = t0;
+  // Requests at the same instant share a memo, as the requests of one update do.
+  let memo = new Map<string, { at: number; boundBy: WaitReason }>();
+  let memoAt = now;
+  const decide = (ask: PermitAsk) => {
+    if (now !== memoAt) {
+      memo = new Map();
+      memoAt = now;
+    }
+    return schedulePermit(state, now, ask, memo);
+  };
 
   /** Asks until a permit is granted and due; then `sent(at)`; `refused(code)` on a refusal. */
   const acquire = (
@@ -176,10 +188,7 @@ export function simulate(o: SimOptions): SimResult {
         result.grants.push({ at: answer.at, unconfirmed: !answer.confirm });
       if (answer.confirm) {
         events.push(Math.max(now, answer.at - lead), () =>
-          handle(
-            schedulePermit(state, now, { kind, requester, confirmAt: answer.at, leadMs: lead }),
-            answer.at,
-          ),
+          handle(decide({ kind, requester, confirmAt: answer.at, leadMs: lead }), answer.at),
         );
         return;
       }
@@ -194,7 +203,7 @@ export function simulate(o: SimOptions): SimResult {
         sent(answer.at);
       });
     };
-    const ask = () => handle(schedulePermit(state, now, { kind, requester, leadMs: lead }));
+    const ask = () => handle(decide({ kind, requester, leadMs: lead }));
     ask();
   };
 
