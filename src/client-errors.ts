@@ -2,7 +2,13 @@
 // (PcdsCallError), or a request was refused before anything started (PcdsUsageError). Also the
 // one mapping of Temporal's workflow failures and not-found errors onto them.
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancelledFailure,
+  ChildWorkflowFailure,
+  TerminatedFailure,
+} from '@temporalio/common';
 import {
   PcdsError,
   pcdsErrorCode,
@@ -61,7 +67,7 @@ const detailsOf = (failure: ApplicationFailure): FailureDetails => {
  */
 export function callErrorOf(workflowId: string, err: unknown): unknown {
   if (!(err instanceof WorkflowFailedError)) return err;
-  const cause = err.cause;
+  const cause = codedCause(err.cause);
   if (cause instanceof ApplicationFailure) {
     const { httpStatus, requestId } = detailsOf(cause);
     return new PcdsCallError(
@@ -81,6 +87,20 @@ export function callErrorOf(workflowId: string, err: unknown): unknown {
     `the workflow ended without an error code (${cause?.name ?? err.message})`,
     workflowId,
   );
+}
+
+/**
+ * The failure that says why: an activity's or a child's failure is the wrapper, its cause the
+ * application failure with the code (a batch whose first activity refused it, say).
+ */
+function codedCause(failure: Error | undefined): Error | undefined {
+  let at = failure;
+  for (let depth = 0; depth < 5; depth++) {
+    if (!(at instanceof ActivityFailure || at instanceof ChildWorkflowFailure)) return at;
+    if (!at.cause) return at;
+    at = at.cause;
+  }
+  return at;
 }
 
 /** Awaits a workflow's result; its failure is thrown as a PcdsCallError (see callErrorOf). */

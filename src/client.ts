@@ -89,6 +89,8 @@ import {
   type SearchExportSummary,
 } from './workflows/index.js';
 import { callStateQuery } from './calls/signals.js';
+import { workflowWaitReasons, type WaitReason } from './client/wait-reasons.js';
+import { runDoctor, type DoctorReport } from './doctor/checks.js';
 import type { CallOutcome, CallState } from './calls/types.js';
 
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
@@ -224,6 +226,12 @@ export interface CallHandle {
   result(): Promise<CallSuccess>;
   /** Where the call stands (phase, request id, polls). */
   state(): Promise<CallState>;
+  /**
+   * Why the call waits now, each reason in a line a person can act on: no worker takes its
+   * tasks, its key's window is full until a time, a budget, a step retried after failures.
+   * Empty while nothing holds it back (or once it ended). Needs no worker.
+   */
+  waiting(): Promise<WaitReason[]>;
   workflow: WorkflowHandle<typeof pcdsEndpointCall>;
 }
 
@@ -385,6 +393,12 @@ export interface PcdsClient {
   planBatch(request: BatchRequest, limits: PlanLimits): Promise<BatchPlan>;
   /** A handle on a batch started earlier (by batch id). */
   getBatch(batchId: string): BatchHandle;
+  /**
+   * Checks the setup of this process, from the PCDS_ settings in `env` (default: the process's
+   * environment), as `pcds doctor` does: Temporal, the workers, the store and that it is theirs,
+   * the payload key and id secret (and that they are the workers'), the service, webhooks.
+   */
+  doctor(env?: NodeJS.ProcessEnv): Promise<DoctorReport>;
   close(): Promise<void>;
 }
 
@@ -543,6 +557,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         return outcome;
       },
       state: () => orNotFound(() => workflow.query(callStateQuery), notFound),
+      waiting: () => orNotFound(() => workflowWaitReasons(temporal, workflowId), notFound),
     };
   };
 
@@ -829,6 +844,8 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     async planBatch(request, limits) {
       return planPreparedBatch(await prepareBatch(request, { dryRun: true }), limits);
     },
+
+    doctor: (env = process.env) => runDoctor(env),
 
     async close() {
       if (ownsStore) await store.close();

@@ -147,6 +147,15 @@ export const envSchema = z.object({
   PCDS_METRICS_USAGE_INTERVAL_MS: intFrom(300_000),
   ...encryptionEnvShape,
   ...idSecretEnvShape,
+  /**
+   * Bounds of every HTTP listener the process opens (`pcds mcp` over HTTP, the webhook receiver,
+   * the codec server, the metrics endpoint): headers complete within this, the whole request
+   * within that, at most so many connections at once. Unset: each listener's default (see
+   * src/http/listener-limits.ts; the receiver's deadlines are tighter).
+   */
+  PCDS_LISTEN_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  PCDS_LISTEN_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().optional(),
+  PCDS_LISTEN_MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
   /** `pcds codec-server`: where it listens, its access token, the Web UI origin it serves. */
   PCDS_CODEC_SERVER_HOST: z.string().min(1).default('127.0.0.1'),
   PCDS_CODEC_SERVER_PORT: z.coerce.number().int().min(0).max(65535).default(8789),
@@ -266,6 +275,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const poolPerHour = keys.reduce((a, k) => a + (k.perHour ?? e.PCDS_RATE_PER_HOUR), 0);
   const scheduling = tenantSettings(e, poolPerHour || e.PCDS_RATE_PER_HOUR);
   return { ...e, keys, scheduling };
+}
+
+/** The listener bounds the configuration sets (PCDS_LISTEN_*); a listener's defaults fill the rest. */
+export function configuredListenerLimits(
+  config: Pick<
+    Config,
+    | 'PCDS_LISTEN_HEADERS_TIMEOUT_MS'
+    | 'PCDS_LISTEN_REQUEST_TIMEOUT_MS'
+    | 'PCDS_LISTEN_MAX_CONNECTIONS'
+  >,
+): { headersMs?: number; requestMs?: number; maxConnections?: number } {
+  return {
+    ...(config.PCDS_LISTEN_HEADERS_TIMEOUT_MS !== undefined
+      ? { headersMs: config.PCDS_LISTEN_HEADERS_TIMEOUT_MS }
+      : {}),
+    ...(config.PCDS_LISTEN_REQUEST_TIMEOUT_MS !== undefined
+      ? { requestMs: config.PCDS_LISTEN_REQUEST_TIMEOUT_MS }
+      : {}),
+    ...(config.PCDS_LISTEN_MAX_CONNECTIONS !== undefined
+      ? { maxConnections: config.PCDS_LISTEN_MAX_CONNECTIONS }
+      : {}),
+  };
 }
 
 export function requireKeys(config: Config): ApiKeyConfig[] {

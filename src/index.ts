@@ -18,6 +18,7 @@ export {
   type StartCallOptions,
 } from './client.js';
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
+export { clientOptionsFromEnv } from './client/options-from-env.js';
 export {
   TemporalConnectionError,
   type ConnectionProblem,
@@ -29,6 +30,8 @@ export {
   type BatchRequest,
   type BatchStatus,
 } from './client/batch-launch.js';
+export type { WaitKind, WaitReason } from './client/wait-reasons.js';
+export type { CheckStatus, DoctorCheck, DoctorReport } from './doctor/checks.js';
 export type { BatchPlan } from './batch/plan.js';
 export type { PlanLimits } from './client/batch-plan-input.js';
 export { PcdsError } from './contract/pcds-error.js';

@@ -9,6 +9,7 @@ import {
   lazyBatchStore,
   openStoreFromSettings,
   startCacheSweep,
+  storeSealerFromSettings,
   type LazyBatchStore,
 } from './store/index.js';
 import { loadConfig, type Config } from './config.js';
@@ -19,6 +20,7 @@ import { installMetricsExporter } from './metrics/exporter.js';
 import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js';
 import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
 import { permitGateFromConfig } from './worker/permit-gate.js';
+import { newWorkerIdentity, startSelfReports } from './worker/self-report.js';
 import {
   connectTemporalNative,
   temporalConnectionOptions,
@@ -76,6 +78,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
   // Refused at start without a key (unless PCDS_ENCRYPTION=off): person data never goes out in clear.
   const dataConverter = dataConverterFromSettings(config);
+  // Refused at start without the id secret (the store's lookups are keyed HMACs, never plain
+  // hashes), though the store itself opens on first use.
+  if (!opts.store) storeSealerFromSettings(config);
   // Checked at start: a public URL the service would refuse stops the worker with the reason.
   const urlFor = opts.callbackUrlFor ?? callbackUrlsFromConfig(config);
   const ownsConnection = !opts.connection;
@@ -102,12 +107,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
     workerShutdown: shuttingDown.signal,
     ...(urlFor ? { callbackUrlFor: urlFor } : {}),
   });
+  // Known here: the worker reports itself into its store under the identity it polls with.
+  const identity = opts.workerOptions?.identity ?? newWorkerIdentity();
   let worker: Worker;
   try {
     worker = await Worker.create({
       connection,
       namespace: config.PCDS_TEMPORAL_NAMESPACE,
       taskQueue,
+      identity,
       activities,
       dataConverter,
       ...(opts.workerOptions?.workflowBundle ? {} : { workflowsPath: WORKFLOWS_PATH }),
@@ -141,9 +149,12 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
           ? { firstAfterMs: opts.cacheSweepFirstAfterMs }
           : {}),
       });
+      // Who it is, in its store: `pcds doctor` finds it there and compares settings.
+      const reports = startSelfReports(config, store, { identity, taskQueue });
       try {
         await worker.run();
       } finally {
+        await reports.stop();
         await sweep.stop();
         await sampler?.stop();
         await clients.close();
@@ -161,8 +172,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
 /** `pcds worker`: register search attributes, run until a signal. */
 export async function runWorkerMain(config: Config = loadConfig()): Promise<void> {
   dataConverterFromSettings(config);
+  storeSealerFromSettings(config);
   // Before the first connection: the SDK's runtime is made once, with its exporter.
-  installMetricsExporter(config);
+  await installMetricsExporter(config);
   const connection = await connectTemporalNative(temporalConnectionOptions(config));
   await registerSearchAttributes(connection, config.PCDS_TEMPORAL_NAMESPACE);
   // One store for the activities and the receiver, which keeps compact rows' deliveries in it.

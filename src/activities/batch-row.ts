@@ -50,8 +50,9 @@ import {
   type JournalEntry,
 } from '../batch-io/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
-import { childWorkflowId, type ResultLine } from '../batch/types.js';
+import { childWorkflowId, type ExpectedStore, type ResultLine } from '../batch/types.js';
 import type { StoredDelivery } from '../store/batch-store.js';
+import { storeMismatch } from '../store/identity.js';
 import type { CallOutcome } from '../calls/types.js';
 import { describePermitWait } from '../throttle/status-text.js';
 import type { ActivityDeps } from './deps.js';
@@ -61,7 +62,7 @@ import { RESULT_TOO_LARGE, serializedBytes } from './result-size.js';
 import { retryUntilAnswered } from './retrying.js';
 import { sendSubmit, submitProblem, type AcceptedJob, type SubmitLedger } from './submit.js';
 
-export interface BatchRowInput {
+export interface BatchRowInput extends ExpectedStore {
   batchId: string;
   endpoint: string;
   keyId: string;
@@ -130,6 +131,16 @@ async function ledgerOf(deps: ActivityDeps, input: BatchRowInput): Promise<RowLe
   if (input.store) {
     if (!deps.store) throw new Error('this worker has no store (PCDS_STORE_URL)');
     const store = await deps.store.get();
+    // Another store than the batch's: nothing is claimed or sent from here; another worker (of
+    // the batch's store) takes the attempt.
+    const mismatch = storeMismatch(
+      {
+        ...(input.storeId ? { id: input.storeId } : {}),
+        ...(input.storeShown ? { shown: input.storeShown } : {}),
+      },
+      store.identity,
+    );
+    if (mismatch) throw ApplicationFailure.create({ type: 'store_mismatch', message: mismatch });
     return {
       entry: () => store.rowEntry(input.batchId, input.row),
       claim: (owner) => store.claimRow(input.batchId, input.row, owner),

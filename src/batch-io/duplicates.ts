@@ -17,7 +17,8 @@ const EMAILS = new Set(['email', 'work_email', 'personal_email']);
 const PHONES = new Set(['phone', 'mobile']);
 const DOMAINS = new Set(['domain', 'company_domain']);
 
-const URL_OPTIONS = {
+/** How a URL is normalised for lookups and erasure subjects (scheme, www., trailing /, fragment, query order). */
+export const URL_OPTIONS = {
   stripProtocol: true,
   stripWWW: true,
   removeTrailingSlash: true,
@@ -60,31 +61,6 @@ function normalised(name: string, value: unknown): unknown {
  */
 export function paramsFingerprint(params: Record<string, unknown>): string {
   return createHash('sha256').update(normalisedParams(params)).digest('base64url');
-}
-
-const isUrlField = (name: string, v: string) => /^https?:\/\//i.test(v) || name.endsWith('_url');
-
-/**
- * The emails and URLs a row's parameters name, normalised as a lookup normalises them: what an
- * erasure request names. `subjectOf` normalises the one a request gives.
- */
-export function subjectValues(params: Record<string, unknown>): string[] {
-  const out = new Set<string>();
-  const visit = (name: string, value: unknown) => {
-    if (typeof value === 'string') {
-      if (EMAILS.has(name) || isUrlField(name, value.trim()))
-        out.add(normalisedString(name, value));
-    } else if (Array.isArray(value)) for (const v of value) visit(name, v);
-    else if (value !== null && typeof value === 'object')
-      for (const [k, v] of Object.entries(value)) visit(k, v);
-  };
-  visit('', params);
-  return [...out].filter((v) => v.length > 0).sort();
-}
-
-/** An email address or a URL as subjectValues normalises it. */
-export function subjectOf(kind: 'email' | 'url', raw: string): string {
-  return normalisedString(kind === 'email' ? 'email' : 'subject_url', raw);
 }
 
 /** The parameters once normalised, as one JSON text (keys sorted): what a lookup key hashes. */

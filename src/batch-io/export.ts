@@ -11,11 +11,11 @@ import {
   csvLayout,
   csvRow,
   flattenResult,
-  neutralisedCell,
   objectCells,
   ResultColumns,
   type NoLineLabel,
 } from '../batch/flatten.js';
+import { spreadsheetSafeCsv } from '../batch/spreadsheet-safe.js';
 import { writeAtomically } from '../files/atomic-write.js';
 import { csvItems, type CsvItem } from './csv-records.js';
 import { jsonlItems, parseObject, rowLimitOf } from './row-reader.js';
@@ -36,7 +36,7 @@ export interface ExportRequest {
   noLine: NoLineLabel;
   /**
    * CSV cells exactly as they are, for programs that read the file: by default a cell starting
-   * like a formula is neutralised (neutralisedCell), so a spreadsheet never runs it.
+   * like a formula is neutralised (batch/spreadsheet-safe.ts), so a spreadsheet never runs it.
    */
   rawCells?: boolean;
   signal?: AbortSignal;
@@ -211,8 +211,8 @@ export async function exportBatchOutput(req: ExportRequest): Promise<ExportRepor
             yield csvRow(layout!, cells, parsed, req.noLine);
           }
         }
-        // Every cell is a string by then (flatten.ts), header included: one cast covers them all.
-        const options = req.rawCells ? {} : { cast: { string: neutralisedCell } };
+        // Every cell is a string by then (flatten.ts), header included: the options cover them all.
+        const options = req.rawCells ? {} : spreadsheetSafeCsv();
         await pipeline(Readable.from(rows()), stringify(options), out, signal);
       } else if (sorted) {
         async function* lines(): AsyncGenerator<Buffer> {

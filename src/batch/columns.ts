@@ -39,6 +39,47 @@ export function parseColumnMap(spec: string | undefined): Record<string, string>
   return map;
 }
 
+/**
+ * What is wrong with a column map whatever the file holds: a parameter the endpoint does not
+ * take, or callback_url (set by --webhooks). Checked before the file is read.
+ */
+export function columnMapProblems(
+  endpoint: EndpointDef,
+  columnMap: Record<string, string>,
+): string[] {
+  const { names, open } = endpointParameters(endpoint);
+  const problems: string[] = [];
+  for (const param of Object.keys(columnMap)) {
+    if (CALLBACK_KEY.test(param))
+      problems.push('--map: callback_url is set by --webhooks, not by a column');
+    else if (!open && !names.includes(param))
+      problems.push(`--map: "${param}" is not a parameter of ${endpoint.name}`);
+  }
+  return problems;
+}
+
+/** Refuses a column map with columnMapProblems, before any file is read. */
+export function checkColumnMap(endpoint: EndpointDef, columnMap: Record<string, string>): void {
+  const problems = columnMapProblems(endpoint, columnMap);
+  if (problems.length > 0) throw new ColumnError(problems.join('; '));
+}
+
+/**
+ * The one answer to a header that does not fit, for a caller who cannot read the file (`pcds
+ * mcp`): the same words whatever the header holds and whichever column or mapped name is at
+ * fault, so nobody learns a file's header by trying names.
+ */
+export function headerMismatchAnswer(endpoint: EndpointDef, mapped: boolean): string {
+  const { names } = endpointParameters(endpoint);
+  return (
+    `the input's header does not fit ${endpoint.name}${mapped ? ' with this map' : ''}: each column ` +
+    `must be a parameter of ${endpoint.name} (${names.join(', ')}) or be mapped to one with map ` +
+    '("parameter=Column Name", the name exactly as in the header row); no two columns may feed ' +
+    'one parameter and none may be callback_url; which column or name is at fault is not said, ' +
+    'as the file is not shown'
+  );
+}
+
 /** A header cell that reads like a person's value (an email, a phone number, a URL), not a name. */
 function looksLikeValue(name: string): boolean {
   return (
@@ -84,12 +125,8 @@ export function planColumns(
     seen.add(c);
   });
   const byColumn = new Map<string, string>();
+  problems.push(...columnMapProblems(endpoint, columnMap));
   for (const [param, column] of Object.entries(columnMap)) {
-    if (CALLBACK_KEY.test(param))
-      problems.push('--map: callback_url is set by --webhooks, not by a column');
-    else if (!open && !known.has(param)) {
-      problems.push(`--map: "${param}" is not a parameter of ${endpoint.name}`);
-    }
     if (!sample && !seen.has(column)) {
       problems.push(`--map: column "${column}" is not in the input's header`);
     }

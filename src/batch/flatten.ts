@@ -9,22 +9,6 @@ export const OUTCOME_COLUMNS = ['outcome', 'code', 'message'] as const;
 /** What the outcome cell says for an input row with no result line. */
 export type NoLineLabel = 'pending' | 'not_run' | 'missing';
 
-/**
- * First characters that make a spreadsheet read a cell as a formula (OWASP, CSV Injection):
- * `=`, `+`, `-`, `@`, tab and carriage return.
- */
-const FORMULA_START = /^[=+\-@\t\r]/;
-
-/**
- * A cell a spreadsheet shows as the text it is: one starting like a formula gets a single quote
- * in front (OWASP's rule), every other cell stays as it is. Every such cell is neutralised, a
- * plain negative number (`-5`) or an E.164 phone number (`+33...`) included: the rule cannot
- * tell a number from `-1+1`, and a spreadsheet shows the cell as the same text without the quote.
- */
-export function neutralisedCell(cell: string): string {
-  return FORMULA_START.test(cell) ? `'${cell}` : cell;
-}
-
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 

@@ -194,6 +194,12 @@ export interface PlanInput {
   creditsPerRow: number;
   /** The windows' time scale (1 for the real service): hours are reported in the service's time. */
   timeScale: number;
+  /**
+   * What each key already has in its windows (all traffic on it, as its throttle knows it), as
+   * of `nowMs`: the plan starts from there instead of from empty windows.
+   */
+  sent?: Readonly<Record<string, SentLog>>;
+  nowMs?: number;
 }
 
 export interface BatchPlan {
@@ -228,14 +234,22 @@ export function planBatch(p: PlanInput): BatchPlan {
   const sent = Math.max(0, p.rows - p.duplicates - p.invalid - cached);
   const requestsPerRow = assumedRequestsPerRow(p.webhooks);
   const requests = sent * requestsPerRow;
-  const durationMs = poolSendMs(requests, p.keys);
+  const used = p.sent ?? {};
+  const nowMs = p.nowMs ?? 0;
+  const durationMs = poolSendMs(requests, p.keys, used, nowMs);
   const shorter: BatchPlan['shorter'] = [];
   const like = p.keys[0];
   if (like && durationMs !== undefined && durationMs > 0) {
-    const more = hoursOf(poolSendMs(requests, [...p.keys, { ...like, id: '+1' }]), p.timeScale);
+    const more = hoursOf(
+      poolSendMs(requests, [...p.keys, { ...like, id: '+1' }], used, nowMs),
+      p.timeScale,
+    );
     if (more !== undefined) shorter.push({ with: 'one more key', hours: more });
     if (!p.webhooks) {
-      const hooked = hoursOf(poolSendMs(sent * assumedRequestsPerRow(true), p.keys), p.timeScale);
+      const hooked = hoursOf(
+        poolSendMs(sent * assumedRequestsPerRow(true), p.keys, used, nowMs),
+        p.timeScale,
+      );
       if (hooked !== undefined) shorter.push({ with: 'webhooks', hours: hooked });
     }
   }

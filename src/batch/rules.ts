@@ -29,6 +29,7 @@ import {
   MAX_WINDOW,
   isInvalidRow,
   type BatchProgress,
+  type EtaBasis,
   type BatchStateName,
   type CarriedState,
   type InFlightRow,
@@ -532,6 +533,7 @@ export class BatchRules {
     | 'pool'
     | 'rowsPerSecond'
     | 'etaSeconds'
+    | 'etaBasis'
     | 'jobMsEstimate'
     | 'requestsPerRow'
     | 'startedAt'
@@ -547,7 +549,17 @@ export class BatchRules {
     const duplicatesLeft = Math.max(0, (s.duplicatesTotal ?? 0) - (s.counters.duplicates ?? 0));
     const paused = s.paused !== undefined || state === 'paused';
     const keys = activeKeys(s.pool);
-    const eta = keys.some((k) => k.throttled === false)
+    const unthrottled = keys.some((k) => k.throttled === false);
+    const basis: EtaBasis | undefined =
+      unthrottled || paused
+        ? undefined
+        : {
+            rowsLeft: s.budgetSpent ? 0 : s.total - s.counters.done - duplicatesLeft,
+            requestsPerRow: perRow ?? assumedRequestsPerRow(this.webhooks),
+            keys: keys.map(windowsOfPoolKey),
+            ...(estimate !== undefined ? { tailMs: estimate } : {}),
+          };
+    const eta = unthrottled
       ? paused
         ? undefined
         : rateEtaSeconds(s.total - s.counters.done, rate)
@@ -576,6 +588,7 @@ export class BatchRules {
       })),
       rowsPerSecond: Math.round(rate * 100) / 100,
       ...(eta !== undefined ? { etaSeconds: eta } : {}),
+      ...(basis ? { etaBasis: basis } : {}),
       ...(estimate !== undefined ? { jobMsEstimate: estimate } : {}),
       ...(perRow !== undefined ? { requestsPerRow: perRow } : {}),
       startedAt: s.startedAt,

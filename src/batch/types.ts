@@ -4,7 +4,7 @@
 import type { PcdsErrorCode } from '../contract/errors.js';
 import type { Transport } from '../contract/mcp-replies.js';
 import type { RequestCounts } from './job-duration.js';
-import type { SentLog } from './plan.js';
+import type { EtaInput, SentLog } from './plan.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 
@@ -239,6 +239,13 @@ export interface BatchInput {
    */
   store?: boolean;
   /**
+   * The identity of that store (its random id) and where it is (no password), recorded by the
+   * client that loaded the rows: a worker on another store refuses the batch (store_mismatch).
+   * Absent on batches started before stores had an identity: they run unchecked.
+   */
+  storeId?: string;
+  storeShown?: string;
+  /**
    * Whose batch it is (a `pcds mcp` caller's label, a client's `tenant`): the shared throttle
    * shares the pool between tenants, then between a tenant's batches. The operator's when absent.
    */
@@ -248,6 +255,18 @@ export interface BatchInput {
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }
+
+/** What a stored batch's activities are told of its store, to check it is theirs. */
+export interface ExpectedStore {
+  storeId?: string;
+  storeShown?: string;
+}
+
+/** The store a batch recorded at start, for its activities' inputs (nothing when it has none). */
+export const expectedStoreOf = (input: BatchInput): ExpectedStore =>
+  input.storeId
+    ? { storeId: input.storeId, ...(input.storeShown ? { storeShown: input.storeShown } : {}) }
+    : {};
 
 /** A row whose call runs, and the key it went to. */
 export interface InFlightRow {
@@ -333,6 +352,13 @@ export interface BatchProgress {
    * so far, the keys in the pool): absent while paused or when no key can send.
    */
   etaSeconds?: number;
+  /**
+   * What `etaSeconds` was computed from, but the requests already in the keys' windows: a
+   * reader that knows the keys' whole use (other traffic on them included: the throttle's state)
+   * computes the ETA again from it (batch/plan.ts etaSeconds). Absent while paused, with the
+   * throttle off, and from workers of earlier releases.
+   */
+  etaBasis?: EtaBasis;
   /** Learned job duration (ms): new rows poll first at about 0.9 of it. Absent while learning. */
   jobMsEstimate?: number;
   /** Submits + polls per row that finished found or empty. */
@@ -362,6 +388,9 @@ export interface BatchProgress {
   cached?: number;
   creditsSaved?: number;
 }
+
+/** The inputs of a batch's ETA but what its keys already sent (see BatchProgress.etaBasis). */
+export type EtaBasis = Pick<EtaInput, 'rowsLeft' | 'requestsPerRow' | 'keys' | 'tailMs'>;
 
 export interface BatchSummary {
   batchId: string;

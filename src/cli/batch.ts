@@ -55,6 +55,12 @@ import { createUsageReader, slowPermitNote } from './usage.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
 import { noWorkerMessage } from '../temporal/pollers.js';
+import { callErrorOf } from '../client-errors.js';
+import { explainProgress, type ExplainedProgress } from '../client/batch-waits.js';
+import { readKeyWindowUse, type KeyWindowUse } from '../client/key-window-use.js';
+import { connectTemporalClient, temporalConnectionOptions } from '../temporal/connection.js';
+import { temporalClient } from '../temporal/data-converter.js';
+import { waitLines, type WaitReason } from '../client/wait-reasons.js';
 import { ageArg, intArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
@@ -274,6 +280,8 @@ function poolNotes(p: BatchProgress): string[] {
 /** How often the progress view asks whether a worker polls, and repeats that none does. */
 const WORKERS_CHECK_MS = 10_000;
 const NO_WORKER_REPEAT_MS = 30_000;
+/** How often the progress view reads the keys' windows (why it waits, its ETA). */
+const EXPLAIN_EVERY_MS = 5_000;
 
 export interface WatchOptions {
   /** Called when Ctrl-C detaches; default prints how to watch again. */
@@ -407,13 +415,38 @@ export async function watchBatch(
     }
     noWorker = none;
   };
+  // Why the batch waits (a key's window full until a time, a budget), said when it changes and
+  // again every half minute while it lasts; the ETA is counted again from the keys' windows.
+  let explainedAt = 0;
+  let explained: ExplainedProgress | undefined;
+  let waitsSaid = '';
+  let waitsSaidAt = 0;
+  const sayWaits = (reasons: WaitReason[]) => {
+    const key = reasons.map((r) => `${r.kind}:${r.keyId ?? ''}`).join('|');
+    if (key === waitsSaid && Date.now() - waitsSaidAt < NO_WORKER_REPEAT_MS) return;
+    if (reasons.length > 0) out.write(`\n${waitLines(reasons).join('\n')}\n`);
+    else if (waitsSaid) out.write('\ngoing on: nothing holds the batch back now\n');
+    waitsSaid = key;
+    waitsSaidAt = Date.now();
+  };
   try {
     while (!finished && !detached) {
       if (Date.now() - workersCheckedAt >= (noWorker ? 2_000 : WORKERS_CHECK_MS))
         await checkWorkers();
       if (!noWorker) {
         try {
-          show(await queryProgress(handle));
+          const p = await queryProgress(handle);
+          if (Date.now() - explainedAt >= EXPLAIN_EVERY_MS) {
+            explainedAt = Date.now();
+            explained = await explainProgress(handle.client, p).catch(() => undefined);
+            if (explained) sayWaits(explained.waiting);
+          }
+          // The ETA counts what the keys already spent in their windows (other traffic too).
+          const eta = explained?.progress.etaSeconds;
+          const { etaBasis: _basis, ...shown } = p;
+          show(
+            eta !== undefined && p.etaBasis && !p.paused ? { ...shown, etaSeconds: eta } : shown,
+          );
         } catch {
           // Between two runs of the batch, or before its first task: ask again shortly.
         }
@@ -447,8 +480,11 @@ export async function watchBatch(
     )();
     return undefined;
   }
-  if (finished?.error)
-    throw finished.error instanceof Error ? finished.error : new Error('the batch failed');
+  if (finished?.error) {
+    // A batch that failed says why with its code (store_mismatch, no_keys, ...), as status does.
+    const err = callErrorOf(handle.workflowId, finished.error);
+    throw err instanceof Error ? err : new Error('the batch failed');
+  }
   return finished?.summary;
 }
 
@@ -481,14 +517,60 @@ export async function batchPlanOf(
   config: Config,
   prepared: PreparedBatch,
   cacheHits?: CacheHitCounter,
-): Promise<{ plan: BatchPlan; keys: KeyWindows[]; assumed: boolean }> {
+): Promise<{
+  plan: BatchPlan;
+  keys: KeyWindows[];
+  assumed: boolean;
+  use?: Map<string, KeyWindowUse>;
+}> {
   const { keys, assumed } = planKeys(config, prepared.input.keyIds);
+  // What the keys already spent (other work on them included) counts: a key whose hour is
+  // nearly spent sends this batch's first requests only as its window slides.
+  const use = await keyUseForPlan(
+    config,
+    keys.map((k) => k.id),
+  );
+  const nowMs = Date.now();
+  const sent = use && Object.fromEntries([...use].map(([id, u]) => [id, u.sent]));
   const plan = await planPreparedBatch(
     prepared,
-    { keys, timeScale: config.PCDS_THROTTLE_TIME_SCALE },
+    {
+      keys,
+      timeScale: config.PCDS_THROTTLE_TIME_SCALE,
+      ...(sent && Object.keys(sent).length ? { sent, nowMs } : {}),
+    },
     cacheHits,
   );
-  return { plan, keys, assumed };
+  return { plan, keys, assumed, ...(use?.size ? { use } : {}) };
+}
+
+/** How long a plan waits for Temporal and the keys' throttles before planning without them. */
+const PLAN_USE_TIMEOUT_MS = 3_000;
+
+/**
+ * The keys' windows as their throttles know them, for a plan; undefined when the throttle is off
+ * or Temporal cannot be reached within seconds (the plan then takes the windows as empty).
+ */
+async function keyUseForPlan(
+  config: Config,
+  keyIds: string[],
+): Promise<Map<string, KeyWindowUse> | undefined> {
+  if (config.PCDS_THROTTLE === 'off' || keyIds.length === 0) return undefined;
+  let connection: Awaited<ReturnType<typeof connectTemporalClient>> | undefined;
+  try {
+    connection = await connectTemporalClient({
+      ...temporalConnectionOptions(config),
+      connectTimeoutMs: PLAN_USE_TIMEOUT_MS,
+      explain: false,
+    });
+    return await readKeyWindowUse(temporalClient(connection, config).workflow, keyIds, {
+      timeoutMs: PLAN_USE_TIMEOUT_MS,
+    });
+  } catch {
+    return undefined;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
 }
 
 const fmtHours = (h: number | undefined, timeScale: number) => {
@@ -501,7 +583,12 @@ const fmtHours = (h: number | undefined, timeScale: number) => {
 
 /** The plan, for people: a few lines, then what would shorten it. */
 export function planText(
-  { plan, keys, assumed }: { plan: BatchPlan; keys: KeyWindows[]; assumed: boolean },
+  {
+    plan,
+    keys,
+    assumed,
+    use,
+  }: { plan: BatchPlan; keys: KeyWindows[]; assumed: boolean; use?: Map<string, KeyWindowUse> },
   timeScale: number,
   webhooks: boolean,
   /** The credit check against the account (GET /usage), in place of the plain estimate. */
@@ -517,6 +604,17 @@ export function planText(
   return [
     `plan: ${plan.rows} rows${notSent.length ? ` (${notSent.join(', ')}: not sent)` : ''}, ${plan.sent} sent x ~${plan.requestsPerRow} request${plan.requestsPerRow === 1 ? '' : 's'} (${perRow}) = ${plan.requests} requests`,
     `  ${plan.keys} key${plan.keys === 1 ? '' : 's'} (${limits} each${assumed ? '; no keys configured here: the default limits assumed' : ''}): ${fmtHours(plan.hours, timeScale)} at the limits`,
+    ...(use?.size
+      ? [
+          `  counted from what the keys already sent: ${[...use.values()]
+            .map(
+              (u) =>
+                `${u.keyId} ${u.hour.used}/${u.hour.limit} this hour` +
+                (u.hour.used >= u.hour.limit ? ' (full)' : ''),
+            )
+            .join(', ')}`,
+        ]
+      : []),
     `  ${creditsNote ?? `credits: up to ${plan.credits} (every row sent found; empty results are free)`}`,
     ...(plan.cached
       ? [
@@ -562,7 +660,9 @@ async function usageNote(config: Config, prepared: PreparedBatch, rows: number):
 
 const CSV_RAW_CELLS_HELP =
   'CSV cells exactly as they are, for programs that read the file (by default a cell starting ' +
-  "with =, +, -, @, tab or CR gets a ' in front, so a spreadsheet never runs it as a formula)";
+  'with =, +, -, @ (or their full-width forms), tab, CR or LF, also behind blanks or invisible ' +
+  "characters, gets a ' in front, and one after a ; or a line break inside the cell, so a " +
+  'spreadsheet never runs it as a formula)';
 
 interface ExportFlags {
   output: string;
@@ -928,8 +1028,12 @@ export function registerBatchCommand(program: Command): Command {
             return;
           }
           const p = status.progress;
-          if (o.json) return printJson(p);
+          const waiting = status.waiting ?? [];
+          if (o.json) return printJson(waiting.length ? { ...p, waiting } : p);
           process.stdout.write(`batch ${id} ${progressLine(p, paceNote(config))}\n`);
+          // Why it waits, when something holds it back (a key's window full until a time, ...).
+          for (const line of waitLines(waiting.filter((r) => r.kind !== 'paused')))
+            process.stdout.write(`  ${line}\n`);
           process.stdout.write(`  ${requestsText(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);
           // What the batch gets of its keys, and what its waiting requests wait for.

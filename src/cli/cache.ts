@@ -1,11 +1,13 @@
 // `pcds cache stats|purge`: what the result cache in the store holds per endpoint, and removing
-// entries: by endpoint, age or expiry, everything, or what one email or URL named (an erasure).
+// entries: by endpoint, age or expiry, or everything. `--email`/`--url` are an erasure request
+// (`pcds erase`), which reaches batch rows and results too.
 import { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { findEndpoint } from '../contract/index.js';
 import { CACHE_TTL, parseAge, type CacheTtl } from '../calls/cache-policy.js';
 import { openStoreFromSettings } from '../store/index.js';
 import { ResultCache, type CacheStats, type PurgeRequest } from '../store/result-cache.js';
+import { erasureIdentifiersOf, runErasure } from './erase.js';
 import { action, printJson, UsageError } from './output.js';
 
 const CACHED = Object.keys(CACHE_TTL);
@@ -58,24 +60,12 @@ export function purgeRequestOf(o: PurgeFlags): PurgeRequest {
     }
   }
   if (o.expired) req.expired = true;
-  // An erasure's value is personal data: errors name the option, never what was given.
-  if (o.email !== undefined) {
-    const email = o.email.trim();
-    if (!/^[^\s@]+@[^\s@]+$/.test(email))
-      throw new UsageError('--email: not an email address (the value is not shown)');
-    req.email = email;
-  }
-  if (o.url !== undefined) {
-    if (o.url.trim() === '' || /\s/.test(o.url.trim()))
-      throw new UsageError('--url: not a URL (the value is not shown)');
-    req.url = o.url;
-  }
   const conditions = Object.keys(req).length;
   if (o.all && conditions > 0)
     throw new UsageError('--all removes every entry: give it alone, or give conditions instead');
   if (!o.all && conditions === 0)
     throw new UsageError(
-      'say what to remove: --endpoint, --older-than, --expired, --email or --url (or --all --yes for every entry)',
+      'say what to remove: --endpoint, --older-than or --expired (or --all --yes for every entry); --email or --url erase a person',
     );
   if (o.all && !o.yes)
     throw new UsageError('--all removes every cached result: add --yes to confirm');
@@ -190,18 +180,37 @@ export function registerCacheCommand(program: Command): Command {
   cmd
     .command('purge')
     .description(
-      'remove the entries that match every condition given; --email/--url remove what a request named (an erasure request)',
+      'remove the entries that match every condition given; --email/--url erase a person from the whole store (pcds erase)',
     )
     .option('--endpoint <name>', 'only this endpoint')
     .option('--older-than <age>', 'fetched longer ago than this (7d, 12h, 30m)')
     .option('--expired', 'past their time to live (what the workers sweep hourly)')
-    .option('--email <address>', 'whose request named this email address (normalised)')
-    .option('--url <url>', 'whose request named this URL (normalised: scheme, www., trailing /)')
+    .option(
+      '--email <address>',
+      'erase the person with this email address from the whole store (as pcds erase --email)',
+    )
+    .option(
+      '--url <url>',
+      'erase the person with this URL from the whole store (as pcds erase --url)',
+    )
     .option('--all', 'every entry (with --yes)')
     .option('--yes', 'confirm --all')
-    .option('--json', 'print {removed} as JSON')
+    .option('--json', 'print {removed} as JSON (an erasure: its report)')
     .action(
       action(async (o: PurgeFlags) => {
+        // A person's erasure reaches more than the cache: it is `pcds erase`, whole.
+        if (o.email !== undefined || o.url !== undefined) {
+          const { email, url, json, ...rest } = o;
+          if (Object.values(rest).some((v) => v !== undefined))
+            throw new UsageError(
+              '--email and --url erase a person from the whole store: give them without other conditions',
+            );
+          const identifiers = erasureIdentifiersOf({
+            ...(email !== undefined ? { email: [email] } : {}),
+            ...(url !== undefined ? { url: [url] } : {}),
+          });
+          return runErasure(identifiers, json ? { json } : {});
+        }
         const req = purgeRequestOf(o);
         // --expired alone is the workers' sweep by hand (also dropping stale single-call records).
         const sweepOnly = Object.keys(req).length === 1 && req.expired === true;
@@ -209,14 +218,7 @@ export function registerCacheCommand(program: Command): Command {
           sweepOnly ? (await cache.sweep()).expired : cache.purge(req),
         );
         if (o.json) return printJson({ removed });
-        const erasure = req.email !== undefined || req.url !== undefined;
-        process.stdout.write(
-          `removed ${removed} cache ${removed === 1 ? 'entry' : 'entries'}${erasure ? ' (and the single calls pending on that value)' : ''}\n`,
-        );
-        if (erasure)
-          process.stderr.write(
-            'note: batch rows and results already in the store are not removed (see docs/security.md, Erasure request)\n',
-          );
+        process.stdout.write(`removed ${removed} cache ${removed === 1 ? 'entry' : 'entries'}\n`);
       }),
     );
   return cmd;

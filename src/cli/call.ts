@@ -12,6 +12,8 @@ import { cacheUseOf, parseAge } from '../calls/cache-policy.js';
 import { action, printJson, UsageError } from './output.js';
 import { parameterHelp, paramsFromArgs, requiredHelp } from './params.js';
 import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';
+import { describeWaits } from '../client/wait-reasons.js';
+import { callDoing, reportWaits } from './wait-reports.js';
 
 const CALL_FLAGS = `Call options:
   --wait / --no-wait   wait for the outcome (default) or print the workflow id and return
@@ -198,7 +200,12 @@ export function registerCallCommand(program: Command): Command {
             return;
           }
           process.stderr.write(`${handle.workflowId} (${ui})\n`);
-          const outcome = await handle.result();
+          // A worker that stops after the check above, a full window, a budget: said, never silent.
+          const outcome = await reportWaits(handle.result(), async () => {
+            const w = await describeWaits(client.temporal, handle.workflowId);
+            const doing = callDoing(w.state);
+            return { reasons: w.reasons, ...(doing ? { doing } : {}) };
+          });
           printJson(outcome);
           const next = outcome.outcome === 'found' ? outcome.page : undefined;
           // A person search's next page: a page POST on the same search (billable when fulfilled).

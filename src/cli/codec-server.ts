@@ -1,7 +1,7 @@
 // `pcds codec-server`: the remote codec endpoint for the Temporal Web UI and CLI, with the
 // worker's keys, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, configuredListenerLimits, loadConfig, type Config } from '../config.js';
 import { originOf, startCodecServer, type CodecServer } from '../codec/server.js';
 import { payloadCodecFromSettings } from '../temporal/data-converter.js';
 import { action } from './output.js';
@@ -32,6 +32,7 @@ export async function startCodecServerFromConfig(
       originOf(config.PCDS_TEMPORAL_UI_URL),
     port: opts.port ?? config.PCDS_CODEC_SERVER_PORT,
     host: opts.host ?? config.PCDS_CODEC_SERVER_HOST,
+    limits: configuredListenerLimits(config),
   });
 }
 

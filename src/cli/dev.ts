@@ -85,7 +85,7 @@ export function registerDevCommand(program: Command): Command {
           { metrics: metricsConfig.PCDS_METRICS_PORT },
           metricsConfig.PCDS_METRICS_HOST,
         );
-        installMetricsExporter(metricsConfig);
+        await installMetricsExporter(metricsConfig);
         process.stderr.write(
           `starting Temporal, the emulator${opts.worker ? ' and a worker' : ' (no worker)'}...\n`,
         );

@@ -31,6 +31,7 @@ type Register = (program: Command) => unknown;
  */
 const COMMANDS: Record<string, () => Promise<Register>> = {
   dev: async () => (await import('./dev.js')).registerDevCommand,
+  doctor: async () => (await import('./doctor.js')).registerDoctorCommand,
   call: async () => (await import('./call.js')).registerCallCommand,
   worker: async () => (await import('./worker.js')).registerWorkerCommand,
   usage: async () => (await import('./usage.js')).registerUsageCommand,
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   'codec-server': async () => (await import('./codec-server.js')).registerCodecServerCommand,
   batch: async () => (await import('./batch.js')).registerBatchCommand,
   cache: async () => (await import('./cache.js')).registerCacheCommand,
+  erase: async () => (await import('./erase.js')).registerEraseCommand,
   search: async () => (await import('./search.js')).registerSearchCommand,
   demo: async () => (await import('./demo.js')).registerDemoCommand,
   throttle: async () => (await import('./throttle.js')).registerThrottleCommand,

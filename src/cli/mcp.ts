@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
-import { loadConfig } from '../config.js';
+import { configuredListenerLimits, loadConfig } from '../config.js';
 import { extraAllowedHosts, resolveMcpTokens } from '../mcp-server/access.js';
 import { callerScopedClient, callerScopeOf, visibleTo } from '../mcp-server/caller-client.js';
 import { callerFilesDir, fileRootDir } from '../mcp-server/file-root.js';
@@ -92,6 +92,7 @@ export function registerMcpCommand(program: Command): Command {
             host: flags.host,
             port: flags.port,
             allowedHosts: extraAllowedHosts(config.PCDS_MCP_ALLOWED_HOSTS),
+            limits: configuredListenerLimits(config),
           },
         );
         // Shown this once: it is not printed again (it stays in its file, readable by this user).

@@ -5,6 +5,8 @@ import { webUiLink } from '../client/batch-launch.js';
 import { MAX_EXPORT_RESULTS, validatedParams } from '../client.js';
 import { loadConfig } from '../config.js';
 import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-connection.js';
+import { describeWaits } from '../client/wait-reasons.js';
+import { reportWaits } from './wait-reports.js';
 import { action, UsageError } from './output.js';
 import { intArg } from './args.js';
 
@@ -88,7 +90,11 @@ export function registerSearchCommand(program: Command): Command {
             `Web UI: ${webUiLink(config.PCDS_TEMPORAL_UI_URL, config.PCDS_TEMPORAL_NAMESPACE, handle.workflowId)}\n`,
           );
           if (o.detach) return;
-          const s = await handle.result();
+          // A worker gone, a key's window full: said while the export waits, never silent.
+          const s = await reportWaits(handle.result(), async () => {
+            const w = await describeWaits(client.temporal, handle.workflowId);
+            return { reasons: w.reasons };
+          });
           process.stderr.write(
             `exported ${s.rows} rows in ${s.pages} pages to ${s.output} (stopped: ${s.stoppedBy.replace(/_/g, ' ')}; last status ${s.lastStatus})\n`,
           );

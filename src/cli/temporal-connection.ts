@@ -4,6 +4,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { createPcdsClient, type PcdsClient } from '../client.js';
+import { clientOptionsFromConfig } from '../client/options-from-env.js';
 import type { Config } from '../config.js';
 import {
   connectTemporalClient,
@@ -11,7 +12,6 @@ import {
   TemporalConnectionError,
 } from '../temporal/connection.js';
 import { dataConverterFromSettings, temporalClient } from '../temporal/data-converter.js';
-import { idSecretFromSettings } from '../temporal/idempotency.js';
 import {
   checkWorkers,
   NoWorkerError,
@@ -56,25 +56,9 @@ export async function connectTemporal(
 
 /** The typed client on the configured server, task queue and call defaults. */
 export async function connectPcdsClient(config: Config): Promise<PcdsClient> {
-  const dataConverter = dataConverterFromSettings(config);
-  // A bad id secret (short, unreadable file) is reported before any connection is tried.
-  const idSecret = idSecretFromSettings(config);
-  const { tls, apiKey } = temporalConnectionOptions(config);
+  const options = clientOptionsFromConfig(config);
   try {
-    return await createPcdsClient({
-      dataConverter,
-      ...(idSecret ? { idSecret: idSecret.key.toString('utf8') } : {}),
-      address: config.PCDS_TEMPORAL_ADDRESS,
-      ...(tls !== undefined ? { tls } : {}),
-      ...(apiKey !== undefined ? { apiKey } : {}),
-      namespace: config.PCDS_TEMPORAL_NAMESPACE,
-      taskQueue: config.PCDS_TASK_QUEUE,
-      defaults: {
-        pollIntervalMs: config.PCDS_POLL_INTERVAL_MS,
-        maxWaitMs: config.PCDS_MAX_WAIT_MS,
-        webhookFallbackPollMs: config.PCDS_WEBHOOK_FALLBACK_POLL_MS,
-      },
-    });
+    return await createPcdsClient(options);
   } catch (err) {
     throw asCliConnectionError(err, config);
   }

@@ -2,7 +2,7 @@
 // reachable from the internet), until SIGINT or SIGTERM.
 import { InvalidArgumentError, type Command } from 'commander';
 import { loadConfig } from '../config.js';
-import { lazyBatchStore, openStoreFromSettings } from '../store/index.js';
+import { lazyBatchStore, openStoreFromSettings, storeSealerFromSettings } from '../store/index.js';
 import { installMetricsExporter } from '../metrics/exporter.js';
 import { recordWebhookDelivery } from '../metrics/instruments.js';
 import { PortInUseError } from './ports.js';
@@ -21,8 +21,9 @@ export async function runWebhooksReceiver(opts: { port?: number; host?: string }
   const config = loadConfig();
   // Configuration problems are reported before any connection is tried.
   receiverSettingsFromConfig(config);
+  storeSealerFromSettings(config);
   // Its delivery counters, when PCDS_METRICS_PORT is set (before the Temporal connection).
-  installMetricsExporter(config);
+  await installMetricsExporter(config);
   const { client, close } = await connectTemporal(config);
   // Compact rows have no workflow to signal: their deliveries go to the workers' store, opened on
   // the first such delivery.

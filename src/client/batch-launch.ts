@@ -37,11 +37,18 @@ import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/
 import type { batchWorkflow } from '../workflows/batch.js';
 import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
-import { ColumnError, parseColumnMap } from '../batch/columns.js';
+import {
+  checkColumnMap,
+  ColumnError,
+  headerMismatchAnswer,
+  parseColumnMap,
+} from '../batch/columns.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from '../batch/messages.js';
 import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
+import { explainProgress } from './batch-waits.js';
+import type { WaitReason } from './wait-reasons.js';
 import type { CacheOption, CacheUse } from '../calls/cache-policy.js';
 import {
   LoadError,
@@ -86,7 +93,7 @@ export interface BatchOptions {
   overwrite?: boolean;
   /**
    * A .csv output with its cells exactly as they are, for programs that read it; by default a
-   * cell starting like a formula (=, +, -, @, tab, CR) gets a single quote in front.
+   * cell a spreadsheet would run as a formula gets a single quote in front (batch/spreadsheet-safe.ts).
    */
   csvRawCells?: boolean;
   historyThreshold?: number;
@@ -325,10 +332,13 @@ async function prepareFiles(
     }
   }
   try {
+    const columnMap = req.map ? parseColumnMap(req.map) : undefined;
+    // What the map itself gets wrong is said in full: it tells nothing of the file.
+    if (columnMap) checkColumnMap(endpoint, columnMap);
     const source = {
       path: inputPath,
       format: formatOf(inputPath, req.format, byRole ? 'the input file' : inputPath),
-      ...(req.map ? { columnMap: parseColumnMap(req.map) } : {}),
+      ...(columnMap ? { columnMap } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
     };
     const inspection = await inspectInput(
@@ -336,7 +346,13 @@ async function prepareFiles(
       endpoint.name,
       req.maxRowBytes,
       byRole ? 'the input file' : source.path,
-    );
+    ).catch((err: unknown) => {
+      // A caller who cannot read the file (pcds mcp) gets one answer for a header that does not
+      // fit, whatever it holds: otherwise trying names would tell which columns it has.
+      if (byRole && err instanceof ColumnError)
+        throw new ColumnError(headerMismatchAnswer(endpoint, columnMap !== undefined));
+      throw err;
+    });
     // The batch itself never truncates its output (a reset batch must keep its lines): starting
     // over an old file is decided here, once every check has passed.
     const overwrite = req.overwrite && !opts.dryRun;
@@ -399,7 +415,14 @@ export async function startBatchWorkflow(
 ): Promise<BatchHandle> {
   const { endpoint } = prepared;
   let { inspection } = prepared;
-  const input: BatchInput = { ...prepared.input, store: true };
+  // The store's identity goes with the batch: a worker on another store refuses it at once
+  // (store_mismatch) instead of finding no rows.
+  const { id: storeId, shown: storeShown } = opts.store.identity;
+  const input: BatchInput = {
+    ...prepared.input,
+    store: true,
+    ...(storeId ? { storeId, storeShown } : {}),
+  };
   const memo = opts.memo;
   // A workflow under this id already: refused before its rows are touched.
   const existing = await client.workflow
@@ -508,12 +531,20 @@ export interface PublishedProgress {
 
 /**
  * Where a batch stands: its progress while it runs (paused included), or, when no worker answers,
- * what it last published; its summary once it ended.
+ * what it last published; its summary once it ended. While it runs, `waiting` says why it waits
+ * (no worker, paused, a key's window full until a time, a budget), empty when nothing holds it
+ * back, and the progress's ETA counts what its keys already spent in their windows.
  */
 export type BatchStatus =
-  | { ended: false; progress: BatchProgress; published?: undefined }
-  | { ended: false; progress?: undefined; published: PublishedProgress }
-  | { ended: true; summary: BatchSummary; progress?: undefined; published?: undefined };
+  | { ended: false; progress: BatchProgress; published?: undefined; waiting?: WaitReason[] }
+  | { ended: false; progress?: undefined; published: PublishedProgress; waiting?: WaitReason[] }
+  | {
+      ended: true;
+      summary: BatchSummary;
+      progress?: undefined;
+      published?: undefined;
+      waiting?: undefined;
+    };
 
 /** Who polls a batch's task queue (the one of its current run). */
 export async function batchWorkers(
@@ -661,14 +692,32 @@ export async function batchStatus(
     // One describe of the task queue: with no worker the query would only wait.
     checked ??= await checkWorkers(handle.client, described.taskQueue);
     const left = deadline - Date.now();
-    if (checked.state === 'none' || left <= 0)
-      return { ended: false, published: await publishedProgress(handle, described, checked) };
+    if (checked.state === 'none' || left <= 0) {
+      const published = await publishedProgress(handle, described, checked);
+      return {
+        ended: false,
+        published,
+        waiting: [
+          checked.state === 'none'
+            ? { kind: 'no_worker', message: published.reason }
+            : {
+                kind: 'task_not_taken',
+                message: `no worker answered the batch's progress query within ${Math.round(timeoutMs / 1000)} s: the workers of task queue ${described.taskQueue} stopped or are all busy (start one with \`pcds worker\`)`,
+              },
+        ],
+      };
+    }
+    let progress: BatchProgress;
     try {
-      return { ended: false, progress: await queryProgress(handle, left) };
+      progress = await queryProgress(handle, left);
     } catch {
       if (deadline - Date.now() <= PROGRESS_RETRY_MS) continue;
       await sleep(PROGRESS_RETRY_MS);
+      continue;
     }
+    // Why it waits, and an ETA that counts what its keys already spent (other traffic too).
+    const explained = await explainProgress(handle.client, progress);
+    return { ended: false, progress: explained.progress, waiting: explained.waiting };
   }
 }
 

@@ -4,7 +4,7 @@
 import { TYPICAL_CREDITS } from '../batch/cost.js';
 import { DuplicateFinder } from '../batch-io/duplicates.js';
 import type { PreparedBatch } from './batch-launch.js';
-import { keyWindows, planBatch, type BatchPlan } from '../batch/plan.js';
+import { keyWindows, planBatch, type BatchPlan, type SentLog } from '../batch/plan.js';
 import { readRows } from '../batch-io/row-reader.js';
 import { isInvalidRow, type BatchInput, type InputInspection } from '../batch/types.js';
 
@@ -69,6 +69,12 @@ export async function countPlanRows(
 export interface PlanLimits {
   keys: { id: string; perMinute: number; perHour: number }[];
   timeScale?: number;
+  /**
+   * What each key already has in its windows, as of `nowMs` (client/key-window-use.ts reads it
+   * from the keys' throttles): the plan counts it. Absent: the windows are taken as empty.
+   */
+  sent?: Record<string, SentLog>;
+  nowMs?: number;
 }
 
 /** The plan of a prepared batch (batch/plan.ts), after one pass over its input. */
@@ -84,5 +90,6 @@ export async function planPreparedBatch(
     keys: limits.keys.map((k) => keyWindows(k, timeScale)),
     creditsPerRow: TYPICAL_CREDITS[prepared.endpoint.price],
     timeScale,
+    ...(limits.sent ? { sent: limits.sent, nowMs: limits.nowMs ?? Date.now() } : {}),
   });
 }

@@ -9,6 +9,11 @@ import cors from '@fastify/cors';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import {
+  createBoundedServer,
+  listenerLimits,
+  type ListenerLimits,
+} from '../http/listener-limits.js';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;
@@ -23,6 +28,8 @@ export interface CodecServerOptions {
   host?: string;
   /** Largest request body, bytes. Default 16 MB: the UI decodes a page of history at once. */
   bodyLimit?: number;
+  /** Header and request deadlines and the connection limit (PCDS_LISTEN_*); defaults otherwise. */
+  limits?: Partial<ListenerLimits>;
 }
 
 export interface CodecServer {
@@ -69,11 +76,11 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   const expected = digest(options.token);
   const tokenOk = (given: string | undefined) =>
     given !== undefined && timingSafeEqual(digest(given), expected);
+  const limits = listenerLimits(options.limits);
   const app = Fastify({
     logger: false,
     bodyLimit: options.bodyLimit ?? 16 * 1024 * 1024,
-    requestTimeout: 30_000,
-    connectionTimeout: 30_000,
+    serverFactory: (handler) => createBoundedServer(limits, handler),
   });
   const origins = [options.allowedOrigin].flat().map(originOf);
   await app.register(cors, {

@@ -1,8 +1,8 @@
 // Payload encryption settings (PCDS_ENCRYPTION*), read with the rest of the configuration and
 // turned here into the keyring the codec uses. Key values never appear in a message.
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../config-error.js';
+import { readSecretFile } from '../files/secret-file.js';
 import { KEY_BYTES, type EncryptionKeyring } from './aes-gcm-codec.js';
 
 const keyId = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'key id: letters, digits, _ . - only');
@@ -61,15 +61,9 @@ export function keyringFromSettings(s: EncryptionSettings): EncryptionKeyring | 
   if (s.PCDS_ENCRYPTION_KEY) {
     current = keyFrom(s.PCDS_ENCRYPTION_KEY, 'PCDS_ENCRYPTION_KEY');
   } else if (s.PCDS_ENCRYPTION_KEY_FILE) {
-    let text: string;
-    try {
-      text = readFileSync(s.PCDS_ENCRYPTION_KEY_FILE, 'utf8');
-    } catch {
-      throw new EncryptionConfigError(
-        `PCDS_ENCRYPTION_KEY_FILE: cannot read ${s.PCDS_ENCRYPTION_KEY_FILE}`,
-      );
-    }
-    current = keyFrom(text, 'PCDS_ENCRYPTION_KEY_FILE');
+    // Refused when unreadable or open to other users (a secret file is its owner's only).
+    const text = readSecretFile(s.PCDS_ENCRYPTION_KEY_FILE, 'PCDS_ENCRYPTION_KEY_FILE');
+    current = keyFrom(text.toString('utf8'), 'PCDS_ENCRYPTION_KEY_FILE');
   } else {
     throw new EncryptionConfigError(NO_KEY_MESSAGE);
   }

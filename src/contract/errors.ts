@@ -203,6 +203,10 @@ export const ERRORS = [
   own('store_unreadable', 'a stored value cannot be opened with the configured encryption keys'),
   own('batch_not_loaded', "the batch's rows are still loading, or their loader stopped"),
   own('no_such_batch', 'the store has no batch with this id'),
+  own(
+    'store_mismatch',
+    "the batch's rows are in another store than the worker's: give the client and every worker the same PCDS_STORE_URL",
+  ),
   own('output_not_jsonl', 'a search export writes JSONL: its output must end in .jsonl'),
   own(
     'path_not_allowed',

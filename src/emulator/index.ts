@@ -109,6 +109,8 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   };
 
   const app = buildServer(ctx);
+  // One connection more than the bound is closed as it arrives.
+  app.server.maxConnections = opts.listener.maxConnections;
   await app.listen({ port: opts.port, host: opts.host });
   const addr = app.server.address() as AddressInfo;
   const host = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;

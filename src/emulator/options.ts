@@ -162,6 +162,19 @@ export const emulatorOptionsSchema = z
     keys: z.array(keySeedSchema).default([]),
     /** Read the client address from X-Forwarded-For (for allow-list tests behind a proxy). */
     trustProxy: z.boolean().default(false),
+    /**
+     * Bounds of the listener, as every listener of the project keeps them: a request's headers
+     * within headersTimeoutMs, the whole request within requestTimeoutMs (a client trickling its
+     * headers is cut off), at most maxConnections open at once (one more is closed on arrival).
+     */
+    listener: z
+      .object({
+        headersTimeoutMs: ms.min(1).default(10_000),
+        requestTimeoutMs: ms.min(1).default(30_000),
+        maxConnections: z.number().int().min(1).default(1024),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 

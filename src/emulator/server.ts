@@ -22,6 +22,15 @@ export function buildServer(ctx: EmulatorContext): FastifyInstance {
     bodyLimit: 1024 * 1024,
     // Keep-alive longer than typical load generators' idle gaps.
     keepAliveTimeout: 65_000,
+    // A client trickling its headers is cut off (checked every second, not Node's every 30 s).
+    requestTimeout: ctx.opts.listener.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(
+        ctx.opts.listener.headersTimeoutMs,
+        ctx.opts.listener.requestTimeoutMs,
+      ),
+      connectionsCheckingInterval: 1_000,
+    },
     // Errors met before routing (a malformed escape in the URL) come in the envelope too.
     frameworkErrors: (err, _req, reply) => {
       if (err.code === 'FST_ERR_BAD_URL')
@@ -31,14 +40,15 @@ export function buildServer(ctx: EmulatorContext): FastifyInstance {
     // Errors of the HTTP parser itself (oversized headers: 431; garbage: 400), in the envelope.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (!socket.writable) return socket.destroy();
-      const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
-      const status = tooLarge ? 431 : 400;
-      const body = errorBody(
-        'invalid_request',
-        tooLarge ? 'The request headers are too large.' : 'The request could not be read.',
-      );
+      const [status, reason, message] =
+        err.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'Request Header Fields Too Large', 'The request headers are too large.']
+          : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? [408, 'Request Timeout', 'The request did not arrive in time.']
+            : [400, 'Bad Request', 'The request could not be read.'];
+      const body = errorBody('invalid_request', message);
       socket.end(
-        `HTTP/1.1 ${status} ${tooLarge ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+        `HTTP/1.1 ${status} ${reason}\r\n` +
           `Content-Type: application/json; charset=utf-8\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );

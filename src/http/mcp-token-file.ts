@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { PcdsError } from '../contract/index.js';
 import { ensureKeyFile } from '../codec/dev-key.js';
 import { writeFileAtomic } from '../files/atomic-write.js';
+import { readSecretFile } from '../files/secret-file.js';
 
 /** One key id's grant: what a refresh needs, and the tokens. Non-secret fields name the server. */
 export const storedGrantSchema = z.object({
@@ -171,18 +172,16 @@ export class EncryptedTokenFile {
   private async keyFor(create: boolean): Promise<Buffer> {
     if (this.key) return this.key;
     if (this.opts.key) return (this.key = decodeKey(this.opts.key));
-    try {
-      this.key = decodeKey(await readFile(this.opts.keyPath, 'utf8'));
-      return this.key;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !create) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT')
-          throw new TokenFileError(
-            `the key file ${this.opts.keyPath} of ${this.opts.path} is missing: sign in again with pcds mcp-login`,
-          );
-        throw err;
-      }
+    const keyPath = this.opts.keyPath;
+    if (!(await stat(keyPath).catch(() => undefined))) {
+      if (!create)
+        throw new TokenFileError(
+          `the key file ${keyPath} of ${this.opts.path} is missing: sign in again with pcds mcp-login`,
+        );
+      ensureKeyFile(keyPath);
     }
-    return (this.key = decodeKey(await readFile(ensureKeyFile(this.opts.keyPath), 'utf8')));
+    // A secret file: refused when other users can read it.
+    const text = readSecretFile(keyPath, 'PCDS_MCP_TOKENS_FILE').toString('utf8');
+    return (this.key = decodeKey(text));
   }
 }

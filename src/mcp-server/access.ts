@@ -59,6 +59,17 @@ export function configuredTokens(
       throw new ConfigError(`MCP token id "${t.id}" is used twice (PCDS_MCP_TOKEN is "default")`);
     ids.add(t.id);
   }
+  // One token under two labels would make its holder either caller, at the check's whim: each
+  // caller has a token of its own. The labels are named, never the token.
+  const labelOf = new Map<string, string>();
+  for (const t of tokens) {
+    const other = labelOf.get(t.token);
+    if (other !== undefined)
+      throw new ConfigError(
+        `MCP tokens "${other}" and "${t.id}" are the same token (PCDS_MCP_TOKEN is "default"): give each caller its own`,
+      );
+    labelOf.set(t.token, t.id);
+  }
   return tokens;
 }
 

@@ -88,6 +88,7 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
       workflow: guarded,
       result: () => ensure(notFound, () => inner.result()),
       state: () => ensure(notFound, () => inner.state()),
+      waiting: () => ensure(notFound, () => inner.waiting()),
     };
   };
 

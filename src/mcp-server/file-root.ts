@@ -23,6 +23,9 @@ export const callerFilesDir = (
   caller: McpCaller,
 ): string => (isSoleDefaultToken(tokens) ? rootDir : join(rootDir, caller.tokenId));
 
+/** How an answer names a file outside the caller's root (work started elsewhere, by the operator). */
+export const OUTSIDE_FILE_ROOT = '(outside the file root)';
+
 /** The refusal of a path: the same words for a file that exists and one that does not. */
 const notInRoot = (role: string) =>
   new PcdsUsageError(
@@ -82,6 +85,19 @@ export class FileRoot {
     if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
       throw notInRoot(role);
     return real;
+  }
+
+  /**
+   * How an answer names a file the work wrote or read (a real path): relative to the root, as the
+   * tools take paths, so no answer shows where the server keeps the root; OUTSIDE_FILE_ROOT for
+   * a file elsewhere.
+   */
+  async shown(path: string): Promise<string> {
+    const root = await this.root();
+    const rel = relative(root, path);
+    if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel))
+      return OUTSIDE_FILE_ROOT;
+    return rel;
   }
 
   /**

@@ -2,10 +2,15 @@
 // server per request, answers as JSON). Before a request reaches MCP, its Host and Origin must
 // name this server (DNS rebinding) and it must carry one of the bearer tokens, which names the
 // caller the tools act for.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  createBoundedServer,
+  listenerLimits,
+  type ListenerLimits,
+} from '../http/listener-limits.js';
 import { allowedHosts, bearerCaller, type McpCaller, type McpToken } from './access.js';
 
 export interface PcdsMcpHttp {
@@ -21,6 +26,8 @@ export interface PcdsMcpHttpOptions {
   path?: string;
   /** Host names (`name` or `name:port`) accepted beside loopback and `host`. */
   allowedHosts?: string[];
+  /** Header and request deadlines and the connection limit (PCDS_LISTEN_*); defaults otherwise. */
+  limits?: Partial<ListenerLimits>;
 }
 
 const REALM = 'Bearer realm="pcds-mcp"';
@@ -37,7 +44,7 @@ export async function startPcdsMcpHttp(
   const listenHost = opts.host ?? '127.0.0.1';
   // Checked before listening (a bad entry is a configuration error); bound to the port after.
   let names = allowedHosts({ listenHost, port: opts.port ?? 8790, extra: opts.allowedHosts });
-  const http: Server = createServer((req, res) => {
+  const http: Server = createBoundedServer(listenerLimits(opts.limits), (req, res) => {
     const reply = (status: number, body: string, headers: Record<string, string> = {}) =>
       res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(body);
     // Host first: a page reaching us under a rebound name learns nothing, not even the path.

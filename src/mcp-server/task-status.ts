@@ -2,6 +2,7 @@
 // work stands, and how long the assistant should wait before asking again.
 import type { Task } from '@modelcontextprotocol/sdk/types.js';
 import type { BatchStatus } from '../client/batch-launch.js';
+import type { WaitReason } from '../client/wait-reasons.js';
 
 export type TaskStatus = Task['status'];
 
@@ -87,6 +88,11 @@ export function batchTaskView(
       pollInterval: POLL_MS.waiting,
     };
   const eta = p.etaSeconds !== undefined ? [`about ${Math.ceil(p.etaSeconds)} s left`] : [];
+  // Why it waits (a key's window full until a time, a budget), as the client's status says.
+  const waits = (s.waiting ?? []).map((r) => `waiting: ${r.message}`);
+  const waitUntil = Math.min(
+    ...(s.waiting ?? []).map((r) => (r.until !== undefined ? r.until - now : Infinity)),
+  );
   // Rows held by the throttle: how many, and one's wait (its key, why, until when).
   const held = throttled?.rows
     ? [
@@ -98,8 +104,14 @@ export function batchTaskView(
   const permit = throttled?.wait?.until !== undefined ? throttled.wait.until - now : Infinity;
   return {
     status: 'working',
-    statusMessage: [`${p.state}: ${parts[0]}`, ...parts.slice(1), ...held, ...eta].join('; '),
-    pollInterval: clamp(Math.min(job, permit, Math.max(left, POLL_MS.min))),
+    statusMessage: [`${p.state}: ${parts[0]}`, ...parts.slice(1), ...held, ...waits, ...eta].join(
+      '; ',
+    ),
+    pollInterval: clamp(
+      waits.length
+        ? Math.min(Math.max(waitUntil, POLL_MS.min), POLL_MS.waiting)
+        : Math.min(job, permit, Math.max(left, POLL_MS.min)),
+    ),
   };
 }
 
@@ -155,5 +167,18 @@ export function runningCallView(o: {
     status: 'working',
     statusMessage: `${o.phase ?? o.shownState ?? 'running'}${polls}`,
     pollInterval: POLL_MS.default,
+  };
+}
+
+/**
+ * Running work that waits (the client's reasons: no worker takes its tasks, a key's window, a
+ * budget, a step retried): every reason in the message; asked again when the first should end.
+ */
+export function waitingView(reasons: readonly WaitReason[], now = Date.now()): TaskView {
+  const until = Math.min(...reasons.map((r) => (r.until !== undefined ? r.until - now : Infinity)));
+  return {
+    status: 'working',
+    statusMessage: reasons.map((r) => `waiting: ${r.message}`).join('; '),
+    pollInterval: Number.isFinite(until) ? clamp(until) : POLL_MS.waiting,
   };
 }

@@ -6,7 +6,7 @@ import type {
   TaskStore,
 } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
-import { pathToFileURL } from 'node:url';
+import { sep } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { BATCH_ID_PATTERN } from '../batch/types.js';
@@ -16,12 +16,15 @@ import { noWorkerWarning } from '../temporal/pollers.js';
 import { PcdsState } from '../temporal/search-attributes.js';
 import { BATCH_WORKFLOW_TYPE } from '../workflows/type-names.js';
 import { answer } from './answers.js';
+import type { FileRoot } from './file-root.js';
+import { withShownPaths } from './shown-paths.js';
 import {
   batchTaskView,
   closedTaskStatus,
   permitWaitOf,
   type PermitWaitShown,
   runningCallView,
+  waitingView,
   type TaskStatus,
   type TaskView,
 } from './task-status.js';
@@ -70,12 +73,18 @@ interface Described {
   raw: { workflowExtendedInfo?: { cancelRequested?: boolean | null } | null };
 }
 
-/** A result's link to the file the worker wrote (in the caller's file root). */
-const fileLink = (path: string, name: string): CallToolResult['content'][number] => ({
+/** The scheme of a link to a file in the caller's file root: its path relative to the root. */
+export const FILE_ROOT_SCHEME = 'pcds-files';
+
+/**
+ * A result's link to a file the work wrote, named relative to the caller's file root (`shown`, as
+ * the tools take paths): never the server's absolute path.
+ */
+const fileLink = (shown: string, name: string): CallToolResult['content'][number] => ({
   type: 'resource_link',
-  uri: pathToFileURL(path).href,
+  uri: `${FILE_ROOT_SCHEME}:${shown.split(sep).map(encodeURIComponent).join('/')}`,
   name,
-  mimeType: path.endsWith('.csv') ? 'text/csv' : 'application/jsonl',
+  mimeType: shown.endsWith('.csv') ? 'text/csv' : 'application/jsonl',
 });
 
 const isNotFound = (err: unknown) =>
@@ -87,6 +96,8 @@ export interface TemporalTaskStoreDeps {
   client(): Promise<PcdsClient>;
   /** Whether a listed workflow's memo makes it the caller's. */
   visible(memo: Record<string, unknown> | undefined): boolean;
+  /** The caller's file root: answers name files relative to it. */
+  files: Pick<FileRoot, 'shown'>;
   now?: () => number;
 }
 
@@ -178,6 +189,12 @@ export class TemporalTaskStore implements TaskStore {
           : { status: 'working', statusMessage: 'pages are written', pollInterval: 5_000 };
       if (missing) return runningCallView({ noWorker: missing });
       const call = client.getCall(id);
+      // Its tasks untaken by any worker, a step retried after failures: said before any query,
+      // which only a worker answers.
+      const reasons = (await call.waiting().catch(() => [])).filter(
+        (r) => r.kind !== 'throttle' && r.kind !== 'budget',
+      );
+      if (reasons.length) return waitingView(reasons, this.now());
       const state = await call.state();
       const shownState = d.typedSearchAttributes.get(PcdsState);
       // Why it is throttled is in its current details (the SDK's metadata query).
@@ -252,7 +269,10 @@ export class TemporalTaskStore implements TaskStore {
         const batch = client.getBatch(id);
         const ended = await batch.result();
         // The files the links name are written here, in the file root, from the store.
-        const summary = (await batch.writeOutputs()) ?? ended;
+        const summary = await withShownPaths(
+          (await batch.writeOutputs()) ?? ended,
+          this.deps.files,
+        );
         const doc = { batch_id: id, state: summary.state, summary };
         return {
           doc,
@@ -264,7 +284,10 @@ export class TemporalTaskStore implements TaskStore {
       });
     if (kind === 'export')
       return answerWith(async () => {
-        const summary = await client.getSearchExport(id).result();
+        const summary = await withShownPaths(
+          await client.getSearchExport(id).result(),
+          this.deps.files,
+        );
         const doc = { export_id: id, state: 'done', summary };
         return { doc, links: [fileLink(summary.output, `results of search export ${id}`)] };
       });

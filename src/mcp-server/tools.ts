@@ -12,6 +12,7 @@ import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
 import { noWorkerWarning } from '../temporal/pollers.js';
 import { answer, NotFound } from './answers.js';
+import { withShownPaths } from './shown-paths.js';
 import { TemporalTaskStore } from './task-store.js';
 import { registerStartTool, routeStartTools } from './task-tools.js';
 
@@ -82,6 +83,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       taskStore: new TemporalTaskStore({
         client: () => deps.client(),
         visible: deps.visible ?? (() => true),
+        files,
       }),
     },
   );
@@ -234,7 +236,12 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         // batch got while it runs, whole (with its CSV and summary) once it ended.
         const written = await handle.writeOutputs().catch(() => undefined);
         const s = await handle.status();
-        if (s.ended) return { batch_id, state: s.summary.state, summary: written ?? s.summary };
+        if (s.ended)
+          return {
+            batch_id,
+            state: s.summary.state,
+            summary: await withShownPaths(written ?? s.summary, files),
+          };
         // No worker answered: the last progress the batch published, and why.
         if (s.published)
           return {
@@ -243,7 +250,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
             last_published: s.published,
             warning: s.published.reason,
           };
-        return { batch_id, state: 'running', progress: s.progress };
+        return { batch_id, state: 'running', progress: await withShownPaths(s.progress, files) };
       }),
   );
 
@@ -360,7 +367,11 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         if (status === 'RUNNING')
           return { export_id, state: 'running', ...(await workerWarning(client)) };
         try {
-          return { export_id, state: 'done', summary: await handle.result() };
+          return {
+            export_id,
+            state: 'done',
+            summary: await withShownPaths(await handle.result(), files),
+          };
         } catch (err) {
           if (!(err instanceof PcdsError)) throw err;
           return { export_id, state: 'failed', error: { code: err.code, message: err.message } };

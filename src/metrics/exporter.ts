@@ -1,9 +1,12 @@
 // The worker's Prometheus endpoint: the Temporal SDK's own exporter (one HTTP server in the
-// SDK's core, GET /metrics) serves the SDK's runtime metrics and, through the runtime's metric
-// meter, the project's. Installed once per process, before any connection to Temporal.
+// SDK's core, on a loopback port of its own) renders the SDK's runtime metrics and, through the
+// runtime's metric meter, the project's; the listener of metrics/endpoint.ts serves them with the
+// project's bounds. Installed once per process, before any connection to Temporal.
 import { Runtime } from '@temporalio/worker';
-import type { Config } from '../config.js';
+import { configuredListenerLimits, type Config } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import { freePort } from '../temporal/dev-server.js';
+import { startMetricsEndpoint } from './endpoint.js';
 import { METRIC_DEFS } from './catalogue.js';
 import { useMetricMeter } from './instruments.js';
 
@@ -14,25 +17,34 @@ const bucketOverrides = (): Record<string, number[]> =>
   );
 
 /**
- * Installs the SDK runtime with its Prometheus exporter on PCDS_METRICS_HOST:PCDS_METRICS_PORT
- * and sends the project's metrics to it. Returns the scrape URL, or undefined when
- * PCDS_METRICS_PORT is unset (no metrics server). Call before anything connects to Temporal.
+ * Installs the SDK runtime with its Prometheus exporter on a loopback port of its own, sends the
+ * project's metrics to it, and serves them on PCDS_METRICS_HOST:PCDS_METRICS_PORT through a
+ * listener that keeps the project's bounds (metrics/endpoint.ts). Returns the scrape URL, or
+ * undefined when PCDS_METRICS_PORT is unset (no metrics server). Call before anything connects
+ * to Temporal.
  */
-export function installMetricsExporter(
-  config: Pick<Config, 'PCDS_METRICS_PORT' | 'PCDS_METRICS_HOST'>,
-): string | undefined {
+export async function installMetricsExporter(
+  config: Pick<Config, 'PCDS_METRICS_PORT' | 'PCDS_METRICS_HOST'> &
+    Parameters<typeof configuredListenerLimits>[0],
+): Promise<string | undefined> {
   const port = config.PCDS_METRICS_PORT;
   if (port === undefined) return undefined;
   const host = config.PCDS_METRICS_HOST.includes(':')
     ? `[${config.PCDS_METRICS_HOST}]`
     : config.PCDS_METRICS_HOST;
   const bindAddress = `${host}:${port}`;
+  const refused = (err: unknown) =>
+    new ConfigError(
+      `PCDS_METRICS_PORT: cannot serve metrics on ${bindAddress}: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  // A free loopback port for the core's own exporter: only the listener below reaches it.
+  const corePort = await freePort();
   try {
     Runtime.install({
       telemetryOptions: {
         metrics: {
           prometheus: {
-            bindAddress,
+            bindAddress: `127.0.0.1:${corePort}`,
             // Prometheus conventions: counters end in _total, units in names, seconds.
             countersTotalSuffix: true,
             unitSuffix: true,
@@ -43,13 +55,18 @@ export function installMetricsExporter(
       },
     });
   } catch (err) {
-    // The port is taken, or the SDK's runtime was made before (by a connection or a worker).
-    throw new ConfigError(
-      `PCDS_METRICS_PORT: cannot serve metrics on ${bindAddress}: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    // The SDK's runtime was made before (by a connection or a worker), or its port was taken.
+    throw refused(err);
   }
   useMetricMeter(Runtime.instance().metricMeter);
-  const url = `http://${host}:${port}/metrics`;
-  process.stderr.write(`metrics served on ${url}\n`);
-  return url;
+  const endpoint = await startMetricsEndpoint({
+    host: config.PCDS_METRICS_HOST,
+    port,
+    upstream: `http://127.0.0.1:${corePort}/metrics`,
+    limits: configuredListenerLimits(config),
+  }).catch((err: unknown) => {
+    throw refused(err);
+  });
+  process.stderr.write(`metrics served on ${endpoint.url}\n`);
+  return endpoint.url;
 }

@@ -6,7 +6,14 @@ import type { Claim, JournalEntry } from '../batch-io/row-journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
 import { fillsCache, freshSince, readsCache, type CacheUse } from '../calls/cache-policy.js';
 import { putCacheEntry, ResultCache } from './result-cache.js';
+import { mergedSubjects } from './sealer.js';
 import type { StoreSchema } from './schema.js';
+import {
+  freshWorkerReports,
+  removeWorkerReport,
+  writeWorkerReport,
+  type WorkerReport,
+} from './worker-reports.js';
 
 /** How a row the result cache answered ended (set by readRows). */
 type CachedMark = ValidRow['cached'];
@@ -79,6 +86,25 @@ export class BatchStore {
     return this.store.sealer;
   }
 
+  /** The store's identity and where it is (no password): what a batch records at start. */
+  get identity(): { id: string | undefined; shown: string } {
+    return { id: this.store.id, shown: this.store.location.shown };
+  }
+
+  /** A worker's report of itself (store/worker-reports.ts). */
+  reportWorker(report: WorkerReport): Promise<void> {
+    return writeWorkerReport(this.store, report);
+  }
+
+  removeWorkerReport(identity: string): Promise<void> {
+    return removeWorkerReport(this.store, identity);
+  }
+
+  /** The workers of a task queue that reported into this store lately. */
+  workerReports(where: { taskQueue: string; namespace: string }): Promise<WorkerReport[]> {
+    return freshWorkerReports(this.store, where);
+  }
+
   /** The result cache of the same store (a worker sweeps it; calls read and fill it). */
   resultCache(): ResultCache {
     return new ResultCache(this.store);
@@ -138,7 +164,8 @@ export class BatchStore {
         code: valid ? null : (r.code ?? 'invalid_row'),
         lookup: valid ? this.seal.lookup(endpoint, r.params) : null,
         duplicate_of: null,
-        subjects: valid ? this.seal.subjects(r.params) : null,
+        // What the row names, parameters and cells alike (an invalid row keeps its cells too).
+        subjects: this.seal.subjects(valid ? r.params : undefined, r.key, r.cells),
       };
     });
     await this.db.transaction().execute(async (tx) => {
@@ -396,7 +423,7 @@ export class BatchStore {
     const since = freshSince(record.cache, now);
     const hits = await this.db
       .selectFrom('pcds_cache')
-      .select(['lookup', 'outcome', 'request_id', 'result', 'fetched_at'])
+      .select(['lookup', 'outcome', 'request_id', 'result', 'fetched_at', 'subjects'])
       .where('lookup', 'in', [...new Set(open.map((g) => g.lookup!))])
       .where('expires_at', '>', now)
       .$if(Number.isFinite(since), (q) => q.where('fetched_at', '>=', since))
@@ -419,6 +446,7 @@ export class BatchStore {
           result: h.result,
           written_at: now,
           cached_at: Number(h.fetched_at),
+          subjects: h.subjects,
         },
       ];
     });
@@ -503,7 +531,16 @@ export class BatchStore {
       const stored = missingLeaders.length
         ? await tx
             .selectFrom('pcds_results')
-            .select(['row', 'outcome', 'code', 'message', 'request_id', 'result', 'cached_at'])
+            .select([
+              'row',
+              'outcome',
+              'code',
+              'message',
+              'request_id',
+              'result',
+              'cached_at',
+              'subjects',
+            ])
             .where('batch_id', '=', batchId)
             .where('row', 'in', missingLeaders)
             .execute()
@@ -523,6 +560,8 @@ export class BatchStore {
           result: l.result !== undefined ? this.seal.seal(l.result) : null,
           written_at: now,
           cached_at: l.cached && l.fetchedAt ? Date.parse(l.fetchedAt) : null,
+          // Whom the result (and a service's message, which may quote the request) names.
+          subjects: this.seal.subjects(l.result, l.message),
         };
         if (l.duplicateOf === undefined) return own;
         const fresh = byRow.get(l.duplicateOf);
@@ -535,6 +574,7 @@ export class BatchStore {
             request_id: fresh.requestId ?? null,
             result: fresh.result !== undefined ? this.seal.seal(fresh.result) : null,
             cached_at: fresh.cached && fresh.fetchedAt ? Date.parse(fresh.fetchedAt) : null,
+            subjects: this.seal.subjects(fresh.result, fresh.message),
           };
         const s = storedByRow.get(l.duplicateOf);
         if (!s)
@@ -552,6 +592,7 @@ export class BatchStore {
           request_id: s.request_id,
           result: s.result,
           cached_at: s.cached_at,
+          subjects: s.subjects,
         };
       });
       // What was inserted (a row already there is not): the caller counts it once.
@@ -605,7 +646,14 @@ export class BatchStore {
         .innerJoin('pcds_rows as r', (j) =>
           j.onRef('r.batch_id', '=', 'res.batch_id').onRef('r.row', '=', 'res.row'),
         )
-        .select(['r.lookup', 'r.subjects', 'res.outcome', 'res.request_id', 'res.result'])
+        .select([
+          'r.lookup',
+          'r.subjects',
+          'res.subjects as result_subjects',
+          'res.outcome',
+          'res.request_id',
+          'res.result',
+        ])
         .where('res.batch_id', '=', batchId)
         .where('res.row', 'in', rows.slice(i, i + INSERT_CHUNK))
         .where('res.duplicate_of', 'is', null)
@@ -619,7 +667,7 @@ export class BatchStore {
         await putCacheEntry(tx, {
           lookup: f.lookup!,
           endpoint: batch.endpoint,
-          subjects: f.subjects,
+          subjects: mergedSubjects(f.subjects, f.result_subjects),
           outcome: f.outcome === 'found' ? 'found' : 'empty',
           requestId: f.request_id!,
           status: 'completed',
@@ -1080,6 +1128,7 @@ export class BatchStore {
           request_id: requestId ?? '',
           body: this.seal.seal(body),
           received_at: nowMs,
+          subjects: this.seal.subjects(body),
         })
         .onConflict((oc) => oc.columns(['batch_id', 'row', 'request_id']).doNothing())
         .executeTakeFirst();

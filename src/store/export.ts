@@ -14,11 +14,11 @@ import {
   csvLayout,
   csvRow,
   flattenValues,
-  neutralisedCell,
   OUTCOME_COLUMNS,
   ResultColumns,
   type NoLineLabel,
 } from '../batch/flatten.js';
+import { spreadsheetSafeCsv } from '../batch/spreadsheet-safe.js';
 import type { ExportReport, ResultLine } from '../batch/types.js';
 import { PRIVATE_FILE_MODE, writeAtomically } from '../files/atomic-write.js';
 import { BatchStore, BatchStoreError } from './batch-store.js';
@@ -34,7 +34,7 @@ export interface StoreExportRequest {
   noLine: NoLineLabel;
   /**
    * CSV cells exactly as they are, for programs that read the file: by default a cell starting
-   * like a formula is neutralised (neutralisedCell), so a spreadsheet never runs it. Parquet and
+   * like a formula is neutralised (batch/spreadsheet-safe.ts), so a spreadsheet never runs it. Parquet and
    * JSONL hold values, not cells a spreadsheet runs: they are always as they are.
    */
   rawCells?: boolean;
@@ -209,8 +209,8 @@ export async function exportBatchFromStore(
             yield csvRow(layout, cells, r.line, req.noLine);
           }
         }
-        // Every cell is a string by then (flatten.ts), header included: one cast covers them all.
-        const options = req.rawCells ? {} : { cast: { string: neutralisedCell } };
+        // Every cell is a string by then (flatten.ts), header included: the options cover them all.
+        const options = req.rawCells ? {} : spreadsheetSafeCsv();
         await pipeline(
           Readable.from(csvRows()),
           stringify(options),

@@ -8,12 +8,14 @@ import {
 import {
   idSecretFromEnv,
   idSecretFromSettings,
+  IdSecretConfigError,
+  type IdSecret,
   type IdSecretSettings,
 } from '../temporal/idempotency.js';
 import { BatchStore } from './batch-store.js';
 import { openStore, type Store } from './open.js';
 import { ResultCache } from './result-cache.js';
-import { createSealer } from './sealer.js';
+import { createSealer, type Sealer } from './sealer.js';
 
 export {
   BatchStore,
@@ -39,6 +41,7 @@ export {
   migrateStore,
   openStore,
   parseStoreUrl,
+  readStoreId,
   showStoreUrl,
   StoreConfigError,
   type Store,
@@ -58,6 +61,7 @@ export {
   type RowsLoadOptions,
 } from './load.js';
 export { createSealer, StoreSealError, type Sealer } from './sealer.js';
+export { storeMismatch, type StoreIdentity } from './identity.js';
 export {
   ResultCache,
   type CachedResult,
@@ -73,16 +77,28 @@ export {
 } from '../calls/cache-policy.js';
 export { CACHE_SWEEP_INTERVAL_MS, startCacheSweep, type CacheSweep } from './cache-sweep.js';
 
+/** Why a store is not opened without the id secret, and how to give it. */
+export const STORE_ID_SECRET_MESSAGE =
+  'the store keys its lookups and erasure subjects with the id secret, and never with a plain ' +
+  'hash: set PCDS_ID_SECRET (32+ characters, e.g. `openssl rand -base64 32`) or ' +
+  'PCDS_ID_SECRET_FILE, the same in every worker, CLI and client of the store ' +
+  '(`pcds dev` makes <PCDS_DATA_DIR>/id-secret and prints the line)';
+
+function requiredIdSecret(secret: IdSecret | undefined): IdSecret {
+  if (!secret) throw new IdSecretConfigError(STORE_ID_SECRET_MESSAGE);
+  return secret;
+}
+
 /**
  * Opens the store from PCDS_STORE_URL and PCDS_DATA_DIR, sealing values with the payload
- * codec's keys (PCDS_ENCRYPTION*) and keying lookups with PCDS_ID_SECRET.
+ * codec's keys (PCDS_ENCRYPTION*) and keying lookups with PCDS_ID_SECRET (refused without it).
  */
-export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Store> {
+export async function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<Store> {
   const keyring = keyringFromSettings(encryptionSettingsFromEnv(env));
   return openStore({
     url: env.PCDS_STORE_URL,
     dataDir: env.PCDS_DATA_DIR ?? '.data',
-    sealer: createSealer(keyring, idSecretFromEnv(env)),
+    sealer: createSealer(keyring, requiredIdSecret(idSecretFromEnv(env))),
   });
 }
 
@@ -90,12 +106,18 @@ export function openStoreFromEnv(env: NodeJS.ProcessEnv = process.env): Promise<
 export type StoreSettings = EncryptionSettings &
   IdSecretSettings & { PCDS_STORE_URL?: string | undefined; PCDS_DATA_DIR: string };
 
-export function openStoreFromSettings(s: StoreSettings): Promise<Store> {
-  return openStore({
-    url: s.PCDS_STORE_URL,
-    dataDir: s.PCDS_DATA_DIR,
-    sealer: createSealer(keyringFromSettings(s), idSecretFromSettings(s)),
-  });
+/**
+ * The sealer the settings make: refused (a ConfigError naming the setting) without a payload key
+ * while encryption is on, and without the id secret. A process that opens its store later (a
+ * worker, on first use) calls it at start, so a missing secret stops it before it polls.
+ */
+export function storeSealerFromSettings(s: StoreSettings): Sealer {
+  return createSealer(keyringFromSettings(s), requiredIdSecret(idSecretFromSettings(s)));
+}
+
+export async function openStoreFromSettings(s: StoreSettings): Promise<Store> {
+  const sealer = storeSealerFromSettings(s);
+  return openStore({ url: s.PCDS_STORE_URL, dataDir: s.PCDS_DATA_DIR, sealer });
 }
 
 /**

@@ -1,6 +1,7 @@
 // The store's versioned migrations, in order. Each is written once the same for both engines
 // (Kysely's schema builder with portable types: text, integer, bigint), never edited after it
 // shipped: a change of shape is a new migration.
+import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Migration, MigrationProvider } from 'kysely/migration';
 
@@ -144,11 +145,64 @@ const m0003_webhook_deliveries: Migration = {
   },
 };
 
+const m0004_store_identity: Migration = {
+  async up(db: Kysely<unknown>) {
+    // The store's identity, made once when the store is created (or first opened by a release
+    // that knows it): a batch records the id of the store its rows went to, and a worker on
+    // another store refuses it instead of finding no rows. Random, so two stores never share one.
+    await db.schema
+      .createTable('pcds_store_meta')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('value', 'text', (c) => c.notNull())
+      .execute();
+    await (db as Kysely<{ pcds_store_meta: { name: string; value: string } }>)
+      .insertInto('pcds_store_meta')
+      .values([
+        { name: 'store_id', value: randomUUID() },
+        { name: 'created_at', value: new Date().toISOString() },
+      ])
+      .execute();
+    // What each worker last said of itself, every minute or so (store/worker-reports.ts): the
+    // workers of a store are found in it, and `pcds doctor` compares their settings with its own
+    // by ids and fingerprints, never by a value.
+    await db.schema
+      .createTable('pcds_workers')
+      .addColumn('identity', 'text', (c) => c.primaryKey())
+      .addColumn('task_queue', 'text', (c) => c.notNull())
+      .addColumn('namespace', 'text', (c) => c.notNull())
+      .addColumn('report', 'text', (c) => c.notNull())
+      .addColumn('started_at', 'bigint', (c) => c.notNull())
+      .addColumn('seen_at', 'bigint', (c) => c.notNull())
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropTable('pcds_workers').ifExists().execute();
+    await db.schema.dropTable('pcds_store_meta').ifExists().execute();
+  },
+};
+
+const m0005_erasure_subjects: Migration = {
+  async up(db: Kysely<unknown>) {
+    // Keyed HMACs of the identifiers a result (and a delivered envelope) names: the emails,
+    // profile URLs, phone numbers and name-at-company of the people in it, so an erasure finds
+    // a result fetched by one identifier that names the person by another. Null on results
+    // written before: an erasure counts those as what it could not check.
+    await db.schema.alterTable('pcds_results').addColumn('subjects', 'text').execute();
+    await db.schema.alterTable('pcds_deliveries').addColumn('subjects', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('pcds_deliveries').dropColumn('subjects').execute();
+    await db.schema.alterTable('pcds_results').dropColumn('subjects').execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '0001_batches': m0001_batches,
   '0002_result_cache': m0002_result_cache,
   '0003_webhook_deliveries': m0003_webhook_deliveries,
+  '0004_store_identity': m0004_store_identity,
+  '0005_erasure_subjects': m0005_erasure_subjects,
 };
 
 export const migrationProvider: MigrationProvider = {

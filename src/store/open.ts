@@ -36,6 +36,11 @@ export interface StoreLocation {
 export interface Store {
   readonly db: Kysely<StoreSchema>;
   readonly engine: StoreEngine;
+  /**
+   * The store's identity (random, made by its migrations): a batch records it at start and its
+   * workers check it. Undefined only for a store opened without its migrations.
+   */
+  readonly id: string | undefined;
   readonly sealer: Sealer;
   readonly location: StoreLocation;
   close(): Promise<void>;
@@ -108,6 +113,10 @@ function sqliteDialect(path: string): SqliteDialect {
       db.pragma('journal_mode = WAL');
       db.pragma('busy_timeout = 30000');
       db.pragma('synchronous = NORMAL');
+      // What is deleted (an erased person's rows, swept cache entries) is overwritten with zeros
+      // in the file, not left in free pages: with a checkpoint that empties the WAL (erasure.ts),
+      // a deleted value is gone from disk.
+      db.pragma('secure_delete = ON');
       return db;
     },
   });
@@ -136,6 +145,20 @@ function postgresDialect(url: string): PostgresDialect {
   return new PostgresDialect({ pool });
 }
 
+/** The store's identity, once its migrations ran (undefined before). */
+export async function readStoreId(db: Kysely<StoreSchema>): Promise<string | undefined> {
+  try {
+    const row = await db
+      .selectFrom('pcds_store_meta')
+      .select('value')
+      .where('name', '=', 'store_id')
+      .executeTakeFirst();
+    return row?.value;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs the migrations not yet run; several processes opening at once take turns (a lock). */
 export async function migrateStore(db: Kysely<StoreSchema>): Promise<void> {
   const migrator = new Migrator({
@@ -159,8 +182,10 @@ export async function openStore(options: {
   const db = new Kysely<StoreSchema>({
     dialect: target.engine === 'sqlite' ? sqliteDialect(target.path) : postgresDialect(target.url),
   });
+  let id: string | undefined;
   try {
     if (options.migrate !== false) await migrateStore(db);
+    id = await readStoreId(db);
   } catch (err) {
     await db.destroy();
     throw err;
@@ -168,6 +193,7 @@ export async function openStore(options: {
   return {
     db,
     engine: target.engine,
+    id,
     sealer: options.sealer,
     location: showStoreUrl(options.url, options.dataDir),
     close: () => db.destroy(),

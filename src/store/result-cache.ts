@@ -2,9 +2,8 @@
 // parameters, keyed HMAC, as duplicate detection keys a batch's rows), shared by every batch and
 // call that uses the same store. A hit costs no request, no permit and no credit. Failures are
 // never cached. Results are sealed like the rest of the store; subjects (keyed HMACs of the
-// emails and URLs a request named) let one command erase a person's entries.
-import { sql, type Kysely } from 'kysely';
-import { subjectOf } from '../batch-io/duplicates.js';
+// identifiers a request and its result name) let an erasure find a person's entries (erasure.ts).
+import type { Kysely } from 'kysely';
 import {
   cacheTtlOf,
   fillsCache,
@@ -13,6 +12,7 @@ import {
   type CacheUse,
 } from '../calls/cache-policy.js';
 import type { Store } from './open.js';
+import { mergedSubjects } from './sealer.js';
 import type { StoreSchema } from './schema.js';
 
 /** A cached result, opened. */
@@ -42,10 +42,6 @@ export interface PurgeRequest {
   olderThanMs?: number;
   /** Only entries past their time to live. */
   expired?: boolean;
-  /** Entries whose request named this email address (erasure). */
-  email?: string;
-  /** Entries whose request named this URL (erasure). */
-  url?: string;
 }
 
 /** What an entry records of the lookup and the request that fetched it at `nowMs`. */
@@ -171,7 +167,8 @@ export class ResultCache {
       await this.upsert(tx, {
         lookup: pending.lookup,
         endpoint: pending.endpoint,
-        subjects: pending.subjects,
+        // Whom the request named, and whom the result names.
+        subjects: mergedSubjects(pending.subjects, this.seal.subjects(got.result)),
         requestId,
         ...got,
         nowMs,
@@ -192,7 +189,7 @@ export class ResultCache {
     await this.upsert(this.db, {
       lookup: this.seal.lookup(endpoint, params),
       endpoint,
-      subjects: this.seal.subjects(params),
+      subjects: this.seal.subjects(params, got.result),
       ...got,
       nowMs,
     });
@@ -310,16 +307,10 @@ export class ResultCache {
   }
 
   /**
-   * Removes the entries that match every given condition (none given: every entry). An email or
-   * a URL removes the entries whose request named it, and the single calls still pending on it.
+   * Removes the entries that match every given condition (none given: every entry). Erasing what
+   * the store holds on a person is erasure.ts's: it reaches batch rows and results too.
    */
   async purge(req: PurgeRequest, nowMs = Date.now()): Promise<number> {
-    const subjects = [
-      ...(req.email !== undefined ? [this.seal.subject(subjectOf('email', req.email))] : []),
-      ...(req.url !== undefined ? [this.seal.subject(subjectOf('url', req.url))] : []),
-    ];
-    const named = (col: 'subjects') =>
-      subjects.map((s) => sql<boolean>`(' ' || ${sql.ref(col)} || ' ') LIKE ${`% ${s} %`}`);
     const res = await this.db
       .deleteFrom('pcds_cache')
       .$if(req.endpoint !== undefined, (q) => q.where('endpoint', '=', req.endpoint!))
@@ -327,13 +318,7 @@ export class ResultCache {
         q.where('fetched_at', '<', nowMs - req.olderThanMs!),
       )
       .$if(req.expired === true, (q) => q.where('expires_at', '<=', nowMs))
-      .$if(subjects.length > 0, (q) => q.where((eb) => eb.or(named('subjects'))))
       .executeTakeFirst();
-    if (subjects.length > 0)
-      await this.db
-        .deleteFrom('pcds_cache_pending')
-        .where((eb) => eb.or(named('subjects')))
-        .execute();
     return Number(res.numDeletedRows ?? 0);
   }
 

@@ -35,7 +35,10 @@ export interface RowTable {
   lookup: string | null;
   /** The first earlier row with the same lookup: this row shares its call. */
   duplicate_of: number | null;
-  /** Keyed HMACs of the emails and URLs in the parameters, space-separated (erasure). */
+  /**
+   * Erasure subjects (keyed HMACs of the identifiers, see person-identifiers.ts) of the row's
+   * parameters and cells, space-separated; null when they name none.
+   */
   subjects: string | null;
 }
 
@@ -56,6 +59,11 @@ export interface ResultTable {
   written_at: number;
   /** Epoch ms when the result, taken from the cache, was fetched; null when fetched for the row. */
   cached_at: number | null;
+  /**
+   * Erasure subjects of the result and its message (of the cached entry's request too, for a
+   * result taken from the cache); null when they name none or the result predates them.
+   */
+  subjects: string | null;
 }
 
 /**
@@ -89,7 +97,7 @@ export interface CacheTable {
   status: string | null;
   /** Sealed JSON of the result (null when empty). */
   result: string | null;
-  /** Keyed HMACs of the emails and URLs the parameters named, space-separated (erasure). */
+  /** Erasure subjects of the request's parameters and of the result, space-separated. */
   subjects: string | null;
   fetched_at: number;
   expires_at: number;
@@ -118,6 +126,30 @@ export interface DeliveryTable {
   body: string;
   /** Epoch ms when the receiver took it. */
   received_at: number;
+  /** Erasure subjects of the envelope's result. */
+  subjects: string | null;
+}
+
+/** The store's own facts by name: `store_id` (its identity, random), `created_at`. */
+export interface StoreMetaTable {
+  name: string;
+  value: string;
+}
+
+/**
+ * What a worker last reported of itself (store/worker-reports.ts): its identity (the one it polls
+ * Temporal with), where it polls, and a JSON report of ids, versions and fingerprints (never a
+ * secret, never personal data).
+ */
+export interface WorkerTable {
+  identity: string;
+  task_queue: string;
+  namespace: string;
+  /** JSON of a WorkerReport. */
+  report: string;
+  /** Epoch ms when the worker started, and when it last reported. */
+  started_at: number;
+  seen_at: number;
 }
 
 export interface StoreSchema {
@@ -128,4 +160,6 @@ export interface StoreSchema {
   pcds_cache: CacheTable;
   pcds_cache_pending: CachePendingTable;
   pcds_deliveries: DeliveryTable;
+  pcds_store_meta: StoreMetaTable;
+  pcds_workers: WorkerTable;
 }

@@ -1,9 +1,16 @@
 // How person data sits in the store: every value sealed with the payload codec's keys
 // (AES-256-GCM, tagged with the key id, so a rotated key still opens what it sealed), and
 // lookups made from a keyed HMAC of the normalised parameters, never from a value.
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHmac,
+  createSecretKey,
+  randomBytes,
+} from 'node:crypto';
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
-import { normalisedParams, subjectValues } from '../batch-io/duplicates.js';
+import { normalisedParams } from '../batch-io/duplicates.js';
+import { identifiersOf } from './person-identifiers.js';
 import type { IdSecret } from '../temporal/idempotency.js';
 
 const SEALED = 'sealed:';
@@ -20,17 +27,31 @@ export interface Sealer {
   open(text: string): unknown;
   /** The keyed lookup of an endpoint's parameters once normalised. */
   lookup(endpoint: string, params: Record<string, unknown>): string;
-  /** Keyed HMACs of the emails and URLs the parameters name, space-separated; null if none. */
-  subjects(params: Record<string, unknown>): string | null;
-  /** The keyed HMAC of one normalised email or URL (subjectOf): what an erasure looks for. */
-  subject(normalised: string): string;
+  /**
+   * The erasure subjects of what the values name (a request's parameters, a result, a row's
+   * cells): keyed HMACs of their identifiers (person-identifiers.ts), space-separated; null if none.
+   */
+  subjects(...values: unknown[]): string | null;
+  /** The keyed HMAC of one identifier (requestedIdentifiers): what an erasure looks for. */
+  subject(identifier: string): string;
+}
+
+/** Several space-separated lists of subjects as one, each subject once; null when none. */
+export function mergedSubjects(...lists: (string | null | undefined)[]): string | null {
+  const all = new Set(lists.flatMap((l) => (l ? l.split(' ').filter(Boolean) : [])));
+  return all.size > 0 ? [...all].sort().join(' ') : null;
 }
 
 /**
  * keyring: the payload codec's keys (undefined: encryption off, values stored as JSON in clear).
- * idSecret: PCDS_ID_SECRET keys the lookups; without it they are plain SHA-256 (dev only).
+ * idSecret: PCDS_ID_SECRET keys every lookup and erasure subject. It is required: an unkeyed
+ * hash of an email would let anyone with a copy of the database confirm a guessed address.
  */
-export function createSealer(keyring?: EncryptionKeyring, idSecret?: IdSecret): Sealer {
+export function createSealer(keyring: EncryptionKeyring | undefined, idSecret: IdSecret): Sealer {
+  if (!idSecret || idSecret.key.length === 0)
+    throw new StoreSealError('the store needs the id secret (PCDS_ID_SECRET) to key its lookups');
+  // The id secret imported once: every lookup and subject reuses it.
+  const hmacKey = createSecretKey(idSecret.key);
   const current = keyring ? keyring.keys.get(keyring.currentKeyId) : undefined;
   if (keyring && !current)
     throw new StoreSealError('the current encryption key is not in the keyring');
@@ -70,17 +91,15 @@ export function createSealer(keyring?: EncryptionKeyring, idSecret?: IdSecret): 
     lookup(endpoint, params) {
       return keyed(`pcds-store-lookup\0${endpoint}\0${normalisedParams(params)}`);
     },
-    subjects(params) {
-      const all = subjectValues(params).map((v) => keyed(`pcds-store-subject\0${v}`));
+    subjects(...values) {
+      const all = identifiersOf(...values).map((v) => keyed(`pcds-store-subject\0${v}`));
       return all.length > 0 ? all.join(' ') : null;
     },
-    subject(normalised) {
-      return keyed(`pcds-store-subject\0${normalised}`);
+    subject(identifier) {
+      return keyed(`pcds-store-subject\0${identifier}`);
     },
   };
   function keyed(text: string): string {
-    return idSecret
-      ? createHmac('sha256', idSecret.key).update(text).digest('base64url')
-      : createHash('sha256').update(text).digest('base64url');
+    return createHmac('sha256', hmacKey).update(text).digest('base64url');
   }
 }

@@ -1,6 +1,6 @@
 // The one way the project connects to Temporal: a client connection or a worker's native one, in
 // plain, TLS, mutual TLS or with a Temporal Cloud API key, and a failure that names the setting to fix.
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { isIP, Socket, connect as tcpConnect } from 'node:net';
 import {
   checkServerIdentity,
@@ -11,6 +11,8 @@ import {
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { ConfigError } from '../config-error.js';
+import { clientInterceptors } from './closed-channel.js';
+import { readSecretFile } from '../files/secret-file.js';
 
 /** PEM text, or the path of a PEM file (read at each connect: a restart picks up renewed files). */
 export type PemSource = string;
@@ -90,8 +92,6 @@ const SETTING = {
   namespace: 'PCDS_TEMPORAL_NAMESPACE',
 } as const;
 
-const warnedKeyFiles = new Set<string>();
-
 /**
  * PEM bytes from a setting: the text itself when it holds a PEM block (a `\n` written as two
  * characters, as env files often do, counts as a line break), else the file it names. Errors name
@@ -100,26 +100,19 @@ const warnedKeyFiles = new Set<string>();
 export function readPem(value: PemSource, setting: string): Buffer {
   if (value.includes('-----BEGIN')) return Buffer.from(value.replace(/\\n/g, '\n'));
   let text: Buffer;
-  try {
-    text = readFileSync(value);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new ConfigError(
-      `${setting}: the file cannot be read (${code}); give a PEM file or PEM text`,
-    );
-  }
+  // The client's private key is a secret file: refused when other users can read it.
+  if (setting === SETTING.key) text = readSecretFile(value, setting, 'the key file');
+  else
+    try {
+      text = readFileSync(value);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new ConfigError(
+        `${setting}: the file cannot be read (${code}); give a PEM file or PEM text`,
+      );
+    }
   if (!text.includes('-----BEGIN'))
     throw new ConfigError(`${setting}: the file holds no PEM block (-----BEGIN ...)`);
-  if (
-    setting === SETTING.key &&
-    (statSync(value).mode & 0o077) !== 0 &&
-    !warnedKeyFiles.has(value)
-  ) {
-    warnedKeyFiles.add(value);
-    process.stderr.write(
-      `warning: ${setting}: the key file can be read by other users (chmod 600 it)\n`,
-    );
-  }
   return text;
 }
 
@@ -221,7 +214,10 @@ export function nativeConnectionOptions(r: ResolvedConnectionOptions) {
 export async function connectTemporalClient(o: TemporalConnectionOptions): Promise<Connection> {
   const r = resolveConnectionOptions(o);
   try {
-    return await Connection.connect(clientConnectionOptions(r));
+    return await Connection.connect({
+      ...clientConnectionOptions(r),
+      interceptors: clientInterceptors(),
+    });
   } catch (err) {
     if (o.explain === false) throw err;
     throw await explainConnectFailure(err, r);

@@ -1,7 +1,17 @@
 // Starts and stops a local `temporal server start-dev` for tests, demos and the `pcds dev`
 // stack, with the project's search attributes and a readiness check on the real gRPC API.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, closeSync, readFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,7 +36,11 @@ export interface DevServerOptions {
   cliPath?: string;
   /** Extra or overriding dynamic config (key -> JSON value). */
   dynamicConfig?: Record<string, unknown>;
-  /** The Web UI's remote codec endpoint (`--ui-codec-endpoint`); it may hold a token, so it is not logged. */
+  /**
+   * The Web UI's remote codec endpoint. It may hold a token, so it never goes on the server's
+   * command line (which every local user can read in `ps`): the CLI reads it from a private
+   * environment file, removed once the server is up.
+   */
   uiCodecEndpoint?: string;
   /** How long to wait for the frontend to answer. Default 60 s. */
   startTimeoutMs?: number;
@@ -104,24 +118,31 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   }
   if (uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1');
-  if (uiPort !== undefined && opts.uiCodecEndpoint)
-    args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
+  const envFile =
+    uiPort !== undefined && opts.uiCodecEndpoint
+      ? privateEnvFile({ 'ui-codec-endpoint': opts.uiCodecEndpoint })
+      : undefined;
+  if (envFile) args.push('--env-file', envFile.path, '--env', DEV_ENV_NAME);
   const dynamicConfig = { ...DEV_SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig };
   for (const [key, value] of Object.entries(dynamicConfig)) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
 
-  mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
-  // A persistent server appends, so earlier runs stay readable after a restart; an in-memory
-  // one has no past worth keeping.
-  const logFd = openSync(logFile, dbFile ? 'a' : 'w', 0o600);
-  const logged = args.map((a) => (a === opts.uiCodecEndpoint ? '[codec endpoint]' : a));
-  writeSync(logFd, `\n=== ${new Date().toISOString()} ${cliPath} ${logged.join(' ')}\n`);
   let child: ChildProcess;
   try {
-    child = spawn(cliPath, args, { stdio: ['ignore', logFd, logFd] });
-  } finally {
-    closeSync(logFd); // the child holds its own copy
+    mkdirSync(dirname(logFile), { recursive: true, mode: 0o700 });
+    // A persistent server appends, so earlier runs stay readable after a restart; an in-memory
+    // one has no past worth keeping.
+    const logFd = openSync(logFile, dbFile ? 'a' : 'w', 0o600);
+    writeSync(logFd, `\n=== ${new Date().toISOString()} ${cliPath} ${args.join(' ')}\n`);
+    try {
+      child = spawn(cliPath, args, { stdio: ['ignore', logFd, logFd] });
+    } finally {
+      closeSync(logFd); // the child holds its own copy
+    }
+  } catch (err) {
+    envFile?.remove();
+    throw err;
   }
 
   const exited = new Promise<string>((resolveExit) => {
@@ -150,6 +171,9 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   } catch (err) {
     await stop();
     throw err;
+  } finally {
+    // The server read its settings as it started: the file has done its work.
+    envFile?.remove();
   }
   return {
     address,
@@ -159,6 +183,22 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     pid: child.pid ?? -1,
     stop,
   };
+}
+
+/** The environment (of `temporal env`) the dev server's private settings are given under. */
+const DEV_ENV_NAME = 'pcds-dev';
+
+/**
+ * Settings of the CLI's flags (by flag name) in an environment file of `temporal --env-file`, in
+ * a folder of its own (0700), the file 0600: a flag value read from there is not on the command
+ * line. Values are written as JSON strings, which YAML reads as they are.
+ */
+function privateEnvFile(flags: Record<string, string>): { path: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'pcds-temporal-env-'));
+  const path = join(dir, 'env.yaml');
+  const lines = Object.entries(flags).map(([k, v]) => `    ${k}: ${JSON.stringify(v)}`);
+  writeFileSync(path, ['env:', `  ${DEV_ENV_NAME}:`, ...lines, ''].join('\n'), { mode: 0o600 });
+  return { path, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** Polls a real DescribeNamespace until it answers, the process dies, or time runs out. */

@@ -3,9 +3,9 @@
 // derive another caller's id from a key they guess (an email, an order number) or learn a
 // parameter from a fingerprint.
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../config-error.js';
+import { readSecretFile } from '../files/secret-file.js';
 
 /** At least 32 characters: `openssl rand -base64 32` gives 44; the dev secret file is made so. */
 export const MIN_ID_SECRET_LENGTH = 32;
@@ -44,11 +44,8 @@ export function idSecretFromSettings(s: IdSecretSettings): IdSecret | undefined 
     name = 'PCDS_ID_SECRET';
   } else if (s.PCDS_ID_SECRET_FILE) {
     name = 'PCDS_ID_SECRET_FILE';
-    try {
-      text = readFileSync(s.PCDS_ID_SECRET_FILE, 'utf8').trim();
-    } catch {
-      throw new IdSecretConfigError(`PCDS_ID_SECRET_FILE: cannot read ${s.PCDS_ID_SECRET_FILE}`);
-    }
+    // Refused when unreadable or open to other users (a secret file is its owner's only).
+    text = readSecretFile(s.PCDS_ID_SECRET_FILE, name).toString('utf8').trim();
   } else {
     return undefined;
   }

@@ -1,6 +1,6 @@
 // Starting the receiver from configuration, as the worker does and `pcds webhooks` does alone.
 import type { Client } from '@temporalio/client';
-import type { Config } from '../config.js';
+import { configuredListenerLimits, type Config } from '../config.js';
 import type { LazyBatchStore } from '../store/index.js';
 import { callbackUrlsFor } from './callback-urls.js';
 import {
@@ -39,6 +39,8 @@ export async function startReceiverFromConfig(
   opts: ConfiguredReceiverOptions,
 ): Promise<WebhookReceiver & { publicUrl: string }> {
   const settings = receiverSettingsFromConfig(opts.config);
+  // The bounds PCDS_LISTEN_* set (only those set: the receiver's own deadlines are its defaults).
+  const { maxConnections, ...deadlines } = configuredListenerLimits(opts.config);
   const receiver = await startWebhookReceiver({
     settings,
     client: opts.client,
@@ -46,6 +48,8 @@ export async function startReceiverFromConfig(
     host: opts.host ?? opts.config.PCDS_WEBHOOK_HOST,
     // A delivery carries a result the workflow takes up to PCDS_MAX_RESULT_BYTES, in an envelope.
     bodyLimit: opts.config.PCDS_MAX_RESULT_BYTES + 64 * 1024,
+    timeouts: deadlines,
+    ...(maxConnections !== undefined ? { maxConnections } : {}),
     ...(opts.log ? { log: opts.log } : {}),
     ...(opts.onDelivery ? { onDelivery: opts.onDelivery } : {}),
     ...(opts.store ? { store: opts.store } : {}),

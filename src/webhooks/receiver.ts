@@ -3,7 +3,6 @@
 // times per call and only with its own job. A compact batch's row has no workflow: its delivery
 // is kept (sealed) in the store, where the row's activity reads it. The receiver keeps no state
 // that matters; a restart loses nothing, since a call whose delivery is missed falls back to polling.
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import Fastify, {
@@ -14,6 +13,7 @@ import Fastify, {
 } from 'fastify';
 import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
 import { rowOfWorkflowId } from '../batch/types.js';
+import { createBoundedServer, listenerLimits } from '../http/listener-limits.js';
 import type { BatchStore } from '../store/batch-store.js';
 import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';
@@ -47,6 +47,8 @@ export interface WebhookReceiverOptions {
   bodyLimit?: number;
   /** Deadlines of a delivery; a sender too slow to meet them is cut off (408). */
   timeouts?: Partial<ReceiverTimeouts>;
+  /** Connections open at once (PCDS_LISTEN_MAX_CONNECTIONS); one more is closed as it arrives. */
+  maxConnections?: number;
   /** Told how each delivery ended: where the receiver is started, its metrics count them. */
   onDelivery?: (outcome: DeliveryOutcome) => void;
 }
@@ -142,12 +144,12 @@ export async function startWebhookReceiver(
     // Node's own deadlines (Fastify's defaults leave a slow sender holding a connection and its
     // buffer forever), checked every second rather than every 30.
     serverFactory: (handler) => {
-      const server = createServer(
-        {
-          headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
-          requestTimeout: timeouts.requestMs,
-          connectionsCheckingInterval: 1_000,
-        },
+      const server = createBoundedServer(
+        listenerLimits({
+          headersMs: timeouts.headersMs,
+          requestMs: timeouts.requestMs,
+          maxConnections: options.maxConnections,
+        }),
         handler,
       );
       server.setTimeout(timeouts.idleMs);

@@ -10,6 +10,7 @@ import {
   DEFAULT_CHUNK_SIZE,
   DEFAULT_WINDOW,
   duplicatesIndexPath,
+  expectedStoreOf,
   type BatchInput,
   type BatchSummary,
   type CarriedState,
@@ -50,11 +51,13 @@ export const keyPoolOf = (input: BatchInput) =>
 function inspectInput(input: BatchInput, endpoint: EndpointDef) {
   // A stored batch's rows were loaded by its launcher: the store says how many there are.
   return input.store
-    ? files.storedBatchInput({ batchId: input.batchId }).then((stored) => ({
-        ...stored,
-        dataOffset: 0,
-        header: undefined,
-      }))
+    ? files
+        .storedBatchInput({ batchId: input.batchId, ...expectedStoreOf(input) })
+        .then((stored) => ({
+          ...stored,
+          dataOffset: 0,
+          header: undefined,
+        }))
     : firstPass.inspectBatchInput({
         source: input.source,
         endpoint: endpoint.name,
@@ -68,6 +71,7 @@ async function openOutput(input: BatchInput, endpoint: EndpointDef) {
     return exporting.reopenStoredResults({
       batchId: input.batchId,
       perRow: TYPICAL_CREDITS[endpoint.price],
+      ...expectedStoreOf(input),
     });
   } else if (input.reopen) {
     // Run again with a higher budget: the rows skipped for the budget lose their lines.
@@ -160,6 +164,7 @@ export function readRows(
         maxBytes: DEFAULT_CHUNK_BYTES,
         dedupe: s.dedupe === true,
         ...(s.skipWritten ? { skipWritten: true } : {}),
+        ...expectedStoreOf(input),
       })
     : files.readBatchRows({
         source: input.source,
@@ -177,7 +182,7 @@ export function readRows(
 /** One append of lines to the output, or (a stored batch) to the store. */
 export function writeLines(input: BatchInput, lines: ResultLine[]): Promise<unknown> {
   return input.store
-    ? files.writeStoredResults({ batchId: input.batchId, lines })
+    ? files.writeStoredResults({ batchId: input.batchId, lines, ...expectedStoreOf(input) })
     : files.appendBatchResults({ path: input.output, lines });
 }
 
@@ -214,6 +219,7 @@ export async function writeCsv(
 
 /** The summary beside the output (the CSV when there is one), or with the stored batch's record. */
 export async function saveSummary(input: BatchInput, summary: BatchSummary): Promise<void> {
-  if (input.store) await files.saveStoredSummary({ batchId: input.batchId, summary });
+  if (input.store)
+    await files.saveStoredSummary({ batchId: input.batchId, summary, ...expectedStoreOf(input) });
   else await files.writeBatchSummary({ path: input.csvOutput ?? input.output, summary });
 }

@@ -8,7 +8,7 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { BatchRun, StartableRow } from '../batch/batch-run.js';
-import { childWorkflowId, type BatchInput } from '../batch/types.js';
+import { childWorkflowId, expectedStoreOf, type BatchInput } from '../batch/types.js';
 import { batchRequester, isSystemic, type Requester } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { compactRows, rows } from './batch-activities.js';
@@ -60,7 +60,7 @@ function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): Ro
           row: row.row,
           key: row.key,
           params: row.params,
-          ...(input.store ? { store: true } : { output: input.output }),
+          ...(input.store ? { store: true, ...expectedStoreOf(input) } : { output: input.output }),
           ...pollOptions(input, run),
         })
         .then(

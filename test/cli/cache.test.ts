@@ -1,6 +1,7 @@
-// `pcds cache stats|purge` as users run them (the built command, a child process) on a sealed
-// SQLite store: the stats name the store and the times to live, a purge needs a condition, and an
-// erasure by email or URL removes what the request named without ever printing the value.
+// `pcds cache stats|purge` and `pcds erase` as users run them (the built command, a child
+// process) on a sealed SQLite store: the stats name the store and the times to live, a purge
+// needs a condition, and an erasure by email or URL removes every entry that names the person,
+// whatever the request that fetched it named, without ever printing a value.
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -32,16 +33,34 @@ interface Stats {
   }[];
 }
 
+/** Ada's profile, as the service returns it: it names her email and her profile URL. */
+const ADA_PROFILE = {
+  displayname: 'Augusta Ada King',
+  best_business_email: ADA,
+  social_profiles: { linkedin: { url: `https://${PROFILE}` } },
+  organizations: [{ name: 'Analytical Engines' }],
+};
+
+async function withStore(fn: (cache: ResultCache) => Promise<void>): Promise<void> {
+  const store = await openStoreFromSettings(loadConfig(env));
+  try {
+    await fn(new ResultCache(store));
+  } finally {
+    await store.close();
+  }
+}
+
+const found = (requestId: string, result: unknown = ADA_PROFILE) => ({
+  outcome: 'found' as const,
+  requestId,
+  status: 'completed',
+  result,
+});
+
 async function seed(): Promise<void> {
   const store = await openStoreFromSettings(loadConfig(env));
   try {
     const cache = new ResultCache(store);
-    const found = (requestId: string) => ({
-      outcome: 'found' as const,
-      requestId,
-      status: 'completed',
-      result: { full_name: 'Augusta Ada King' },
-    });
     await cache.put('person_enrichment', { email: ADA }, USE, found('req_ada'));
     await cache.put('person_enrichment', { email: 'grace@example.org' }, USE, {
       outcome: 'empty',
@@ -49,7 +68,25 @@ async function seed(): Promise<void> {
       status: 'completed',
     });
     await cache.put('person_enrichment', { social_media_url: PROFILE }, USE, found('req_url'));
-    await cache.put('company_enrichment', { domain: 'example.org' }, USE, found('req_co'));
+    await cache.put(
+      'company_enrichment',
+      { domain: 'example.org' },
+      USE,
+      found('req_co', { name: 'Example Org' }),
+    );
+    // Her data fetched by her name and company, and by a question quoting her email.
+    await cache.put(
+      'person_lookup_fields',
+      { name: 'Augusta Ada King', company: 'Analytical Engines', fields: ['best_work_email'] },
+      USE,
+      found('req_name', { best_work_email: ADA }),
+    );
+    await cache.put(
+      'person_ask',
+      { question: `Where does ${ADA} work now?`, phone: '+1 415 555 0100' },
+      USE,
+      found('req_ask', { answer: 'At the engine works.' }),
+    );
     // Fetched two days ago: past a newsfeed's time to live.
     await cache.put(
       'person_newsfeed',
@@ -134,26 +171,43 @@ it('rule: cache purge --expired removes the entries past their time to live, as 
   expect(entriesOf(s, 'person_enrichment')).toBe(3);
 });
 
-it('rule: cache purge --email and --url remove what a request named, normalised, and never print the value', async () => {
+it('rule: cache purge --email erases every entry that names her, whatever its request named; pcds erase --url too; no value is printed', async () => {
   const bad = await pcds('cache', 'purge', '--email', 'lovelace at example');
   expect(bad.code).toBe(2);
   expect(bad.stderr).toMatch(/--email: not an email address/);
+  const mixed = await pcds('cache', 'purge', '--email', ADA, '--endpoint', 'person_enrichment');
+  expect(mixed.code).toBe(2);
+  expect(mixed.stderr).toMatch(/erase a person from the whole store/);
 
+  // By email: the entries fetched by her email, by her profile URL, by her name and company
+  // and by a question quoting the email.
   const byEmail = await pcds('cache', 'purge', '--email', ' Ada.Lovelace@EXAMPLE.org ');
   expect(byEmail.code, byEmail.stderr).toBe(0);
-  expect(byEmail.stdout).toMatch(/^removed 1 cache entry/);
-  expect(entriesOf(await stats(), 'person_enrichment')).toBe(2);
-
-  const byUrl = await pcds('cache', 'purge', '--url', `https://www.${PROFILE}/`, '--json');
-  expect(byUrl.code, byUrl.stderr).toBe(0);
-  expect(JSON.parse(byUrl.stdout)).toEqual({ removed: 1 });
+  expect(byEmail.stdout).toMatch(/^erasure in the store sqlite:/);
+  expect(byEmail.stdout).toContain('4 cache entries and 0 pending single calls removed');
+  expect(byEmail.stdout).toMatch(/the WAL checkpointed into the file and truncated/);
+  expect(byEmail.stdout).toMatch(/beyond the store[^]*workflow histories/);
   const after = await stats();
   expect(after.endpoints.find((e) => e.endpoint === 'person_enrichment')).toMatchObject({
     entries: 1,
     found: 0,
     empty: 1,
   });
+  expect(entriesOf(after, 'person_lookup_fields')).toBe(0);
+  expect(entriesOf(after, 'person_ask')).toBe(0);
   expect(entriesOf(after, 'company_enrichment')).toBe(1);
+
+  // By URL, with `pcds erase`: her profile fetched again by its URL.
+  await withStore((cache) =>
+    cache.put('person_enrichment', { social_media_url: PROFILE }, USE, found('req_again')),
+  );
+  const byUrl = await pcds('erase', '--url', `https://www.${PROFILE}/`, '--json');
+  expect(byUrl.code, byUrl.stderr).toBe(0);
+  expect(JSON.parse(byUrl.stdout)).toMatchObject({
+    store: `sqlite:${path}`,
+    identifiers: 1,
+    removed: { cacheEntries: 1, batchRows: 0 },
+  });
 
   const everything = await pcds('cache', 'purge', '--all', '--yes');
   expect(everything.code, everything.stderr).toBe(0);

@@ -113,19 +113,11 @@ export interface CliEnv {
 }
 
 /**
- * An emulator with short latencies and no rate limits, and a worker (the project's own
- * createWorker, shared throttle off) polling a fresh task queue on the test server.
+ * A `pcds` child's settings on the emulator's dev key, the test server and `taskQueue`: shared
+ * throttle off, short polls, a store of its own.
  */
-export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): Promise<CliEnv> {
-  installQuietRuntime();
-  const emulator = await startEmulator({
-    port: 0,
-    latency: { queuedMs: 20, processingMs: 60 },
-    limits: { enabled: false },
-    ...emulatorOptions,
-  });
-  const taskQueue = uniqueTaskQueue('cli');
-  const env: Record<string, string> = {
+export function cliEnvOf(emulator: RunningEmulator, taskQueue: string): Record<string, string> {
+  return {
     PCDS_BASE_URL: emulator.url,
     PCDS_API_KEY: emulator.devKey.key,
     PCDS_API_SECRET: emulator.devKey.secret,
@@ -139,29 +131,58 @@ export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): P
     PCDS_STORE_URL: `sqlite:${join(tempDir('store'), 'store.sqlite')}`,
     ...testEncryptionEnv(),
   };
+}
+
+/** The project's own worker (createWorker) on `env`'s settings, in this process, running. */
+export async function startProjectWorker(
+  env: Record<string, string>,
+  taskQueue: string,
+): Promise<{ stop(): Promise<void> }> {
+  const worker = await createWorker({
+    config: loadConfig(env),
+    taskQueue,
+    workerOptions: {
+      workflowBundle: await workflowBundle(DEFAULT_WORKFLOWS_PATH),
+      // Worker.create in 0.2 s instead of 2-3 s on two cores; see test/harness.
+      debugMode: true,
+      shutdownGraceTime: '1s',
+    },
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
+/**
+ * An emulator with short latencies and no rate limits, and a worker (the project's own
+ * createWorker, shared throttle off) polling a fresh task queue on the test server.
+ */
+export async function startCliEnv(emulatorOptions: EmulatorOptionsInput = {}): Promise<CliEnv> {
+  installQuietRuntime();
+  const emulator = await startEmulator({
+    port: 0,
+    latency: { queuedMs: 20, processingMs: 60 },
+    limits: { enabled: false },
+    ...emulatorOptions,
+  });
+  const taskQueue = uniqueTaskQueue('cli');
+  const env = cliEnvOf(emulator, taskQueue);
   let connection: Connection | undefined;
   try {
     const connected = await connectClient();
     connection = connected.connection;
-    const worker = await createWorker({
-      config: loadConfig(env),
-      taskQueue,
-      workerOptions: {
-        workflowBundle: await workflowBundle(DEFAULT_WORKFLOWS_PATH),
-        // Worker.create in 0.2 s instead of 2-3 s on two cores; see test/harness.
-        debugMode: true,
-        shutdownGraceTime: '1s',
-      },
-    });
-    const running = worker.run();
+    const worker = await startProjectWorker(env, taskQueue);
     return {
       emulator,
       taskQueue,
       env,
       client: connected.client,
       async stop() {
-        worker.shutdown();
-        await running;
+        await worker.stop();
         await connected.connection.close();
         await emulator.stop();
       },

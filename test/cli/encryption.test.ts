@@ -26,6 +26,24 @@ describe('payload encryption is required', () => {
     expect(off.stderr).toMatch(/^error: cannot reach Temporal at 127\.0\.0\.1:1/m);
   });
 
+  it('pcds worker refuses to start without the id secret (keyed store lookups), encryption on or off', async () => {
+    const key = Buffer.alloc(32, 7).toString('base64');
+    for (const settings of [{ PCDS_ENCRYPTION_KEY: key }, { PCDS_ENCRYPTION: 'off' }] as Record<
+      string,
+      string
+    >[]) {
+      const r = await runCli(['worker'], { ...env, ...settings });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(
+        /^error: the store keys its lookups and erasure subjects with the id secret/m,
+      );
+      expect(r.stderr).toContain('PCDS_ID_SECRET_FILE');
+      // Refused before it tried to connect anywhere.
+      expect(r.stderr).not.toMatch(/cannot reach Temporal/);
+      expect(r.stderr).not.toMatch(STACK_FRAME);
+    }
+  });
+
   it('a key of the wrong size is refused without being echoed', async () => {
     const key = Buffer.from('too short').toString('base64');
     const r = await runCli(['worker'], { ...env, PCDS_ENCRYPTION_KEY: key });

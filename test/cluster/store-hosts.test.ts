@@ -75,7 +75,10 @@ function sharedEnv(
     PCDS_API_SECRET: emu.devKey.secret,
     PCDS_THROTTLE: 'off',
     PCDS_POLL_INTERVAL_MS: '200',
-    ...(encryption === 'on' ? testEncryptionEnv() : { PCDS_ENCRYPTION: 'off' }),
+    // The id secret keys the store's lookups with payload encryption on or off.
+    ...(encryption === 'on'
+      ? testEncryptionEnv()
+      : { PCDS_ENCRYPTION: 'off', PCDS_ID_SECRET: testEncryptionEnv().PCDS_ID_SECRET }),
   };
 }
 

@@ -207,8 +207,16 @@ describe('pcds mcp: the file root', () => {
       );
       expect(ended).toMatchObject({
         state: 'done',
-        summary: { total: rows.length, found: rows.length },
+        summary: {
+          total: rows.length,
+          found: rows.length,
+          // Files are named as the tools take them: relative to the root.
+          output: join('runs', 'first.jsonl'),
+          source: { path: 'people.csv' },
+        },
       });
+      // No answer shows where the server keeps the root.
+      expect(JSON.stringify(ended)).not.toContain(base);
       const first = join(root, 'runs', 'first.jsonl');
       expect(readFileSync(first, 'utf8').trim().split('\n')).toHaveLength(rows.length);
 
@@ -255,7 +263,7 @@ describe('pcds mcp: the file root', () => {
       expect(replaced).not.toContain('an old line');
       expect(replaced.trim().split('\n')).toHaveLength(rows.length);
 
-      // A header with secret-looking cells: refused by position, nothing quoted, nothing left.
+      // A header with secret-looking cells: refused, nothing quoted, nothing left.
       const keys = await tool(client, 'start_batch', {
         input: 'keys.csv',
         output: 'runs/keys.jsonl',
@@ -263,10 +271,36 @@ describe('pcds mcp: the file root', () => {
       });
       expect(keys.doc.error.code).toBe('invalid_input_file');
       expect(keys.doc.error.message).toMatch(
-        /column 2 and column 3 are not parameters of person_enrichment/,
+        /^the input's header does not fit person_enrichment: each column must be a parameter/,
       );
       for (const cell of SECRET_CELLS) expect(JSON.stringify(keys.doc)).not.toContain(cell);
       expect(existsSync(join(root, 'runs', 'keys.jsonl'))).toBe(false);
+
+      // A map is no oracle of the header: a guess that names a column of it and one that does
+      // not get the same answer (and so does a header with columns that are no parameter).
+      const mapped = async (input: string, map: string) =>
+        (
+          await tool(client, 'start_batch', {
+            input,
+            output: `runs/mapped-${uniqueBatchId('m')}.jsonl`,
+            map,
+            key_ids: [env.emulator.devKey.id],
+          })
+        ).doc;
+      const guesses = [
+        await mapped('keys.csv', `name=${SECRET_CELLS[0]}`),
+        await mapped('keys.csv', 'name=not a column'),
+        await mapped('people.csv', 'name=not a column'),
+        await mapped('people.csv', 'email=name'),
+      ];
+      for (const g of guesses) expect(g.error?.code).toBe('invalid_input_file');
+      expect(new Set(guesses.map((g) => g.error.message)).size).toBe(1);
+      expect(guesses[0].error.message).toMatch(/^the input's header does not fit .* with this map/);
+      // What the map alone gets wrong is said in full: it tells nothing of the file.
+      const notParam = await mapped('keys.csv', 'nickname=whatever');
+      expect(notParam.error.message).toBe(
+        '--map: "nickname" is not a parameter of person_enrichment',
+      );
 
       // A search export into the root, by a relative path.
       const exportId = uniqueBatchId('mcpfilesexport');
@@ -284,8 +318,9 @@ describe('pcds mcp: the file root', () => {
       );
       expect(done).toMatchObject({
         state: 'done',
-        summary: { rows: 4, output: join(root, 'exports', 'engineers.jsonl') },
+        summary: { rows: 4, output: join('exports', 'engineers.jsonl') },
       });
+      expect(JSON.stringify(done)).not.toContain(base);
     });
   });
 });
@@ -319,9 +354,12 @@ describe('pcds mcp: no callbacks of the caller', () => {
         output: 'runs/with-callback.jsonl',
         key_ids: [env.emulator.devKey.id],
       });
+      // The one answer to a header that does not fit (it names the rule, not the column).
       expect(csv.doc.error).toMatchObject({
         code: 'invalid_input_file',
-        message: expect.stringMatching(/column 2 is callback_url/),
+        message: expect.stringMatching(
+          /^the input's header does not fit .* none may be callback_url/,
+        ),
       });
 
       // JSONL: only the first object's keys are checked at start; a later row is failed alone.

@@ -191,9 +191,11 @@ describe('pcds mcp tasks', () => {
         expect(result.content).toContainEqual(
           expect.objectContaining({
             type: 'resource_link',
-            uri: expect.stringMatching(new RegExp(`^file://.*/alice/${batchId}\\.jsonl$`)),
+            // Named in the caller's file root, never by the server's absolute path.
+            uri: `pcds-files:${batchId}.jsonl`,
           }),
         );
+        expect(JSON.stringify(result)).not.toContain(dir);
 
         // The same tool without a task: the id at once, as before.
         const plainId = uniqueBatchId('plain');

@@ -170,7 +170,11 @@ describe('pcds mcp', () => {
           { export_id: exportId },
           (d) => d.state !== 'running',
         );
-        expect(exported).toMatchObject({ state: 'done', summary: { rows: 12, output: exportOut } });
+        // The file is named as the tools take it: relative to the file root.
+        expect(exported).toMatchObject({
+          state: 'done',
+          summary: { rows: 12, output: `${exportId}.jsonl` },
+        });
 
         // The usage reflects the work.
         const usage = await tool(client, 'usage', {});

@@ -124,10 +124,14 @@ describe('the Web UI of pcds dev', () => {
       await connection.close();
     }
 
-    // The endpoint the UI was given holds the token: the dev server's log does not.
+    // The endpoint the UI was given holds the token: neither the dev server's log nor its command
+    // line (which every local user reads in `ps`) does; it came from a private environment file.
     const serverLog = readFileSync(join(dir, 'temporal.db.log'), 'utf8');
-    expect(serverLog).toContain('[codec endpoint]');
+    expect(serverLog).toContain('--env-file');
     expect(serverLog).not.toContain(stack.codecServer!.token);
+    const cmdline = readFileSync(`/proc/${stack.temporal.pid}/cmdline`, 'utf8');
+    expect(cmdline).toContain('start-dev');
+    expect(cmdline).not.toContain(stack.codecServer!.token);
   }, 120_000);
 
   it('lists calls waiting for permits under PcdsState="throttled" in the list view', async () => {

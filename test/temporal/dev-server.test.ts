@@ -1,5 +1,7 @@
 // The shared dev server is usable as the project needs it, and a file-backed server keeps
 // running workflows across a restart.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -128,6 +130,35 @@ describe('file-backed dev server', () => {
       },
     );
     expect(result).toBe('released: after restart');
+  });
+});
+
+describe('the dev server and its Web UI codec', () => {
+  let server: DevServer | undefined;
+  afterEach(async () => {
+    await server?.stop();
+    server = undefined;
+  });
+
+  it('gives the UI its codec endpoint, token and all, without putting it on the command line', async () => {
+    const token = `codec-${randomBytes(12).toString('hex')}`;
+    const endpoint = `http://127.0.0.1:9/${token}`;
+    server = await startDevServer({ uiCodecEndpoint: endpoint });
+    // What every local user reads in `ps`.
+    const cmdline = readFileSync(`/proc/${server.pid}/cmdline`, 'utf8');
+    expect(cmdline).toContain('start-dev');
+    expect(cmdline).not.toContain(token);
+    expect(readFileSync(server.logFile, 'utf8')).not.toContain(token);
+    // The UI has it all the same.
+    const settings = (await (await fetch(`${server.uiUrl}/api/v1/settings`)).json()) as {
+      Codec: { Endpoint: string };
+    };
+    expect(settings.Codec.Endpoint).toBe(endpoint);
+    // The private file it came from (named on the command line) is gone once the server is up.
+    const args = cmdline.split('\0');
+    const envFile = args[args.indexOf('--env-file') + 1];
+    expect(envFile).toMatch(/pcds-temporal-env-/);
+    expect(existsSync(envFile)).toBe(false);
   });
 });
 

@@ -5,12 +5,13 @@ import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createResultActivities } from '../../../src/activities/results.js';
 import { writeDuplicatesIndex } from '../../../src/batch-io/duplicates.js';
 import { exportBatchOutput } from '../../../src/batch-io/export.js';
 import { BatchSetupError, prepareBatch } from '../../../src/client/batch-launch.js';
-import { neutralisedCell } from '../../../src/batch/flatten.js';
+import { spreadsheetSafeCsv } from '../../../src/batch/spreadsheet-safe.js';
 import {
   appendResultLines,
   resetOutput,
@@ -19,21 +20,15 @@ import {
 import { claimRow, journalPathOf } from '../../../src/batch-io/row-journal.js';
 import type { ResultLine } from '../../../src/batch/types.js';
 import { writeFileAtomic } from '../../../src/files/atomic-write.js';
+import {
+  couldRunAsFormula,
+  FORMULA_PAYLOADS,
+  PLAIN_CELLS,
+  RESULT_ONLY_PAYLOADS,
+} from './formula-payloads.js';
 
-/** OWASP's triggers, each as the first character, and what a spreadsheet must be shown. */
-const PAYLOADS: [string, string][] = [
-  ['=1+1', "'=1+1"],
-  ['+1', "'+1"],
-  ['-1+1', "'-1+1"],
-  ['@SUM(1)', "'@SUM(1)"],
-  ['\t=1', "'\t=1"],
-  ['\r=1', "'\r=1"],
-  ['=HYPERLINK("http://x","y")', `'=HYPERLINK("http://x","y")`],
-  // Neutralised too (documented): the rule cannot tell a number from a formula.
-  ['-5', "'-5"],
-];
-/** Cells no spreadsheet runs: left exactly as they are. */
-const PLAIN = ['plain value', 'a=1', ' =1', '', "'already", 'x@example.com', '5-1'];
+const PAYLOADS = FORMULA_PAYLOADS;
+const PLAIN = PLAIN_CELLS;
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-safe-files-'));
 const modeOf = (path: string) => statSync(path).mode & 0o777;
@@ -50,12 +45,28 @@ afterAll(() => {
   process.umask(umaskBefore);
 });
 
-describe('neutralisedCell', () => {
-  it.each(PAYLOADS)('puts a single quote before %j', (cell, shown) => {
-    expect(neutralisedCell(cell)).toBe(shown);
+/** Cells written with the project's CSV options, then read back as a CSV reader sees them. */
+const roundTrip = (cells: string[]): string[] => {
+  const records: string[][] = parse(stringify([cells], spreadsheetSafeCsv()));
+  return records[0];
+};
+
+describe('spreadsheet-safe CSV cells (csv-stringify escape_formulas and what it misses)', () => {
+  it.each([...PAYLOADS, ...RESULT_ONLY_PAYLOADS])(
+    '%j is read back as text a spreadsheet shows',
+    (cell, shown) => {
+      const [back] = roundTrip([cell]);
+      expect(back).toBe(shown);
+      expect(couldRunAsFormula(back)).toBe(false);
+    },
+  );
+  it.each(PLAIN)('%j is read back as it is', (cell) => {
+    expect(roundTrip([cell])).toEqual([cell]);
   });
-  it.each(PLAIN)('leaves %j as it is', (cell) => {
-    expect(neutralisedCell(cell)).toBe(cell);
+  it('the payloads themselves would run (the check above is not vacuous)', () => {
+    for (const [cell] of [...PAYLOADS, ...RESULT_ONLY_PAYLOADS])
+      expect(couldRunAsFormula(cell), JSON.stringify(cell)).toBe(true);
+    for (const cell of PLAIN) expect(couldRunAsFormula(cell), JSON.stringify(cell)).toBe(false);
   });
 });
 
@@ -100,7 +111,7 @@ describe('exportBatchOutput to CSV', () => {
     expect(rows.map((r) => r[header.indexOf('title')])).toEqual(expected);
     // A number of the result that reads negative is neutralised too.
     expect(rows.map((r) => r[header.indexOf('score')])).toEqual(rows.map((_, i) => `'-${i + 1}`));
-    expect(rows.every((r) => r.every((c) => !/^[=+\-@\t\r]/.test(c)))).toBe(true);
+    expect(rows.flat().filter(couldRunAsFormula)).toEqual([]);
     // The export and the folders it made are its owner's only.
     expect(modeOf(target)).toBe(0o600);
     expect(modeOf(join(target, '..'))).toBe(0o700);

@@ -8,6 +8,7 @@ import {
   statsRows,
   statsTable,
 } from '../../../src/cli/cache.js';
+import { erasureIdentifiersOf } from '../../../src/cli/erase.js';
 import { CACHE_TTL } from '../../../src/calls/cache-policy.js';
 
 const message = (fn: () => unknown): string => {
@@ -43,16 +44,36 @@ describe('cache purge flags', () => {
     expect(message(() => cachedEndpointOf('person_search'))).toMatch(/person_search is not cached/);
   });
 
-  it("never echoes an erasure's value, good or bad", () => {
-    expect(purgeRequestOf({ email: ' Ada@Example.COM ' })).toEqual({ email: 'Ada@Example.COM' });
-    expect(purgeRequestOf({ url: 'https://www.linkedin.com/in/x/' })).toEqual({
-      url: 'https://www.linkedin.com/in/x/',
-    });
-    for (const bad of [{ email: 'ada at example' }, { url: 'linkedin com/in/ada lovelace' }]) {
-      const text = message(() => purgeRequestOf(bad));
+  it("takes an erasure's identifiers and never echoes one, good or bad", () => {
+    expect(
+      erasureIdentifiersOf({
+        email: [' Ada@Example.COM '],
+        url: ['https://www.linkedin.com/in/x/'],
+      }),
+    ).toEqual({ emails: ['Ada@Example.COM'], urls: ['https://www.linkedin.com/in/x/'] });
+    expect(
+      erasureIdentifiersOf({
+        name: ['Ada Lovelace'],
+        company: ['Analytical Engines', 'Babbage & Co'],
+      }).people,
+    ).toEqual([
+      { name: 'Ada Lovelace', company: 'Analytical Engines' },
+      { name: 'Ada Lovelace', company: 'Babbage & Co' },
+    ]);
+    for (const bad of [
+      { email: ['ada at example'] },
+      { url: ['linkedin com/in/ada lovelace'] },
+      { phone: ['ada 12'] },
+      { name: ['ada', '!!'], company: ['x'] },
+    ]) {
+      const text = message(() => erasureIdentifiersOf(bad));
       expect(text).toMatch(/not shown/);
       expect(text).not.toContain('ada');
     }
+    expect(message(() => erasureIdentifiersOf({ name: ['Ada Lovelace'] }))).toMatch(
+      /a name alone names many people/,
+    );
+    expect(message(() => erasureIdentifiersOf({}))).toMatch(/^say whom to erase/);
   });
 });
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Connection, WorkflowFailedError } from '@temporalio/client';
 import {
+  ActivityFailure,
   ApplicationFailure,
   CancelledFailure,
   RetryState,
@@ -66,6 +67,29 @@ describe('callErrorOf', () => {
     expect(err).toBeInstanceOf(PcdsCallError);
     expect((err as PcdsCallError).code).toBe(code);
     expect((err as PcdsCallError).workflowId).toBe('batch-b1');
+  });
+
+  it("takes the code of an activity's failure that ended the workflow (its cause), not the wrapper", () => {
+    const refused = ApplicationFailure.create({
+      type: 'store_mismatch',
+      message: "the batch's rows are in the store sqlite:/a: set PCDS_STORE_URL",
+      nonRetryable: true,
+    });
+    const err = callErrorOf(
+      'batch-b1',
+      failed(
+        new ActivityFailure(
+          'Activity task failed',
+          'storedBatchInput',
+          '1',
+          RetryState.NON_RETRYABLE_FAILURE,
+          'worker-1',
+          refused,
+        ),
+      ),
+    );
+    expect(err).toBeInstanceOf(PcdsCallError);
+    expect(err).toMatchObject({ code: 'store_mismatch', message: refused.message });
   });
 
   it('leaves other errors alone', () => {

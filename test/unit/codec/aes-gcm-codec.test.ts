@@ -103,7 +103,7 @@ describe('encryption settings', () => {
     expect(ensureDevEncryptionKey(join(dir, 'data'))).toBe(path);
     expect(readFileSync(path, 'utf8')).toBe(key);
     expect(dataConverterFromEnv({ PCDS_ENCRYPTION_KEY_FILE: path }).payloadCodecs).toHaveLength(1);
-    writeFileSync(join(dir, 'bad'), 'not a key');
+    writeFileSync(join(dir, 'bad'), 'not a key', { mode: 0o600 });
     expect(() => dataConverterFromEnv({ PCDS_ENCRYPTION_KEY_FILE: join(dir, 'bad') })).toThrow(
       'PCDS_ENCRYPTION_KEY_FILE must be 32 bytes',
     );

@@ -251,6 +251,7 @@ describe('docker-compose.yml', () => {
         'PCDS_API_KEY',
         'PCDS_API_SECRET',
         'PCDS_ENCRYPTION_KEY',
+        'PCDS_ID_SECRET',
         'PCDS_TEMPORAL_ADDRESS',
         'PCDS_TEMPORAL_NAMESPACE',
         'PCDS_TEMPORAL_TLS_CERT',

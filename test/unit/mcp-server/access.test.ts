@@ -97,6 +97,22 @@ describe('token settings', () => {
       /used twice/,
     );
   });
+  it('refuses one token under two labels, naming the labels and never the token', () => {
+    for (const settings of [
+      { PCDS_MCP_TOKENS: `alice:${B},bob:${B}` },
+      { PCDS_MCP_TOKEN: B, PCDS_MCP_TOKENS: `alice:${A},bob:${B}` },
+    ]) {
+      let message = '';
+      try {
+        configuredTokens(settings);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/^MCP tokens "(alice|default)" and "bob" are the same token/);
+      expect(message).not.toContain(B);
+    }
+  });
+
   it('refuses an id of dots, which would name a folder outside the caller’s own', () => {
     for (const id of ['.', '..', '...'])
       expect(() => configuredTokens({ PCDS_MCP_TOKENS: `${id}:${A}` })).toThrow(/not only dots/);

@@ -82,3 +82,76 @@ describe('batch files named by role', () => {
     );
   });
 });
+
+describe('a column map is no oracle of the header (by role)', () => {
+  const csv = (name: string, header: string) => {
+    const path = join(dir, name);
+    writeFileSync(
+      path,
+      `${header}\n${header
+        .split(',')
+        .map((_, i) => (i === 0 ? 'ada@example.com' : 'x'))
+        .join(',')}\n`,
+    );
+    return path;
+  };
+  const secret = csv('secret-header.csv', 'email,Salary Band,Notes');
+  const plain = csv('plain-header.csv', 'email,name');
+  const fits = csv('fits-header.csv', 'email,Full Name');
+  const refusedWith = async (input: string, map: string, filesByRole: boolean) => {
+    const err = await prepareBatch({
+      input,
+      output: join(dir, 'mapped.jsonl'),
+      map,
+      ...(filesByRole ? { filesByRole } : {}),
+    }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BatchSetupError);
+    return (err as BatchSetupError).message;
+  };
+
+  it('answers a guess that is in the header and one that is not the same way', async () => {
+    const answers = [
+      // Salary Band is in the header (Notes is no parameter: the header does not fit).
+      await refusedWith(secret, 'name=Salary Band', true),
+      await refusedWith(secret, 'name=Salary', true),
+      await refusedWith(plain, 'name=Salary Band', true),
+      await refusedWith(plain, 'email=name', true),
+    ];
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).toMatch(/^the input's header does not fit person_enrichment with this map/);
+    expect(answers[0]).not.toMatch(/Salary|column \d/);
+    // Without a map, a header that does not fit gets the same words, less the map.
+    expect(await refusedWith(secret, '', true)).toBe(answers[0].replace(' with this map', ''));
+    // A map that fits is taken.
+    await expect(
+      prepareBatch({
+        input: fits,
+        output: join(dir, 'fits.jsonl'),
+        map: 'name=Full Name',
+        filesByRole: true,
+      }),
+    ).resolves.toBeDefined();
+  });
+
+  it('names what the map alone gets wrong, before the file is read', async () => {
+    const missing = join(dir, 'no-such-file.csv');
+    for (const byRole of [true, false]) {
+      expect(await refusedWith(secret, 'nickname=Salary Band', byRole)).toBe(
+        '--map: "nickname" is not a parameter of person_enrichment',
+      );
+      expect(await refusedWith(secret, 'callback_url=x', byRole)).toMatch(
+        /^--map: callback_url is set by --webhooks/,
+      );
+    }
+    expect(await refusedWith(missing, 'nickname=x', true)).toMatch(/^cannot read the input file/);
+  });
+
+  it('the CLI, whose user reads the file, is told which column', async () => {
+    expect(await refusedWith(secret, 'name=Salary', false)).toMatch(
+      /--map: column "Salary" is not in the input's header/,
+    );
+  });
+});

@@ -20,8 +20,10 @@ import {
   claimOutput,
   FileRoot,
   fileRootDir,
+  OUTSIDE_FILE_ROOT,
   writtenFilesOf,
 } from '../../../src/mcp-server/file-root.js';
+import { withShownPaths } from '../../../src/mcp-server/shown-paths.js';
 
 const base = realpathSync(mkdtempSync(join(tmpdir(), 'pcds-file-root-')));
 const rootDir = join(base, 'root');
@@ -202,5 +204,36 @@ describe('callerFilesDir', () => {
     expect((await refusal(claimOutput(bob, '../alice/alice-results.jsonl', true))).code).toBe(
       'path_not_allowed',
     );
+  });
+});
+
+describe('files as answers show them', () => {
+  it('names files relative to the root, and a file elsewhere by no path at all', async () => {
+    const files = new FileRoot(join(base, 'shown-root'));
+    const real = await files.resolve('runs/out.csv', 'output');
+    const shown = await withShownPaths(
+      {
+        batchId: 'b1',
+        output: `${real}.jsonl`,
+        csvOutput: real,
+        source: { path: secret, format: 'csv' },
+        csv: { path: real, written: 3 },
+        csvError: `the CSV could not be written: EACCES: permission denied, open '${real}'`,
+        found: 3,
+      },
+      files,
+    );
+    expect(shown).toEqual({
+      batchId: 'b1',
+      output: join('runs', 'out.csv.jsonl'),
+      csvOutput: join('runs', 'out.csv'),
+      source: { path: OUTSIDE_FILE_ROOT, format: 'csv' },
+      csv: { path: join('runs', 'out.csv'), written: 3 },
+      csvError: 'the CSV could not be written (EACCES)',
+      found: 3,
+    });
+    expect(JSON.stringify(shown)).not.toContain(base);
+    // Anything but a document is left as it is.
+    expect(await withShownPaths(undefined, files)).toBeUndefined();
   });
 });

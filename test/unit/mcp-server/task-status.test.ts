@@ -18,6 +18,7 @@ import {
   permitWaitOf,
   POLL_MS,
   runningCallView,
+  waitingView,
 } from '../../../src/mcp-server/task-status.js';
 import { describePermitWait } from '../../../src/throttle/status-text.js';
 
@@ -172,6 +173,49 @@ describe('call task view', () => {
   });
 });
 
+describe('why work waits, in task statuses', () => {
+  const now = Date.parse('2026-11-27T12:00:00Z');
+
+  it("a batch task says why it waits (a key's hour window full until a time) and is asked again then", () => {
+    const view = batchTaskView(
+      {
+        ...progress(),
+        waiting: [
+          {
+            kind: 'throttle',
+            keyId: 'k1',
+            until: now + 20_000,
+            message: "key k1's hour window is full (1000/1000 requests in the last hour)",
+          },
+        ],
+      } as BatchStatus,
+      undefined,
+      now,
+    );
+    expect(view.statusMessage).toContain(
+      "waiting: key k1's hour window is full (1000/1000 requests in the last hour)",
+    );
+    expect(view.pollInterval).toBe(20_000);
+  });
+
+  it('a call task whose work no worker takes says so, a budget by its message', () => {
+    expect(
+      waitingView(
+        [
+          { kind: 'task_not_taken', message: 'no worker has taken its next task for 6 s' },
+          { kind: 'budget', message: 'the tenant budget of team-a is spent', until: now + 5_000 },
+        ],
+        now,
+      ),
+    ).toEqual({
+      status: 'working',
+      statusMessage:
+        'waiting: no worker has taken its next task for 6 s; waiting: the tenant budget of team-a is spent',
+      pollInterval: 5_000,
+    });
+  });
+});
+
 describe('task ids and time to live', () => {
   it('rule: a task id is the workflow id of a call, batch or export, and nothing else', () => {
     expect(taskTarget('call-person_enrichment-k1')).toEqual({
@@ -199,6 +243,7 @@ describe('task store: time to live', () => {
     new TemporalTaskStore({
       now: () => now,
       visible: () => true,
+      files: { shown: (path: string) => Promise.resolve(path) },
       client: () =>
         Promise.resolve({
           getBatch: () => ({

@@ -14,6 +14,12 @@ import type { ResultLine } from '../../../src/batch/types.js';
 import { BatchStore } from '../../../src/store/index.js';
 import { batchResultPages, batchResults, exportBatchFromStore } from '../../../src/store/export.js';
 import { tempStore } from './temp-store.js';
+import {
+  couldRunAsFormula,
+  FORMULA_PAYLOADS,
+  PLAIN_CELLS,
+  RESULT_ONLY_PAYLOADS,
+} from '../batch/formula-payloads.js';
 
 async function storeIn(dir: string): Promise<BatchStore> {
   const store = await tempStore(dir);
@@ -211,6 +217,41 @@ describe('exportBatchFromStore', () => {
     expect(readFileSync(join(dir, 'store.csv'), 'utf8')).toBe(
       readFileSync(join(dir, 'files.csv'), 'utf8'),
     );
+  });
+
+  it('writes every cell a spreadsheet could run as text it shows: input cells, results and header', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pcds-store-export-'));
+    const store = await storeIn(dir);
+    const payloads = [...FORMULA_PAYLOADS, ...RESULT_ONLY_PAYLOADS];
+    const cells = [...payloads.map(([cell]) => cell), ...PLAIN_CELLS];
+    const shown = [...payloads.map(([, s]) => s), ...PLAIN_CELLS];
+    await store.beginLoad('f1', 'person_enrichment', ['email', '=note']);
+    await store.addRows(
+      'f1',
+      'person_enrichment',
+      cells.map((note, i) => {
+        const email = `p${i}@example.org`;
+        return { row: i + 1, params: { email }, key: { email }, cells: { email, '=note': note } };
+      }),
+    );
+    await store.finishLoad('f1', { blankLines: 0, dedupe: true });
+    await store.writeResults(
+      'f1',
+      cells.map((title, i) => ({
+        row: i + 1,
+        key: {},
+        outcome: 'found' as const,
+        requestId: `r${i}`,
+        result: { title, [' =1+1']: 'x' },
+      })),
+    );
+    const target = join(dir, 'safe.csv');
+    await exportBatchFromStore(store, { batchId: 'f1', format: 'csv', target, noLine: 'missing' });
+    const [header, ...rows] = readCsv(target);
+    expect(header).toEqual(['email', "'=note", 'outcome', 'code', 'message', 'title', "' =1+1"]);
+    expect(rows.map((r) => r[1])).toEqual(shown);
+    expect(rows.map((r) => r[header.indexOf('title')])).toEqual(shown);
+    expect([header, ...rows].flat().filter(couldRunAsFormula)).toEqual([]);
   });
 
   it('writes JSONL lines in row order, as the file export sorts them', async () => {

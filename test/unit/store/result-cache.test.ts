@@ -1,5 +1,5 @@
 // The result cache over the embedded engine, sealed: lookups and hits, ages and times to live, the
-// single-call fill, purges (an erasure by email or URL, normalised), nothing in clear in the file,
+// single-call fill, purges and erasures by email or URL (normalised), nothing in clear in the file,
 // and a batch's rows answered from it and filling it as its policy says.
 import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ResultLine } from '../../../src/batch/types.js';
 import { CACHE_TTL, type CacheUse } from '../../../src/calls/cache-policy.js';
+import { eraseFromStore } from '../../../src/store/erasure.js';
 import { ResultCache } from '../../../src/store/result-cache.js';
 import { BatchStore, type Store } from '../../../src/store/index.js';
 import { tempStore } from './temp-store.js';
@@ -161,8 +162,9 @@ describe('result cache: single calls', () => {
     ).toBeDefined();
   });
 
-  it('purges what a request named: an email and a URL, normalised as lookups are', async () => {
-    const cache = new ResultCache(await storeIn());
+  it('erases what a request named: an email and a URL, normalised as lookups are', async () => {
+    const store = await storeIn();
+    const cache = new ResultCache(store);
     const other = { email: 'grace@example.com' };
     await cache.put('person_enrichment', ada, USE, found('req_1'), T0);
     await cache.put('person_lookup_fields', { ...ada, fields: ['name'] }, USE, found('req_2'), T0);
@@ -172,13 +174,15 @@ describe('result cache: single calls', () => {
     // A call still pending on the address is forgotten too: its result fills nothing.
     await cache.expect('req_5', 'person_newsfeed', ada, USE, T0);
 
-    expect(await cache.purge({ email: ' Ada@Example.COM ' }, T0)).toBe(2);
+    const byEmail = await eraseFromStore(store, { emails: [' Ada@Example.COM '] }, { nowMs: T0 });
+    expect(byEmail.removed).toMatchObject({ cacheEntries: 2, pendingCalls: 1 });
     await cache.fill('req_5', found('req_5'), T0);
     expect(await cache.get('person_newsfeed', ada, USE, T0)).toBeUndefined();
     expect(await cache.get('person_enrichment', ada, USE, T0)).toBeUndefined();
     expect(await cache.get('person_enrichment', other, USE, T0)).toBeDefined();
 
-    expect(await cache.purge({ url: 'https://www.linkedin.com/in/x/' }, T0)).toBe(1);
+    const byUrl = await eraseFromStore(store, { urls: ['https://www.linkedin.com/in/x/'] });
+    expect(byUrl.removed.cacheEntries).toBe(1);
     expect(await cache.get('person_enrichment', profile, USE, T0)).toBeUndefined();
     expect((await cache.stats(T0))[0]).toMatchObject({ entries: 1 });
   });
@@ -359,7 +363,11 @@ describe('result cache: batches', () => {
     const batches = new BatchStore(store);
     await loaded(batches, 'b1', USE);
     await batches.writeResults('b1', [line(1, 'found', 'req_1'), line(2, 'found', 'req_2')]);
-    expect(await cache.purge({ email: 'Ada@Example.com' })).toBe(1);
+    expect((await eraseFromStore(store, { emails: ['Ada@Example.com'] })).removed).toMatchObject({
+      cacheEntries: 1,
+      // Rows 1 and 3 (the same address, another spelling) are erased rows now.
+      batchRows: 2,
+    });
     expect(await cache.get('person_enrichment', people[0], USE)).toBeUndefined();
     expect(await cache.get('person_enrichment', people[1], USE)).toBeDefined();
   });

@@ -3,7 +3,7 @@
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeTestCertificates, type TestCertificates } from '../../../scripts/tls-certs.js';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 import {
@@ -96,26 +96,27 @@ describe('PCDS_TEMPORAL_* settings', () => {
     );
   });
 
-  it('warn once about a key file that other users can read', () => {
+  it('refuse a key file that other users can read, without quoting it', () => {
     const open = join(certs.dir, 'open.key');
     writeFileSync(open, readFileSync(certs.clientKey));
     chmodSync(open, 0o644);
-    const write = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    let err: Error | undefined;
     try {
       resolveConnectionOptions({ address: 'x:7233', tls: { cert: certs.clientCert, key: open } });
-      resolveConnectionOptions({ address: 'x:7233', tls: { cert: certs.clientCert, key: open } });
-      // The private one does not warn.
+    } catch (e) {
+      err = e as Error;
+    }
+    expect(err?.message).toBe(
+      "PCDS_TEMPORAL_TLS_KEY: the key file is open to other users (mode 0644): a secret file must be its owner's only: chmod 600 it (on Kubernetes, mount the secret with defaultMode 0400)",
+    );
+    expect(err?.message).not.toContain(open);
+    // The private one is taken.
+    expect(
       resolveConnectionOptions({
         address: 'x:7233',
         tls: { cert: certs.clientCert, key: certs.clientKey },
-      });
-      const lines = write.mock.calls.map((c) => String(c[0]));
-      expect(lines).toEqual([
-        'warning: PCDS_TEMPORAL_TLS_KEY: the key file can be read by other users (chmod 600 it)\n',
-      ]);
-    } finally {
-      write.mockRestore();
-    }
+      }).tls?.clientCertPair,
+    ).toBeDefined();
   });
 
   it('take an empty value (as docker compose passes ${X:-}) as unset', () => {
