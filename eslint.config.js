@@ -18,6 +18,8 @@ const SANDBOX_FILES = [
   'src/throttle/**/*.ts',
   'src/contract/**/*.ts',
   'src/temporal/search-attributes.ts',
+  'src/temporal/workflow-ids.ts',
+  'src/temporal/task-priority.ts',
 ];
 
 const SANDBOX_MESSAGE = 'Code the workflow sandbox runs must stay deterministic and free of I/O.';
@@ -57,9 +59,10 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
     message: `${SANDBOX_MESSAGE} Import the data it needs from src/calls, src/batch or src/contract.`,
   },
   {
-    regex: '^(\\.\\./)+temporal(/(?!search-attributes\\.js$).*)?$',
+    regex: '^(\\.\\./)+temporal(/(?!(search-attributes|workflow-ids|task-priority)\\.js$).*)?$',
     allowTypeImports: true,
-    message: "Import search attribute keys from '../temporal/search-attributes' (no Node modules).",
+    message:
+      'Of src/temporal, workflow code imports only search-attributes, workflow-ids and task-priority (no Node modules).',
   },
 ];
 
@@ -164,9 +167,13 @@ export default defineConfig(
     },
   },
   {
-    // The one pure file of src/temporal: its neighbours are the Temporal CLI, the dev server and
-    // the connection.
-    files: ['src/temporal/search-attributes.ts'],
+    // The pure files of src/temporal: their other neighbours are the Temporal CLI, the dev server
+    // and the connection.
+    files: [
+      'src/temporal/search-attributes.ts',
+      'src/temporal/workflow-ids.ts',
+      'src/temporal/task-priority.ts',
+    ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -175,7 +182,7 @@ export default defineConfig(
           patterns: [
             ...WORKFLOW_FORBIDDEN_PATTERNS,
             {
-              regex: '^\\./',
+              regex: '^\\./(?!(search-attributes|workflow-ids|task-priority)\\.js$)',
               allowTypeImports: true,
               message: `${SANDBOX_MESSAGE} This neighbour does I/O.`,
             },

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { Pool } from 'undici';
 import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
-import { childWorkflowId } from '../src/batch/types.js';
+import { rowWorkflowId } from '../src/temporal/workflow-ids.js';
 import { sampleRows } from '../src/emulator/index.js';
 import { startBenchEnv, type BenchEnv } from './batch-env.js';
 
@@ -116,7 +116,7 @@ async function durableBatch(env: BenchEnv, emails: string[], compact: boolean, d
   let childEvents = 0;
   for (const row of sample) {
     const d = await env.client.workflow
-      .getHandle(childWorkflowId(prepared.input.batchId, row))
+      .getHandle(rowWorkflowId(prepared.input.batchId, row, prepared.input.rowIdScheme))
       .describe();
     childEvents += d.historyLength;
   }

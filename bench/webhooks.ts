@@ -13,12 +13,8 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { loadConfig } from '../src/config.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { batchProgressQuery } from '../src/batch/messages.js';
-import {
-  batchWorkflowId,
-  childWorkflowId,
-  type BatchInput,
-  type BatchSummary,
-} from '../src/batch/types.js';
+import type { BatchInput, BatchSummary } from '../src/batch/types.js';
+import { batchWorkflowId, rowWorkflowId } from '../src/temporal/workflow-ids.js';
 import { registerSearchAttributes, startDevServer } from '../src/temporal/index.js';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
 import { startWebhookReceiver } from '../src/webhooks/receiver.js';
@@ -138,7 +134,7 @@ async function runBatch(
   const later = [];
   for (let row = 2 * batchWindow + 1; row <= emails.length; row++) {
     const outcome = (await client.workflow
-      .getHandle(childWorkflowId(input.batchId, row))
+      .getHandle(rowWorkflowId(input.batchId, row))
       .result()) as CallOutcome;
     if (outcome.outcome !== 'failed' && outcome.timing) later.push(1 + outcome.timing.polls);
   }

@@ -16,14 +16,8 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { batchProgressQuery, pauseBatchSignal, resumeBatchSignal } from '../src/batch/messages.js';
-import {
-  batchWorkflowId,
-  childWorkflowId,
-  type BatchInput,
-  type BatchProgress,
-  type BatchSummary,
-  type ResultLine,
-} from '../src/batch/types.js';
+import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../src/batch/types.js';
+import { batchWorkflowId, rowWorkflowId } from '../src/temporal/workflow-ids.js';
 import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { loadConfig } from '../src/config.js';
@@ -358,7 +352,7 @@ async function recordBatch(client: Client, dir: string, recorded: Recorded) {
 
   const found = readOutput(output).find((line) => line.outcome === 'found');
   if (!found) throw new Error('no row of the batch was found');
-  const row = client.workflow.getHandle(childWorkflowId(batchId, found.row));
+  const row = client.workflow.getHandle(rowWorkflowId(batchId, found.row));
   recorded.set('batch-row', await historyOf(row));
 }
 

@@ -13,6 +13,7 @@ import {
 } from '@temporalio/client';
 import type { DataConverter, SearchAttributePair, Workflow } from '@temporalio/common';
 import {
+  BatchSetupError,
   batchHandle,
   batchNotFound,
   batchResult,
@@ -38,7 +39,16 @@ import {
   type ExportReport,
 } from './batch/types.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from './store/index.js';
-import { cacheDefaultOf, parseAge, type CacheOption, type CacheUse } from './calls/cache-policy.js';
+import {
+  cacheDefaultOf,
+  cacheScopeOf,
+  CACHE_SCOPES,
+  parseAge,
+  scopedCacheUse,
+  type CacheOption,
+  type CacheScope,
+  type CacheUse,
+} from './calls/cache-policy.js';
 import {
   batchResultPages,
   exportBatchFromStore,
@@ -62,6 +72,9 @@ import {
 import {
   findEndpoint,
   formatProblems,
+  interactiveRequester,
+  OPERATOR_TENANT,
+  tenantIdProblem,
   mcpArgumentProblems,
   mcpUnsupportedReason,
   pcdsErrorCode,
@@ -89,6 +102,14 @@ import {
   type SearchExportSummary,
 } from './workflows/index.js';
 import { callStateQuery } from './calls/signals.js';
+import { taskPriorityOf } from './temporal/task-priority.js';
+import {
+  isScopedId,
+  localIdOf,
+  resolveScopedId,
+  scopedId,
+  searchExportWorkflowId,
+} from './temporal/workflow-ids.js';
 import { workflowWaitReasons, type WaitReason } from './client/wait-reasons.js';
 import { runDoctor, type DoctorReport } from './doctor/checks.js';
 import type { CallOutcome, CallState } from './calls/types.js';
@@ -132,6 +153,20 @@ export interface PcdsClientOptions {
    * CLI and `pcds mcp` included) needs the same one; without it, idempotent starts are refused.
    */
   idSecret?: string;
+  /**
+   * Who this client works for (a tenant id: letters, digits, _ . -; default PCDS_TENANT, else the
+   * operator's `default`). A tenant's batch, export ids and idempotency keys are its own (two
+   * tenants' `f2` never meet), its result cache entries too (unless `cacheScope` is `shared`), and
+   * the shared throttle and Temporal share the pool between tenants. `withTenant` gives a client
+   * for another tenant on the same connection.
+   */
+  tenant?: string;
+  /**
+   * Whose result cache entries answer: `tenant` (each tenant its own) or `shared` (one for the
+   * deployment: an entry another tenant fetched answers without its request id or time). Default
+   * PCDS_CACHE_SCOPE, else `tenant`.
+   */
+  cacheScope?: CacheScope;
   /**
    * Where batches keep their rows and results. Default: PCDS_STORE_URL (or the embedded file
    * under PCDS_DATA_DIR), opened on first use, with the PCDS_ENCRYPTION* keys. Workers must use
@@ -350,10 +385,44 @@ export function callWorkflowId(
   return `call-${endpoint}-${readablePrefix ? `${readablePrefix}-` : ''}k${digest}`;
 }
 
-export const searchExportWorkflowId = (exportId: string) => `search-export-${exportId}`;
+export { searchExportWorkflowId } from './temporal/workflow-ids.js';
+
+/**
+ * An idempotency key as its tenant's own: the same key from two tenants names two calls. The
+ * operator's keys are as given (so are the keys of work started before tenants).
+ */
+export const tenantIdempotencyKey = (tenant: string, key: string) =>
+  tenant === OPERATOR_TENANT ? key : `${tenant}:${key}`;
+
+/** A tenant id checked with the contract's rule (the message names the rule, never the value). */
+function checkedTenant(tenant: string): string {
+  const problem = tenantIdProblem(tenant);
+  if (problem) throw new PcdsUsageError('invalid_options', `tenant: ${problem}`);
+  return tenant;
+}
+
+function checkedCacheScope(setting: string | undefined): CacheScope {
+  if (
+    setting !== undefined &&
+    setting !== '' &&
+    !(CACHE_SCOPES as readonly string[]).includes(setting)
+  )
+    throw new PcdsUsageError(
+      'invalid_options',
+      `PCDS_CACHE_SCOPE must be one of ${CACHE_SCOPES.join(', ')}`,
+    );
+  return cacheScopeOf(setting);
+}
 
 export interface PcdsClient {
   temporal: Client;
+  /** The tenant this client works for (`default`: the operator's). */
+  tenant: string;
+  /**
+   * A client for another tenant on the same connection, store and defaults: its ids, idempotency
+   * keys and cache entries are that tenant's. Closing it closes nothing (close this client).
+   */
+  withTenant(tenant: string): PcdsClient;
   /** The task queue this client starts work on. */
   taskQueue: string;
   /** Whether a worker polls that task queue (one bounded describe; 'unknown' if it failed). */
@@ -479,6 +548,9 @@ function checkPaging(maxResults: number, pageSize: number | undefined, maxOfMax:
 }
 
 export async function createPcdsClient(options: PcdsClientOptions = {}): Promise<PcdsClient> {
+  // A bad tenant or cache scope is refused before anything connects.
+  const rootTenant = checkedTenant(options.tenant ?? (process.env.PCDS_TENANT || OPERATOR_TENANT));
+  const cacheScope = options.cacheScope ?? checkedCacheScope(process.env.PCDS_CACHE_SCOPE);
   const dataConverter = options.dataConverter ?? dataConverterFromEnv();
   const ownsConnection = !options.connection;
   const connection =
@@ -561,8 +633,9 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     };
   };
 
-  const exportHandleOf = (exportId: string): SearchExportHandle => {
-    const workflowId = searchExportWorkflowId(exportId);
+  /** An export by its id as the system knows it, shown to its caller by its own id. */
+  const exportHandleOf = (scoped: string, exportId: string): SearchExportHandle => {
+    const workflowId = searchExportWorkflowId(scoped);
     const workflow = temporal.workflow.getHandle<typeof pcdsSearchExport>(workflowId);
     return {
       exportId,
@@ -576,14 +649,17 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     };
   };
 
+  /** A batch by its id as the system knows it (the store's), shown to its caller by its own id. */
   const batchHandleOf = (
     workflow: BatchWorkflowHandle,
-    batchId: string,
+    scoped: string,
+    shownId: string,
     outputs?: BatchOutputs,
   ): BatchHandle => {
-    const notFound = () => batchNotFound(batchId);
+    const batchId = scoped;
+    const notFound = () => batchNotFound(shownId);
     return {
-      batchId,
+      batchId: shownId,
       workflowId: workflow.workflowId,
       workflow,
       status: () => batchStatus(workflow),
@@ -639,217 +715,280 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     };
   };
 
-  const startCall: PcdsClient['startCall'] = async (endpointName, rawParams, opts = {}) => {
-    const { endpoint, params } = validatedParams(endpointName, rawParams);
-    checkCallParams(endpoint, params);
-    const transport = opts.transport ?? defaults.transport ?? 'http';
-    checkTransport(endpoint, params, transport, opts.webhook === true);
-    const workflowId = callWorkflowId(
-      endpoint.name,
-      opts.idempotencyKey,
-      opts.idempotencyKeyPrefix,
-      idSecret,
-    );
-    const cache = callCacheUse(opts.cache ?? defaults.cache);
-    const { transport: _defaultTransport, cache: _defaultCache, ...tuning } = defaults;
-    const input: EndpointCallInput = {
-      endpoint: endpoint.name,
-      params,
-      ...tuning,
-      cache,
-      ...(transport === 'mcp' ? { transport } : {}),
-      ...(opts.keyId ? { keyId: opts.keyId } : {}),
-      ...(opts.webhook ? { webhook: true } : {}),
-      ...(opts.pollIntervalMs ? { pollIntervalMs: opts.pollIntervalMs } : {}),
-      ...(opts.maxWaitMs ? { maxWaitMs: opts.maxWaitMs } : {}),
-    };
-    const attrs: SearchAttributePair[] = [
-      { key: PcdsEndpoint, value: endpoint.name },
-      { key: PcdsOutcome, value: 'running' },
-      { key: PcdsState, value: 'submitting' },
-    ];
-    if (opts.keyId) attrs.push({ key: PcdsKeyId, value: opts.keyId });
-    const workflow = await startOrFind(
-      pcdsEndpointCall,
-      {
-        taskQueue,
-        workflowId,
-        args: [input],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        typedSearchAttributes: attrs,
-        ...(opts.memo ? { memo: opts.memo } : {}),
-        staticSummary: `${endpoint.name} call`,
-      },
-      // idSecret is set: callWorkflowId refused the key otherwise.
-      opts.idempotencyKey !== undefined
-        ? {
-            endpoint: endpoint.name,
-            value: requestFingerprint(idSecret!, endpoint.name, params),
-          }
-        : undefined,
-    );
-    return callHandleOf(workflow);
-  };
-
-  return {
-    temporal,
-    taskQueue,
-    workers: () => checkWorkers(temporal, taskQueue),
-    startCall,
-    async call(endpoint, params, opts) {
-      const handle = await startCall(endpoint, params, opts);
-      return handle.result();
-    },
-    getCall: (workflowId) =>
-      callHandleOf(temporal.workflow.getHandle<typeof pcdsEndpointCall>(workflowId)),
-
-    async searchPeople(rawParams, opts) {
-      const { params } = validatedParams('person_search', rawParams);
-      checkPaging(opts.maxResults, opts.pageSize, Number.MAX_SAFE_INTEGER);
+  let closedBy: Promise<void> | undefined;
+  /** The client of one tenant: every client and every withTenant view is one of these. */
+  const forTenant = (tenant: string, root = false): PcdsClient => {
+    const startCall: PcdsClient['startCall'] = async (endpointName, rawParams, opts = {}) => {
+      const { endpoint, params } = validatedParams(endpointName, rawParams);
+      checkCallParams(endpoint, params);
+      const transport = opts.transport ?? defaults.transport ?? 'http';
+      checkTransport(endpoint, params, transport, opts.webhook === true);
+      const idempotencyKey =
+        opts.idempotencyKey !== undefined
+          ? tenantIdempotencyKey(tenant, opts.idempotencyKey)
+          : undefined;
       const workflowId = callWorkflowId(
-        'person_search',
-        opts.idempotencyKey,
+        endpoint.name,
+        idempotencyKey,
         opts.idempotencyKeyPrefix,
         idSecret,
-      ).replace(/^call-/, 'search-');
-      const input: PersonSearchInput = {
+      );
+      const cache = scopedCacheUse(callCacheUse(opts.cache ?? defaults.cache), tenant, cacheScope);
+      // A single call is a person's (or a service's) waiting: interactive, the tenant's.
+      const requester = interactiveRequester(tenant);
+      const { transport: _defaultTransport, cache: _defaultCache, ...tuning } = defaults;
+      const input: EndpointCallInput = {
+        endpoint: endpoint.name,
         params,
-        maxResults: opts.maxResults,
-        ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+        ...tuning,
+        cache,
+        ...(transport === 'mcp' ? { transport } : {}),
         ...(opts.keyId ? { keyId: opts.keyId } : {}),
-        pollIntervalMs: opts.pollIntervalMs ?? defaults.pollIntervalMs,
-        maxWaitMs: opts.maxWaitMs ?? defaults.maxWaitMs,
-        output: { kind: 'return' },
+        ...(opts.webhook ? { webhook: true } : {}),
+        ...(opts.pollIntervalMs ? { pollIntervalMs: opts.pollIntervalMs } : {}),
+        ...(opts.maxWaitMs ? { maxWaitMs: opts.maxWaitMs } : {}),
+        requester,
       };
+      const attrs: SearchAttributePair[] = [
+        { key: PcdsEndpoint, value: endpoint.name },
+        { key: PcdsOutcome, value: 'running' },
+        { key: PcdsState, value: 'submitting' },
+      ];
+      if (opts.keyId) attrs.push({ key: PcdsKeyId, value: opts.keyId });
       const workflow = await startOrFind(
-        pcdsPersonSearch,
+        pcdsEndpointCall,
         {
           taskQueue,
           workflowId,
           args: [input],
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           workflowIdConflictPolicy: 'USE_EXISTING',
-          typedSearchAttributes: [
-            { key: PcdsEndpoint, value: 'person_search' },
-            { key: PcdsOutcome, value: 'running' },
-          ],
-          staticSummary: `person_search, up to ${opts.maxResults} rows`,
+          typedSearchAttributes: attrs,
+          ...(opts.memo ? { memo: opts.memo } : {}),
+          priority: taskPriorityOf(requester),
+          staticSummary: `${endpoint.name} call`,
         },
+        // idSecret is set: callWorkflowId refused the key otherwise.
         opts.idempotencyKey !== undefined
           ? {
-              endpoint: 'person_search',
-              value: requestFingerprint(idSecret!, 'person_search', {
-                params,
-                maxResults: opts.maxResults,
-              }),
+              endpoint: endpoint.name,
+              value: requestFingerprint(idSecret!, endpoint.name, params),
             }
           : undefined,
       );
-      return outcomeOf(workflowId, workflow.result());
-    },
+      return callHandleOf(workflow);
+    };
 
-    async startSearchExport(rawParams, opts) {
-      const { params } = validatedParams('person_search', rawParams);
-      checkPaging(opts.maxResults, opts.pageSize, MAX_EXPORT_RESULTS);
-      const exportId = opts.exportId ?? `s${newBatchId().slice(1)}`;
-      if (!BATCH_ID_PATTERN.test(exportId))
-        throw new PcdsUsageError('invalid_batch_id', 'export id: 1 to 64 letters, digits, _ or -');
-      checkExportOutput(opts.output);
-      const output = resolve(opts.output);
-      const existing = await stat(output).catch(() => undefined);
-      if (existing && existing.size > 0 && !opts.overwrite) {
-        throw new PcdsUsageError(
-          'output_exists',
-          `the output file ${opts.output} exists and is not empty: choose another output or overwrite it`,
+    return {
+      temporal,
+      tenant,
+      withTenant: (other) => forTenant(checkedTenant(other)),
+      taskQueue,
+      workers: () => checkWorkers(temporal, taskQueue),
+      startCall,
+      async call(endpoint, params, opts) {
+        const handle = await startCall(endpoint, params, opts);
+        return handle.result();
+      },
+      getCall: (workflowId) =>
+        callHandleOf(temporal.workflow.getHandle<typeof pcdsEndpointCall>(workflowId)),
+
+      async searchPeople(rawParams, opts) {
+        const { params } = validatedParams('person_search', rawParams);
+        checkPaging(opts.maxResults, opts.pageSize, Number.MAX_SAFE_INTEGER);
+        const idempotencyKey =
+          opts.idempotencyKey !== undefined
+            ? tenantIdempotencyKey(tenant, opts.idempotencyKey)
+            : undefined;
+        const workflowId = callWorkflowId(
+          'person_search',
+          idempotencyKey,
+          opts.idempotencyKeyPrefix,
+          idSecret,
+        ).replace(/^call-/, 'search-');
+        const requester = interactiveRequester(tenant);
+        const input: PersonSearchInput = {
+          params,
+          maxResults: opts.maxResults,
+          ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+          ...(opts.keyId ? { keyId: opts.keyId } : {}),
+          pollIntervalMs: opts.pollIntervalMs ?? defaults.pollIntervalMs,
+          maxWaitMs: opts.maxWaitMs ?? defaults.maxWaitMs,
+          output: { kind: 'return' },
+          requester,
+        };
+        const workflow = await startOrFind(
+          pcdsPersonSearch,
+          {
+            taskQueue,
+            workflowId,
+            args: [input],
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            typedSearchAttributes: [
+              { key: PcdsEndpoint, value: 'person_search' },
+              { key: PcdsOutcome, value: 'running' },
+            ],
+            priority: taskPriorityOf(requester),
+            staticSummary: `person_search, up to ${opts.maxResults} rows`,
+          },
+          opts.idempotencyKey !== undefined
+            ? {
+                endpoint: 'person_search',
+                value: requestFingerprint(idSecret!, 'person_search', {
+                  params,
+                  maxResults: opts.maxResults,
+                }),
+              }
+            : undefined,
         );
-      }
-      const pollIntervalMs = opts.pollIntervalMs ?? defaults.pollIntervalMs;
-      const maxWaitMs = opts.maxWaitMs ?? defaults.maxWaitMs;
-      const input: SearchExportInput = {
-        params,
-        maxResults: opts.maxResults,
-        output,
-        exportId,
-        ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
-        ...(opts.keyId ? { keyId: opts.keyId } : {}),
-        ...(pollIntervalMs ? { pollIntervalMs } : {}),
-        ...(maxWaitMs ? { maxWaitMs } : {}),
-      };
-      try {
-        await temporal.workflow.start(pcdsSearchExport, {
-          taskQueue,
-          workflowId: searchExportWorkflowId(exportId),
-          args: [input],
-          workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          typedSearchAttributes: [
-            { key: PcdsBatchId, value: exportId },
-            { key: PcdsEndpoint, value: 'person_search' },
-          ],
-          ...(opts.memo ? { memo: opts.memo } : {}),
-          staticSummary: `person search export of up to ${opts.maxResults} rows`,
-        });
-      } catch (err) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError)
+        return outcomeOf(workflowId, workflow.result());
+      },
+
+      async startSearchExport(rawParams, opts) {
+        const { params } = validatedParams('person_search', rawParams);
+        checkPaging(opts.maxResults, opts.pageSize, MAX_EXPORT_RESULTS);
+        const exportId = opts.exportId ?? `s${newBatchId().slice(1)}`;
+        if (!BATCH_ID_PATTERN.test(exportId))
           throw new PcdsUsageError(
-            'export_exists',
-            `a search export with id ${exportId} already exists: choose another id`,
+            'invalid_batch_id',
+            'export id: 1 to 64 letters, digits, _ or -',
           );
-        throw err;
-      }
-      return exportHandleOf(exportId);
-    },
-    getSearchExport(exportId) {
-      if (!BATCH_ID_PATTERN.test(exportId))
-        throw new PcdsUsageError('invalid_batch_id', 'export id: 1 to 64 letters, digits, _ or -');
-      return exportHandleOf(exportId);
-    },
+        // The tenant's own id: another tenant's export of the same name is another export.
+        const scoped = scopedId(tenant, exportId);
+        const requester = interactiveRequester(tenant);
+        checkExportOutput(opts.output);
+        const output = resolve(opts.output);
+        const existing = await stat(output).catch(() => undefined);
+        if (existing && existing.size > 0 && !opts.overwrite) {
+          throw new PcdsUsageError(
+            'output_exists',
+            `the output file ${opts.output} exists and is not empty: choose another output or overwrite it`,
+          );
+        }
+        const pollIntervalMs = opts.pollIntervalMs ?? defaults.pollIntervalMs;
+        const maxWaitMs = opts.maxWaitMs ?? defaults.maxWaitMs;
+        const input: SearchExportInput = {
+          params,
+          maxResults: opts.maxResults,
+          output,
+          exportId: scoped,
+          requester,
+          ...(opts.pageSize ? { pageSize: opts.pageSize } : {}),
+          ...(opts.keyId ? { keyId: opts.keyId } : {}),
+          ...(pollIntervalMs ? { pollIntervalMs } : {}),
+          ...(maxWaitMs ? { maxWaitMs } : {}),
+        };
+        try {
+          await temporal.workflow.start(pcdsSearchExport, {
+            taskQueue,
+            workflowId: searchExportWorkflowId(scoped),
+            args: [input],
+            workflowIdReusePolicy: 'REJECT_DUPLICATE',
+            priority: taskPriorityOf(requester),
+            typedSearchAttributes: [
+              { key: PcdsBatchId, value: scoped },
+              { key: PcdsEndpoint, value: 'person_search' },
+            ],
+            ...(opts.memo ? { memo: opts.memo } : {}),
+            staticSummary: `person search export of up to ${opts.maxResults} rows`,
+          });
+        } catch (err) {
+          if (err instanceof WorkflowExecutionAlreadyStartedError)
+            throw new PcdsUsageError(
+              'export_exists',
+              `a search export with id ${exportId} already exists: choose another id`,
+            );
+          throw err;
+        }
+        return exportHandleOf(scoped, exportId);
+      },
+      getSearchExport(exportId) {
+        const scoped = resolveScopedId(tenant, exportId);
+        // Another tenant's export is not found, as an id that names nothing.
+        if (scoped === undefined && isScopedId(exportId))
+          throw new PcdsUsageError('export_not_found', `no search export with id ${exportId}`);
+        if (scoped === undefined)
+          throw new PcdsUsageError(
+            'invalid_batch_id',
+            'export id: 1 to 64 letters, digits, _ or -',
+          );
+        return exportHandleOf(scoped, localIdOf(tenant, scoped));
+      },
 
-    async startBatch({ memo, ...request }) {
-      const withDefaults = {
-        ...request,
-        pollIntervalMs: request.pollIntervalMs ?? defaults.pollIntervalMs,
-        maxWaitMs: request.maxWaitMs ?? defaults.maxWaitMs,
-        webhookFallbackPollMs: request.webhookFallbackPollMs ?? defaults.webhookFallbackPollMs,
-        ...((request.transport ?? defaults.transport)
-          ? { transport: request.transport ?? defaults.transport }
-          : {}),
-      };
-      const rows = 'rows' in request ? request.rows : undefined;
-      const prepared =
-        'rows' in withDefaults ? prepareRowsBatch(withDefaults) : await prepareBatch(withDefaults);
-      await startBatchWorkflow(temporal, taskQueue, prepared, {
-        store: await store.get(),
-        ...(rows ? { rows } : {}),
-        ...(memo ? { memo } : {}),
-        cache: callCacheUse(request.cache ?? defaults.cache),
-      });
-      // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
-      // budget after it ended runs again as a new execution under the same id.
-      const { batchId, output, csvOutput, csvRawCells } = prepared.input;
-      return batchHandleOf(
-        batchHandle(temporal, batchId),
-        batchId,
-        output
-          ? {
-              output,
-              ...(csvOutput ? { csvOutput } : {}),
-              ...(csvRawCells ? { csvRawCells } : {}),
-            }
-          : undefined,
-      );
-    },
-    getBatch: (batchId) => batchHandleOf(batchHandle(temporal, batchId), batchId),
+      async startBatch({ memo, ...request }) {
+        const withDefaults = {
+          ...request,
+          tenant: request.tenant ?? tenant,
+          pollIntervalMs: request.pollIntervalMs ?? defaults.pollIntervalMs,
+          maxWaitMs: request.maxWaitMs ?? defaults.maxWaitMs,
+          webhookFallbackPollMs: request.webhookFallbackPollMs ?? defaults.webhookFallbackPollMs,
+          ...((request.transport ?? defaults.transport)
+            ? { transport: request.transport ?? defaults.transport }
+            : {}),
+        };
+        const rows = 'rows' in request ? request.rows : undefined;
+        const prepared =
+          'rows' in withDefaults
+            ? prepareRowsBatch(withDefaults)
+            : await prepareBatch(withDefaults);
+        await startBatchWorkflow(temporal, taskQueue, prepared, {
+          store: await store.get(),
+          ...(rows ? { rows } : {}),
+          ...(memo ? { memo } : {}),
+          cache: callCacheUse(request.cache ?? defaults.cache),
+          cacheScope,
+        });
+        // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
+        // budget after it ended runs again as a new execution under the same id.
+        const { batchId, output, csvOutput, csvRawCells } = prepared.input;
+        return batchHandleOf(
+          batchHandle(temporal, batchId),
+          batchId,
+          localIdOf(withDefaults.tenant, batchId),
+          output
+            ? {
+                output,
+                ...(csvOutput ? { csvOutput } : {}),
+                ...(csvRawCells ? { csvRawCells } : {}),
+              }
+            : undefined,
+        );
+      },
+      getBatch(batchId) {
+        const scoped = resolveScopedId(tenant, batchId);
+        // Another tenant's batch is not found, as an id that names nothing.
+        if (scoped === undefined && isScopedId(batchId)) throw batchNotFound(batchId);
+        // The id is not echoed: a malformed one may be anything, personal data included.
+        if (scoped === undefined)
+          throw new BatchSetupError(
+            'invalid_batch_id',
+            'not a batch id: 1 to 64 letters, digits, _ or -',
+          );
+        return batchHandleOf(batchHandle(temporal, scoped), scoped, localIdOf(tenant, scoped));
+      },
 
-    async planBatch(request, limits) {
-      return planPreparedBatch(await prepareBatch(request, { dryRun: true }), limits);
-    },
+      async planBatch(request, limits) {
+        return planPreparedBatch(
+          await prepareBatch({ ...request, tenant: request.tenant ?? tenant }, { dryRun: true }),
+          limits,
+        );
+      },
 
-    doctor: (env = process.env) => runDoctor(env),
+      doctor: (env = process.env) => runDoctor(env),
 
-    async close() {
-      if (ownsStore) await store.close();
-      if (ownsConnection) await connection.close();
-    },
+      async close() {
+        // A view from withTenant shares the connection and store of the client that made it.
+        if (!root) return;
+        if (closedBy !== undefined) return closedBy;
+        closedBy = (async () => {
+          if (ownsStore) await store.close();
+          if (ownsConnection) await connection.close();
+        })();
+        return closedBy;
+      },
+    };
   };
+
+  return forTenant(rootTenant, true);
 }

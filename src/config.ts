@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { DEFAULT_MAX_ROW_BYTES, MAX_ROW_BYTES_LIMIT } from './batch/types.js';
 import { encryptionEnvShape } from './codec/settings.js';
 import { ConfigError } from './config-error.js';
+import { tenantIdProblem } from './contract/tenant.js';
 import { idSecretEnvShape } from './temporal/idempotency.js';
 import {
   schedulingEnvShape,
@@ -75,6 +76,22 @@ export const envSchema = z.object({
    * answers a row or a call) or off (every row and call is sent). A run's own option wins.
    */
   PCDS_CACHE: z.enum(['on', 'off']).default('on'),
+  /**
+   * Whose result cache entries answer: `tenant` (each tenant its own; the operator's are the
+   * deployment's entries from before tenants) or `shared` (one cache for every tenant, as the
+   * operator chooses: another tenant's entry answers without its request id or time).
+   */
+  PCDS_CACHE_SCOPE: z.enum(['tenant', 'shared']).default('tenant'),
+  /**
+   * Who the CLI and the client work for (a tenant id: letters, digits, _ . -): its batch and
+   * export ids, idempotency keys and cache entries are its own. Default the operator's `default`.
+   */
+  PCDS_TENANT: z
+    .string()
+    .default('default')
+    .refine((t) => tenantIdProblem(t) === undefined, {
+      message: 'a tenant id is 1-64 letters, digits, _ . or -, and not only dots',
+    }),
   /** `pcds mcp`: the one folder its tools read and write in (default <PCDS_DATA_DIR>/files). */
   PCDS_MCP_FILES: z.string().min(1).optional(),
   PCDS_RATE_PER_MINUTE: intFrom(100),

@@ -50,7 +50,8 @@ import {
   type JournalEntry,
 } from '../batch-io/row-journal.js';
 import type { RowEnd } from '../batch/rules.js';
-import { childWorkflowId, type ExpectedStore, type ResultLine } from '../batch/types.js';
+import type { ExpectedStore, ResultLine } from '../batch/types.js';
+import { rowWorkflowId, type RowIdScheme } from '../temporal/workflow-ids.js';
 import type { StoredDelivery } from '../store/batch-store.js';
 import { storeMismatch } from '../store/identity.js';
 import type { CallOutcome } from '../calls/types.js';
@@ -87,6 +88,8 @@ export interface BatchRowInput extends ExpectedStore {
   webhookFallbackPollMs?: number;
   /** Who asks: the batch (rows started before requesters existed: the operator's batch). */
   requester?: Requester;
+  /** How the batch names its rows (the callback URL's name of the row); absent: the old scheme. */
+  rowIdScheme?: RowIdScheme;
 }
 
 /** A row's requests are its batch's. */
@@ -366,7 +369,7 @@ class RowAttempt {
       try {
         // Never returned nor logged: the URL carries the receiver's token for this row.
         params.callback_url = this.deps.callbackUrlFor(
-          childWorkflowId(this.input.batchId, this.input.row),
+          rowWorkflowId(this.input.batchId, this.input.row, this.input.rowIdScheme),
         );
       } catch (err) {
         if (!(err instanceof ApplicationFailure) || !err.type) throw err;

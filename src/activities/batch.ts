@@ -2,12 +2,18 @@
 // secrets), closing credit breakers on resume, and writing a search export's pages. The
 // factory also gathers the file activities, so the worker registers batches with one line.
 import { Context } from '@temporalio/activity';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  WorkflowFailedError,
+  type WorkflowExecutionDescription,
+  type WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { PoolKeyConfig } from '../batch/key-pool.js';
 import { appendResultLines } from '../batch-io/result-writer.js';
 import { callStateQuery } from '../calls/signals.js';
 import type { CallOutcome } from '../calls/types.js';
+import { PcdsBatchId, PcdsRowIndex } from '../temporal/search-attributes.js';
+import { ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
 import { createResultActivities } from './results.js';
@@ -22,6 +28,22 @@ export type ExportPage =
 /** What a row's call that already ran came to: its outcome, or its failure (code, request id). */
 export type ExistingRowOutcome =
   { outcome: CallOutcome } | { failure: { code: string; message: string; requestId?: string } };
+
+/**
+ * Whether a described workflow is this batch's call for this row: a row call's type, started with
+ * the batch's id and the row's index as search attributes (as every row call is).
+ */
+export function isRowCallOf(
+  described: Pick<WorkflowExecutionDescription, 'type' | 'typedSearchAttributes'>,
+  batchId: string,
+  row: number,
+): boolean {
+  return (
+    (ROW_WORKFLOW_TYPES as readonly string[]).includes(described.type) &&
+    described.typedSearchAttributes.get(PcdsBatchId) === batchId &&
+    described.typedSearchAttributes.get(PcdsRowIndex) === row
+  );
+}
 
 /** What a closed (or awaited) row call came to; a cancelled call keeps its job's request id. */
 async function outcomeOf(
@@ -98,8 +120,24 @@ export function createBatchActivities(deps: ActivityDeps) {
      * came to instead of calling them failed or sending them twice. Waits (heartbeating) for a
      * call still running.
      */
-    async existingRowOutcome(input: { workflowId: string }): Promise<ExistingRowOutcome> {
+    async existingRowOutcome(input: {
+      workflowId: string;
+      /** The batch and row the call must be (absent from batches that asked before). */
+      batchId?: string;
+      row?: number;
+    }): Promise<ExistingRowOutcome> {
       const handle = Context.current().client.workflow.getHandle(input.workflowId);
+      if (input.batchId !== undefined && input.row !== undefined) {
+        const described = await handle.describe();
+        if (!isRowCallOf(described, input.batchId, input.row))
+          return {
+            failure: {
+              code: 'row_id_taken',
+              message:
+                "another workflow, not this batch's call for the row, holds the row's id: the row was not sent",
+            },
+          };
+      }
       return outcomeOf(handle, () => withHeartbeat(() => handle.result()));
     },
 

@@ -175,24 +175,27 @@ export function createCallActivities(deps: ActivityDeps) {
       const checked = submitProblem(endpoint, input.params, transport, input.webhook === true);
       if (!checked.ok) throw terminalFailure({ code: checked.code }, undefined, checked.message);
       // A fresh cached result answers: no permit, no request, no credit. Its request id is the
-      // job that fetched it.
+      // job that fetched it; an entry another tenant fetched (a shared cache) shows neither its
+      // request id (empty) nor its time.
       const hit = await cache.lookup(endpoint.name, checked.params, input.cache);
       if (hit)
         return withinResultBound(
           {
             keyId,
-            requestId: hit.requestId,
+            requestId: hit.requestId ?? '',
             status: hit.status,
             immediate: {
               ...(hit.outcome === 'found'
                 ? { kind: 'found' as const, status: hit.status, result: hit.result }
                 : { kind: 'empty' as const, status: hit.status }),
               cached: true as const,
-              fetchedAt: new Date(hit.fetchedAt).toISOString(),
+              ...(hit.fetchedAt !== undefined
+                ? { fetchedAt: new Date(hit.fetchedAt).toISOString() }
+                : {}),
             },
           },
           deps.config.PCDS_MAX_RESULT_BYTES,
-          hit.requestId,
+          hit.requestId ?? '',
         );
       const params: Record<string, unknown> = { ...checked.params };
       if (input.webhook) {

@@ -5,6 +5,7 @@ import type { PcdsErrorCode } from '../contract/errors.js';
 import type { Transport } from '../contract/mcp-replies.js';
 import type { RequestCounts } from './job-duration.js';
 import type { EtaInput, SentLog } from './plan.js';
+import { LOCAL_ID_PATTERN, type RowIdScheme } from '../temporal/workflow-ids.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 
@@ -44,9 +45,10 @@ export interface ValidRow {
   leaderLine?: { outcome: ResultLine['outcome']; code?: string };
   /**
    * The result cache answered the row when it was read: its line is written, and the batch
-   * takes it without a call (no request, no credit).
+   * takes it without a call (no request, no credit). An entry another tenant fetched (a shared
+   * cache) comes without its request id and time.
    */
-  cached?: { outcome: 'found' | 'empty'; requestId: string; fetchedAt: string };
+  cached?: { outcome: 'found' | 'empty'; requestId?: string; fetchedAt?: string };
 }
 
 /** A duplicate row waiting for its leader: no parameters (it is never sent). */
@@ -177,7 +179,10 @@ export interface Counters {
 }
 
 export interface BatchInput {
-  /** [A-Za-z0-9_-]{1,64}; never derived from row data. */
+  /**
+   * The caller's id ([A-Za-z0-9_-]{1,64}), after its tenant and a dot for a tenant other than the
+   * operator's (temporal/workflow-ids.ts); never derived from row data.
+   */
   batchId: string;
   endpoint: string;
   source: InputSource;
@@ -252,6 +257,11 @@ export interface BatchInput {
   tenant?: string;
   /** The batch's share weight among its tenant's batches (default 1). */
   weight?: number;
+  /**
+   * How its rows' workflows are named (see RowIdScheme): set when the batch starts and kept for
+   * its whole life; absent from batches started before, which keep their own scheme.
+   */
+  rowIdScheme?: RowIdScheme;
   /** Set by the workflow itself when it continues as new. */
   carried?: CarriedState;
 }
@@ -471,7 +481,8 @@ export interface ExportReport {
   strayLines: number;
 }
 
-export const BATCH_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/** A batch or export id as its caller names it (see temporal/workflow-ids.ts for the scoped one). */
+export const BATCH_ID_PATTERN = LOCAL_ID_PATTERN;
 export const DEFAULT_WINDOW = 50;
 export const MAX_WINDOW = 1000;
 export const DEFAULT_CHUNK_SIZE = 250;
@@ -487,20 +498,6 @@ export const DEFAULT_CHUNK_BYTES = 192 * 1024;
 export const duplicatesIndexPath = (output: string, batchId: string) =>
   `${output}.${batchId}.duplicates.json`;
 
-export const childWorkflowId = (batchId: string, row: number) => `batch-${batchId}-row-${row}`;
-
-/**
- * The batch and row a row's id names (childWorkflowId's shape: a row's workflow, or the name a
- * compact row's callback URL carries); undefined for any other id. The row is the last part, so
- * a batch id that holds "-row-" itself is still read whole.
- */
-export function rowOfWorkflowId(workflowId: string): { batchId: string; row: number } | undefined {
-  const m = /^batch-(.+)-row-([1-9][0-9]{0,9})$/.exec(workflowId);
-  if (!m || !BATCH_ID_PATTERN.test(m[1])) return undefined;
-  return { batchId: m[1], row: Number(m[2]) };
-}
 /** A batch's one-line summary: its static summary at start, and each run's current details. */
 export const batchSummaryLine = (total: number, endpoint: string) =>
   `batch of ${total} ${endpoint} rows`;
-
-export const batchWorkflowId = (batchId: string) => `batch-${batchId}`;

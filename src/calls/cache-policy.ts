@@ -1,5 +1,6 @@
 // How long a cached result serves, and how a call or a batch uses the cache. Pure: the store,
 // the CLI, the client, the activities and the call workflow share it.
+import { OPERATOR_TENANT } from '../contract/tenant.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -10,11 +11,56 @@ const DAY = 24 * HOUR;
  * - refresh: every row is fetched again, and what is fetched replaces the entry.
  * - off: the cache is neither read nor filled.
  * maxAgeMs: an entry fetched longer ago than this does not answer (on top of its time to live).
+ * tenant: whose run it is (absent: the operator's); its lookups are its own unless `shared`.
+ * shared: the deployment shares one cache (PCDS_CACHE_SCOPE=shared): an entry another tenant
+ *   fetched answers too, without that tenant's request id or time.
  */
 export interface CacheUse {
   mode: 'use' | 'refresh' | 'off';
   maxAgeMs?: number;
+  tenant?: string;
+  shared?: true;
 }
+
+/**
+ * Where a deployment's result cache answers from (PCDS_CACHE_SCOPE): `tenant`, each tenant's own
+ * entries (the operator's are the deployment's entries from before tenants); `shared`, one set for
+ * every tenant, as the operator chose.
+ */
+export type CacheScope = 'tenant' | 'shared';
+export const CACHE_SCOPES = ['tenant', 'shared'] as const satisfies readonly CacheScope[];
+
+export const cacheScopeOf = (setting: string | undefined): CacheScope =>
+  setting === 'shared' ? 'shared' : 'tenant';
+
+/** A run's cache use with its tenant and the deployment's scope. */
+export function scopedCacheUse(use: CacheUse, tenant: string, scope: CacheScope): CacheUse {
+  const { tenant: _tenant, shared: _shared, ...rest } = use;
+  return {
+    ...rest,
+    ...(tenant !== OPERATOR_TENANT ? { tenant } : {}),
+    ...(scope === 'shared' ? { shared: true as const } : {}),
+  };
+}
+
+/**
+ * The namespace of a run's lookups: its tenant's own, or none (the operator's entries, or the
+ * deployment's shared ones).
+ */
+export const cacheNamespaceOf = (use: CacheUse | undefined): string | undefined =>
+  use?.shared || use?.tenant === undefined || use.tenant === OPERATOR_TENANT
+    ? undefined
+    : use.tenant;
+
+/** The tenant a run fetches for, as its entries record it. */
+export const cacheTenantOf = (use: CacheUse | undefined): string => use?.tenant ?? OPERATOR_TENANT;
+
+/**
+ * Whether an entry's request id and fetch time may be shown to a run: only to the tenant whose
+ * request fetched it (entries from before tenants are the operator's).
+ */
+export const showsProvenance = (entryScope: string | null, use: CacheUse | undefined): boolean =>
+  (entryScope ?? OPERATOR_TENANT) === cacheTenantOf(use);
 
 export const CACHE_DEFAULT: CacheUse = { mode: 'use' };
 

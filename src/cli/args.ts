@@ -1,6 +1,7 @@
 // Option parsers shared by the commands: a bad value is commander's one-line error naming it.
 import { InvalidArgumentError } from 'commander';
 import { parseAge } from '../calls/cache-policy.js';
+import { tenantIdProblem, weightProblem } from '../contract/tenant.js';
 
 /** An integer option within [min, max]. */
 export const intArg = (name: string, min: number, max: number) => (v: string) => {
@@ -34,3 +35,21 @@ export const ageArg = (name: string) => (v: string) => {
     throw new InvalidArgumentError(`${name} must be an age such as 7d, 12h, 30m or 90s`);
   }
 };
+
+/** A tenant id (the contract's rule: the message names the rule, never the value). */
+export const tenantArg = (v: string) => {
+  const problem = tenantIdProblem(v);
+  if (problem) throw new InvalidArgumentError(problem);
+  return v;
+};
+
+/** A batch's share weight (0.001-1000, as Temporal's fairness weights). */
+export const weightArg = (v: string) => {
+  const n = Number(v);
+  const problem = weightProblem(n);
+  if (problem) throw new InvalidArgumentError(problem);
+  return n;
+};
+
+export const TENANT_HELP =
+  "whose work it is (a tenant id; default PCDS_TENANT, else the operator's `default`): a tenant's ids, idempotency keys and cache entries are its own";

@@ -8,7 +8,13 @@ import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
 import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
-import { cacheDefaultOf, cacheUseOf, readsCache, type CacheUse } from '../calls/cache-policy.js';
+import {
+  cacheDefaultOf,
+  cacheUseOf,
+  readsCache,
+  scopedCacheUse,
+  type CacheUse,
+} from '../calls/cache-policy.js';
 import { ResultCache } from '../store/result-cache.js';
 import { ResultFollower } from '../store/follow.js';
 import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
@@ -41,27 +47,33 @@ import { InputError } from '../batch-io/row-reader.js';
 import {
   MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
-  batchWorkflowId,
   type BatchProgress,
   type BatchSummary,
   type ExportReport,
   type FailedRow,
 } from '../batch/types.js';
+import { batchWorkflowId } from '../temporal/workflow-ids.js';
 import { loadConfig, paceNote, type Config } from '../config.js';
-import { TRANSPORTS, backgroundRequester, type Transport } from '../contract/index.js';
+import {
+  OPERATOR_TENANT,
+  TRANSPORTS,
+  backgroundRequester,
+  type Transport,
+} from '../contract/index.js';
+import { resolveScopedId } from '../temporal/workflow-ids.js';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { createUsageReader, slowPermitNote } from './usage.js';
 import { action, CliError, printJson, UsageError } from './output.js';
 import { connectTemporal, warnWithoutWorker } from './temporal-connection.js';
-import { noWorkerMessage } from '../temporal/pollers.js';
+import { checkWorkers, noWorkerMessage } from '../temporal/pollers.js';
 import { callErrorOf } from '../client-errors.js';
 import { explainProgress, type ExplainedProgress } from '../client/batch-waits.js';
 import { readKeyWindowUse, type KeyWindowUse } from '../client/key-window-use.js';
 import { connectTemporalClient, temporalConnectionOptions } from '../temporal/connection.js';
 import { temporalClient } from '../temporal/data-converter.js';
 import { waitLines, type WaitReason } from '../client/wait-reasons.js';
-import { ageArg, intArg } from './args.js';
+import { ageArg, intArg, TENANT_HELP, tenantArg, weightArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
 import { batchShareNotes } from '../throttle/status-text.js';
@@ -635,14 +647,60 @@ export function planText(
   ];
 }
 
+/** How long a plan waits for its credit read: a plan answers within seconds, read or not. */
+export const PLAN_USAGE_TIMEOUT_MS = 10_000;
+
+/**
+ * Why a plan's credit read would only wait, or undefined when it may be tried: GET /usage takes a
+ * permit from the shared throttle, which a worker runs, so with no worker polling the task queue
+ * (or no Temporal to ask) the credits are unknown.
+ */
+async function creditsUnknownBecause(config: Config): Promise<string | undefined> {
+  if (config.PCDS_THROTTLE === 'off') return undefined;
+  let connected: Awaited<ReturnType<typeof connectTemporal>>;
+  try {
+    connected = await connectTemporal(config);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  try {
+    const presence = await checkWorkers(connected.client, config.PCDS_TASK_QUEUE);
+    return presence.state === 'none'
+      ? `${noWorkerMessage(config.PCDS_TASK_QUEUE)}, and GET /usage waits for a permit of the shared throttle, which a worker grants`
+      : undefined;
+  } finally {
+    await connected.close();
+  }
+}
+
 async function usageNote(config: Config, prepared: PreparedBatch, rows: number): Promise<string> {
   const estimate = estimateCost(prepared.endpoint, rows);
   if (config.keys.length === 0) return describeEstimate(estimate, undefined);
+  const unknown = (why: string) =>
+    `${describeEstimate(estimate, undefined)}; available credits: unknown (${why})`;
+  // A plan needs no worker: without one the read would wait for a permit, so it is not tried.
+  const because = await creditsUnknownBecause(config);
+  if (because) return unknown(because);
   // Through the shared throttle like every request: a batch start never crowds out running work.
   const reader = createUsageReader(config, { onSlowPermit: slowPermitNote(config) });
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), PLAN_USAGE_TIMEOUT_MS);
   try {
     // A plan's credit read is background work: it never goes ahead of a person's call.
-    const usage = await reader.read(undefined, prepared.input.keyIds?.[0], backgroundRequester());
+    // The ask itself waits for the throttle's answer: the deadline ends the wait either way (the
+    // reader's connection closes after it).
+    const late = new Promise<never>((_, reject) =>
+      deadline.signal.addEventListener('abort', () => reject(new Error('late')), { once: true }),
+    );
+    const usage = await Promise.race([
+      reader.read(
+        undefined,
+        prepared.input.keyIds?.[0],
+        backgroundRequester(prepared.input.tenant),
+        deadline.signal,
+      ),
+      late,
+    ]);
     const limits = (usage.limits ?? {}) as { available_credits?: unknown; is_unlimited?: unknown };
     const available =
       limits.is_unlimited === true
@@ -652,8 +710,13 @@ async function usageNote(config: Config, prepared: PreparedBatch, rows: number):
           : undefined;
     return describeEstimate(estimate, available);
   } catch (err) {
+    if (deadline.signal.aborted)
+      return unknown(
+        `no permit of the shared throttle within ${PLAN_USAGE_TIMEOUT_MS / 1000} s: the key's windows are full, or no worker polls task queue ${config.PCDS_TASK_QUEUE}`,
+      );
     return `${describeEstimate(estimate, undefined)}; could not read GET /usage: ${(err as Error).message}`;
   } finally {
+    clearTimeout(timer);
     await reader.close();
   }
 }
@@ -700,6 +763,8 @@ interface StartFlags {
   map?: string;
   ignore?: string[];
   id?: string;
+  tenant?: string;
+  weight?: number;
   window?: number;
   keys?: string[];
   maxRowBytes?: number;
@@ -761,16 +826,32 @@ async function printFailedRows(store: BatchStore, id: string, json?: boolean): P
   return true;
 }
 
+/**
+ * The batch a command names: its id as the system knows it, or a tenant's own id (after
+ * `--tenant`, else PCDS_TENANT) scoped by that tenant. The operator names any batch by its id.
+ */
+function batchIdOf(given: string, tenant: string): string {
+  const id = resolveScopedId(tenant, given);
+  // The id is not echoed: a malformed one may be anything, personal data included.
+  if (id === undefined)
+    throw new UsageError(
+      `not a batch id${tenant !== OPERATOR_TENANT ? ` of tenant ${tenant}` : ''}: 1 to 64 letters, digits, _ or -`,
+    );
+  return id;
+}
+
 async function withBatch(
-  id: string,
-  fn: (handle: BatchHandle, config: Config, client: Client) => Promise<void>,
+  given: string,
+  tenant: string | undefined,
+  fn: (handle: BatchHandle, config: Config, client: Client, id: string) => Promise<void>,
 ): Promise<void> {
   const config = loadConfig();
+  const id = batchIdOf(given, tenant ?? config.PCDS_TENANT);
   const { client, close } = await connectTemporal(config);
   try {
     const handle = batchHandle(client, id);
     try {
-      await fn(handle, config, client);
+      await fn(handle, config, client, id);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError)
         throw new UsageError(`no batch with id ${id} (workflow ${batchWorkflowId(id)})`);
@@ -816,6 +897,12 @@ export function registerBatchCommand(program: Command): Command {
     )
     .option('--ignore <columns>', 'comma-separated columns to leave out', listArg)
     .option('--id <batchId>', 'batch id (letters, digits, _ and -; default: generated)')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
+    .option(
+      '--weight <w>',
+      "the batch's share of the pool against other batches while they compete (0.001-1000, default 1)",
+      weightArg,
+    )
     .option(
       '--window <n>',
       `rows in flight at once (1-${MAX_WINDOW}, default 50)`,
@@ -879,6 +966,8 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.map ? { map: o.map } : {}),
           ...(o.ignore ? { ignore: o.ignore } : {}),
           ...(o.id ? { batchId: o.id } : {}),
+          tenant: o.tenant ?? config.PCDS_TENANT,
+          ...(o.weight !== undefined ? { weight: o.weight } : {}),
           ...(o.window ? { window: o.window } : {}),
           ...(o.keys ? { keyIds: o.keys } : {}),
           ...(o.maxRowBytes ? { maxRowBytes: o.maxRowBytes } : {}),
@@ -912,7 +1001,13 @@ export function registerBatchCommand(program: Command): Command {
         let planned: Awaited<ReturnType<typeof batchPlanOf>>;
         try {
           prepared = await prepareBatch(req, { dryRun: o.dryRun === true });
-          planned = await withPlanCache(config, cache, prepared.endpoint.name, (hits) =>
+          // The plan counts the hits the batch would get: its tenant's entries, or the shared ones.
+          const planCache = scopedCacheUse(
+            cache,
+            prepared.input.tenant ?? OPERATOR_TENANT,
+            config.PCDS_CACHE_SCOPE,
+          );
+          planned = await withPlanCache(config, planCache, prepared.endpoint.name, (hits) =>
             batchPlanOf(config, prepared, hits),
           );
         } catch (err) {
@@ -944,6 +1039,7 @@ export function registerBatchCommand(program: Command): Command {
               store: new BatchStore(store),
               onLoad: loading.onProgress,
               cache,
+              cacheScope: config.PCDS_CACHE_SCOPE,
             });
           } catch (err) {
             if (err instanceof BatchSetupError) throw new UsageError(err.message);
@@ -991,14 +1087,15 @@ export function registerBatchCommand(program: Command): Command {
   cmd
     .command('status <id>')
     .description('Progress of a batch (or its summary once it ended)')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .option('--json', 'print the progress as JSON')
     .option(
       '--failed',
       "list every failed row (row number, code and reason, never its values) from the batch's output: the CLI must see the workers' files",
     )
     .action(
-      action(async (id: string, o: { json?: boolean; failed?: boolean }) =>
-        withBatch(id, async (handle, config, client) => {
+      action(async (given: string, o: { json?: boolean; failed?: boolean; tenant?: string }) =>
+        withBatch(given, o.tenant, async (handle, config, client, id) => {
           // A stored batch's failed rows are read from the store: no worker, no file needed.
           if (o.failed && (await withStore(config, (store) => printFailedRows(store, id, o.json))))
             return;
@@ -1054,9 +1151,10 @@ export function registerBatchCommand(program: Command): Command {
   cmd
     .command('watch <id>')
     .description('Live progress bar of a batch until it ends (Ctrl-C detaches)')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .action(
-      action(async (id: string) =>
-        withBatch(id, async (handle, config) => {
+      action(async (given: string, o: { tenant?: string }) =>
+        withBatch(given, o.tenant, async (handle, config) => {
           const status = await batchStatus(handle);
           const named = status.ended
             ? status.summary
@@ -1083,9 +1181,10 @@ export function registerBatchCommand(program: Command): Command {
     .command('pause <id>')
     .description('Stop starting rows; rows in flight finish and are written')
     .option('--reason <text>', 'shown in the progress (no personal data)')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .action(
-      action(async (id: string, o: { reason?: string }) =>
-        withBatch(id, async (handle) => {
+      action(async (given: string, o: { reason?: string; tenant?: string }) =>
+        withBatch(given, o.tenant, async (handle, _config, _client, id) => {
           await handle.signal(pauseBatchSignal, o.reason ? { reason: o.reason } : {});
           process.stdout.write(`pause sent to batch ${id}\n`);
           await warnLater(handle, 'the batch pauses when one does');
@@ -1103,9 +1202,10 @@ export function registerBatchCommand(program: Command): Command {
       'the new credit budget (credits charged so far count against it)',
       intArg('--max-credits', 0, 1_000_000_000),
     )
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .action(
-      action(async (id: string, o: { maxCredits?: number }) =>
-        withBatch(id, async (handle, _config, client) => {
+      action(async (given: string, o: { maxCredits?: number; tenant?: string }) =>
+        withBatch(given, o.tenant, async (handle, _config, client, id) => {
           const budget = o.maxCredits !== undefined ? { maxCredits: o.maxCredits } : {};
           const status = await batchStatus(handle);
           if (status.ended) {
@@ -1140,10 +1240,11 @@ export function registerBatchCommand(program: Command): Command {
   cmd
     .command('window <id> <width>')
     .description(`Set how many rows are in flight at once (1-${MAX_WINDOW})`)
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .action(
-      action(async (id: string, width: string) => {
+      action(async (given: string, width: string, o: { tenant?: string }) => {
         const n = intArg('window', 1, MAX_WINDOW)(width);
-        await withBatch(id, async (handle) => {
+        await withBatch(given, o.tenant, async (handle, _config, _client, id) => {
           await handle.signal(setBatchWindowSignal, n);
           process.stdout.write(`window of batch ${id} set to ${n}\n`);
           await warnLater(handle, 'the batch takes the window when one does');
@@ -1163,15 +1264,16 @@ export function registerBatchCommand(program: Command): Command {
     .option('--csv-raw-cells', CSV_RAW_CELLS_HELP)
     .option('--overwrite', 'replace an existing file')
     .option('--json', 'print what was written as JSON')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .action(
-      action(async (id: string, o: ExportFlags) => {
+      action(async (given: string, o: ExportFlags & { tenant?: string }) => {
         const target = resolve(o.output);
         const format = exportFormatOf(target, o.format);
         if (o.csvRawCells && format !== 'csv')
           throw new UsageError(
             '--csv-raw-cells is for a CSV export: a JSONL holds the values as they are',
           );
-        await withBatch(id, async (handle, config) => {
+        await withBatch(given, o.tenant, async (handle, config, _client, id) => {
           const existing = await stat(target).catch(() => undefined);
           if (existing && existing.size > 0 && !o.overwrite) {
             throw new UsageError(
@@ -1256,13 +1358,15 @@ export function registerBatchCommand(program: Command): Command {
     )
     .option('--limit <n>', 'at most this many rows', intArg('--limit', 1, 100_000_000))
     .option('--json', 'one JSON object per row')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .action(
       action(
         async (
-          id: string,
-          o: { outcome?: ResultLine['outcome']; limit?: number; json?: boolean },
+          given: string,
+          o: { outcome?: ResultLine['outcome']; limit?: number; json?: boolean; tenant?: string },
         ) => {
           const config = loadConfig();
+          const id = batchIdOf(given, o.tenant ?? config.PCDS_TENANT);
           await withStore(config, async (store) => {
             if (!(await store.record(id)))
               throw new UsageError(
@@ -1298,9 +1402,10 @@ export function registerBatchCommand(program: Command): Command {
     .description(
       'Cancel a batch: rows in flight are cancelled, what finished is written with a summary',
     )
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .action(
-      action(async (id: string) =>
-        withBatch(id, async (handle) => {
+      action(async (given: string, o: { tenant?: string }) =>
+        withBatch(given, o.tenant, async (handle, _config, _client, id) => {
           await handle.cancel();
           process.stdout.write(`cancel sent to batch ${id}\n`);
           await warnLater(handle, 'the batch writes what finished and stops when one does');

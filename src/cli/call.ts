@@ -6,7 +6,13 @@ import {
   validatedParams,
   type CallCacheOption,
 } from '../client.js';
-import { ASYNC_ENDPOINTS, TRANSPORTS, findEndpoint, type Transport } from '../contract/index.js';
+import {
+  ASYNC_ENDPOINTS,
+  TRANSPORTS,
+  findEndpoint,
+  tenantIdProblem,
+  type Transport,
+} from '../contract/index.js';
 import { loadConfig } from '../config.js';
 import { cacheUseOf, parseAge } from '../calls/cache-policy.js';
 import { action, printJson, UsageError } from './output.js';
@@ -22,6 +28,8 @@ const CALL_FLAGS = `Call options:
                        Only its keyed hash (PCDS_ID_SECRET) goes into the workflow id
   --id-prefix <label>  a readable label before that hash (never personal data)
   --key-id <id>        configured key to use (default: the first)
+  --tenant <id>        whose call it is (default PCDS_TENANT, else the operator's):
+                       its idempotency keys and cache entries are its own
   --webhook            wait for a webhook delivery, polling only as a fallback
   --transport <t>      http (default) or mcp: submit with the MCP endpoint's tool and
                        poll with check_status (endpoints that have an MCP tool)
@@ -67,6 +75,7 @@ interface CallFlags {
   id?: string;
   idPrefix?: string;
   keyId?: string;
+  tenant?: string;
   webhook: boolean;
   transport: Transport;
   /** How the call uses the result cache (default: use it). */
@@ -82,7 +91,7 @@ export function splitFlags(args: string[]): { flags: CallFlags; rest: string[] }
     // `--id=key` as well as `--id key`, like the endpoint's parameters.
     const eq = args[i].indexOf('=');
     const inline =
-      eq > 0 && /^--(id|id-prefix|key-id|transport|max-age)=/.test(args[i])
+      eq > 0 && /^--(id|id-prefix|key-id|tenant|transport|max-age)=/.test(args[i])
         ? args[i].slice(eq + 1)
         : undefined;
     const a = inline === undefined ? args[i] : args[i].slice(0, eq);
@@ -98,7 +107,12 @@ export function splitFlags(args: string[]): { flags: CallFlags; rest: string[] }
     else if (a === '--id') flags.id = value();
     else if (a === '--id-prefix') flags.idPrefix = value();
     else if (a === '--key-id') flags.keyId = value();
-    else if (a === '--transport') {
+    else if (a === '--tenant') {
+      const t = value();
+      const problem = tenantIdProblem(t);
+      if (problem) throw new UsageError(`--tenant: ${problem}`);
+      flags.tenant = t;
+    } else if (a === '--transport') {
       const t = value();
       if (!(TRANSPORTS as readonly string[]).includes(t))
         throw new UsageError(`--transport must be one of ${TRANSPORTS.join(', ')} (got "${t}")`);
@@ -171,7 +185,8 @@ export function registerCallCommand(program: Command): Command {
         checkCallParams(endpoint, valid.params);
         checkTransport(endpoint, valid.params, flags.transport, flags.webhook);
         const config = loadConfig();
-        const client = await connectPcdsClient(config);
+        const connected = await connectPcdsClient(config);
+        const client = flags.tenant ? connected.withTenant(flags.tenant) : connected;
         try {
           // Waiting for an outcome with no worker would only hang: refused before anything starts.
           if (flags.wait)
@@ -214,7 +229,7 @@ export function registerCallCommand(program: Command): Command {
               `next page: pcds call ${endpoint.name} --request-id ${outcome.requestId} --offset ${next.next_offset} --limit ${next.limit}\n`,
             );
         } finally {
-          await client.close();
+          await connected.close();
         }
       }),
     );

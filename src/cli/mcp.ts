@@ -8,7 +8,14 @@ import type { Command } from 'commander';
 import type { PcdsClient } from '../client.js';
 import { configuredListenerLimits, loadConfig } from '../config.js';
 import { extraAllowedHosts, resolveMcpTokens } from '../mcp-server/access.js';
-import { callerScopedClient, callerScopeOf, visibleTo } from '../mcp-server/caller-client.js';
+import {
+  callerScopedClient,
+  callerScopeOf,
+  tenantOfCaller,
+  visibleTo,
+} from '../mcp-server/caller-client.js';
+import { UsageReadings } from '../mcp-server/usage-readings.js';
+import { interactiveRequester } from '../contract/index.js';
 import { callerFilesDir, fileRootDir } from '../mcp-server/file-root.js';
 import { startPcdsMcpHttp } from '../mcp-server/http.js';
 import { createPcdsMcpServer, type PcdsMcpDeps } from '../mcp-server/tools.js';
@@ -52,16 +59,21 @@ export function registerMcpCommand(program: Command): Command {
           });
           return client;
         };
-        // GET /usage takes its permits from the shared throttle, over the tools' Temporal client.
+        // GET /usage takes its permits from the shared throttle, over the tools' Temporal client;
+        // the tool answers from readings that cost the pool at most one request a minute a caller.
         const usage = createUsageReader(config, {
           connection: async () => (await connectClient()).temporal.connection,
         });
+        const readings = new UsageReadings((tenant, query, keyId) =>
+          usage.read(query, keyId, interactiveRequester(tenant)),
+        );
         const rootDir = fileRootDir(config);
         const deps: PcdsMcpDeps = {
           version,
           files: rootDir,
           client: connectClient,
-          usage: (query, keyId) => usage.read(query, keyId),
+          // Over stdio the caller is whoever runs the server: PCDS_TENANT, the operator's by default.
+          usage: (query, keyId) => readings.read(config.PCDS_TENANT, query, keyId),
         };
         const close = async () => {
           await usage.close();
@@ -84,6 +96,7 @@ export function registerMcpCommand(program: Command): Command {
               ...deps,
               files: callerFilesDir(rootDir, tokens, caller),
               client: async () => callerScopedClient(await deps.client(), scope),
+              usage: (query, keyId) => readings.read(tenantOfCaller(caller), query, keyId),
               visible: visibleTo(scope),
             });
           },

@@ -8,12 +8,13 @@ import { connectPcdsClient, requireWorker, warnWithoutWorker } from './temporal-
 import { describeWaits } from '../client/wait-reasons.js';
 import { reportWaits } from './wait-reports.js';
 import { action, UsageError } from './output.js';
-import { intArg } from './args.js';
+import { intArg, TENANT_HELP, tenantArg } from './args.js';
 
 interface ExportFlags {
   query?: string;
   json?: string;
   max: number;
+  tenant?: string;
   output: string;
   pageSize: number;
   key?: string;
@@ -44,6 +45,7 @@ export function registerSearchCommand(program: Command): Command {
     .option('--page-size <n>', 'results per page (1-100)', intArg('--page-size', 1, 100), 100)
     .option('--key <id>', 'key id to use (default: the first configured key)')
     .option('--id <exportId>', 'id of the export (letters, digits, _ and -; default: generated)')
+    .option('--tenant <id>', TENANT_HELP, tenantArg)
     .option('--overwrite', 'replace an existing output file')
     .option('--detach', 'print the export id and return at once')
     .action(
@@ -62,7 +64,8 @@ export function registerSearchCommand(program: Command): Command {
         // Bad parameters are reported before anything connects (exit 2, like any usage error).
         validatedParams('person_search', params);
         const config = loadConfig();
-        const client = await connectPcdsClient(config);
+        const connected = await connectPcdsClient(config);
+        const client = o.tenant ? connected.withTenant(o.tenant) : connected;
         try {
           // Waiting for the export with no worker would only hang: refused before anything starts.
           if (!o.detach)
@@ -99,7 +102,7 @@ export function registerSearchCommand(program: Command): Command {
             `exported ${s.rows} rows in ${s.pages} pages to ${s.output} (stopped: ${s.stoppedBy.replace(/_/g, ' ')}; last status ${s.lastStatus})\n`,
           );
         } finally {
-          await client.close();
+          await connected.close();
         }
       }),
     );

@@ -20,8 +20,16 @@ import { asCliConnectionError } from './temporal-connection.js';
 const SLOW_PERMIT_MS = 10_000;
 
 export interface UsageReader {
-  /** One read; `requester` defaults to the operator's interactive work (a person waits on it). */
-  read(query?: UsageQuery, keyId?: string, requester?: Requester): Promise<Record<string, unknown>>;
+  /**
+   * One read; `requester` defaults to the operator's interactive work (a person waits on it).
+   * `signal` gives up the wait for a permit (and the read).
+   */
+  read(
+    query?: UsageQuery,
+    keyId?: string,
+    requester?: Requester,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -60,7 +68,7 @@ export function createUsageReader(config: Config, options: UsageReaderOptions = 
     return gate;
   };
   return {
-    async read(query, keyId, requester = interactiveRequester()) {
+    async read(query, keyId, requester = interactiveRequester(), signal) {
       const inner = await permits();
       const onSlow = options.onSlowPermit;
       const gated: PermitGate = !onSlow
@@ -78,6 +86,7 @@ export function createUsageReader(config: Config, options: UsageReaderOptions = 
           };
       return readUsage(services, gated, {
         requester,
+        ...(signal ? { signal } : {}),
         ...(keyId ? { keyId } : {}),
         ...(query ? { query } : {}),
       });

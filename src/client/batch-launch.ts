@@ -17,8 +17,12 @@ import {
 import { WorkflowIdReusePolicy } from '@temporalio/common';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import {
+  batchRequester,
   findEndpoint,
   mcpUnsupportedReason,
+  OPERATOR_TENANT,
+  tenantIdProblem,
+  weightProblem,
   PcdsError,
   TRANSPORTS,
   type EndpointDef,
@@ -49,7 +53,12 @@ import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
 import { explainProgress } from './batch-waits.js';
 import type { WaitReason } from './wait-reasons.js';
-import type { CacheOption, CacheUse } from '../calls/cache-policy.js';
+import {
+  scopedCacheUse,
+  type CacheOption,
+  type CacheScope,
+  type CacheUse,
+} from '../calls/cache-policy.js';
 import {
   LoadError,
   loadFileIntoStore,
@@ -61,13 +70,20 @@ import {
   MAX_ROW_BYTES_LIMIT,
   MAX_WINDOW,
   batchSummaryLine,
-  batchWorkflowId,
   type BatchInput,
   type BatchProgress,
   type BatchSummary,
   type InputFiles,
   type InputInspection,
 } from '../batch/types.js';
+import {
+  batchIdOfWorkflowId,
+  batchWorkflowId,
+  CURRENT_ROW_ID_SCHEME,
+  isScopedId,
+  scopedId,
+} from '../temporal/workflow-ids.js';
+import { taskPriorityOf } from '../temporal/task-priority.js';
 
 /** A batch could not start (or be found): the message names the problem and the fix. */
 export class BatchSetupError extends PcdsError {
@@ -80,7 +96,15 @@ export class BatchSetupError extends PcdsError {
 /** A batch's options, whatever its rows come from. */
 export interface BatchOptions {
   endpoint?: string;
+  /** The caller's id for the batch (letters, digits, _ and -); its tenant scopes it. */
   batchId?: string;
+  /**
+   * Whose batch it is (default: the operator's, `default`): a tenant's batch ids are its own (two
+   * tenants' `f2` never meet), and its rows share the pool as its work.
+   */
+  tenant?: string;
+  /** The batch's share of the pool against other batches, 0.001 to 1000 (default 1). */
+  weight?: number;
   window?: number;
   keyIds?: string[];
   webhooks?: boolean;
@@ -193,13 +217,18 @@ export function checkBatchOptions(req: BatchOptions): { endpoint: EndpointDef; b
     const why = mcpUnsupportedReason(endpoint, { webhook: req.webhooks === true });
     if (why) throw new BatchSetupError('mcp_unsupported', why);
   }
-  const batchId = req.batchId ?? newBatchId();
-  if (!BATCH_ID_PATTERN.test(batchId)) {
+  const localId = req.batchId ?? newBatchId();
+  if (!BATCH_ID_PATTERN.test(localId)) {
     throw new BatchSetupError(
       'invalid_batch_id',
       '--id: 1 to 64 letters, digits, _ or - (and never personal data)',
     );
   }
+  const tenantProblem = req.tenant !== undefined ? tenantIdProblem(req.tenant) : undefined;
+  if (tenantProblem) throw new BatchSetupError('invalid_options', `--tenant: ${tenantProblem}`);
+  const weightIssue = req.weight !== undefined ? weightProblem(req.weight) : undefined;
+  if (weightIssue) throw new BatchSetupError('invalid_options', `--weight: ${weightIssue}`);
+  const batchId = scopedId(req.tenant ?? OPERATOR_TENANT, localId);
   if (
     req.window !== undefined &&
     (!Number.isInteger(req.window) || req.window < 1 || req.window > MAX_WINDOW)
@@ -232,6 +261,9 @@ export function checkBatchOptions(req: BatchOptions): { endpoint: EndpointDef; b
 /** The parts of a batch's workflow input that come from its options (not from its files). */
 function optionsInput(req: BatchOptions): Partial<BatchInput> {
   return {
+    rowIdScheme: CURRENT_ROW_ID_SCHEME,
+    ...(req.tenant !== undefined && req.tenant !== OPERATOR_TENANT ? { tenant: req.tenant } : {}),
+    ...(req.weight !== undefined ? { weight: req.weight } : {}),
     ...(req.window ? { window: req.window } : {}),
     ...(req.keyIds?.length ? { keyIds: req.keyIds } : {}),
     ...(req.webhooks ? { webhooks: true } : {}),
@@ -400,6 +432,8 @@ export interface StartBatchOptions {
    * default, PCDS_CACHE, which is on).
    */
   cache?: CacheUse;
+  /** Whose cache entries answer the batch's rows (PCDS_CACHE_SCOPE); default per tenant. */
+  cacheScope?: CacheScope;
 }
 
 /**
@@ -446,7 +480,16 @@ export async function startBatchWorkflow(
       endpoint: endpoint.name,
       dedupe: input.dedupe !== false,
       ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
-      ...(opts.cache ? { cache: opts.cache } : {}),
+      // The batch's rows look up (and fill) its tenant's entries, or the shared ones.
+      ...(opts.cache
+        ? {
+            cache: scopedCacheUse(
+              opts.cache,
+              input.tenant ?? OPERATOR_TENANT,
+              opts.cacheScope ?? 'tenant',
+            ),
+          }
+        : {}),
     };
     const loaded = opts.rows
       ? await loadRowsIntoStore(opts.store, { ...common, rows: opts.rows })
@@ -477,6 +520,7 @@ export async function startBatchWorkflow(
         { key: PcdsState, value: 'running' },
       ],
       ...(memo ? { memo } : {}),
+      priority: batchPriority(input),
       staticSummary: batchSummaryLine(inspection.total, endpoint.name),
       staticDetails: `input ${input.source.path}\noutput ${input.output}\nrows and results in the store`,
     });
@@ -491,9 +535,14 @@ export async function startBatchWorkflow(
   }
 }
 
+/** A batch's own work (and, inherited, its activities) carries its rows' priority and fairness. */
+const batchPriority = (input: BatchInput) =>
+  taskPriorityOf(batchRequester(input.batchId, input.tenant, input.weight));
+
+/** A handle on a batch by its id as the system knows it (scoped by its tenant). */
 export function batchHandle(client: Client, batchId: string): BatchHandle {
   // The id is not echoed: a malformed one may be anything, personal data included.
-  if (!BATCH_ID_PATTERN.test(batchId))
+  if (!isScopedId(batchId))
     throw new BatchSetupError(
       'invalid_batch_id',
       'not a batch id: 1 to 64 letters, digits, _ or -',
@@ -573,7 +622,8 @@ export function batchStatusSource(
   }
 }
 
-const batchIdOf = (handle: BatchWorkflowHandle) => handle.workflowId.replace(/^batch-/, '');
+const batchIdOf = (handle: BatchWorkflowHandle) =>
+  batchIdOfWorkflowId(handle.workflowId) ?? handle.workflowId.replace(/^batch-/, '');
 
 /** A batch id that names no batch. */
 export const batchNotFound = (batchId: string) =>
@@ -657,6 +707,7 @@ export async function resumeBatch(
     workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
     // The memo says who started the batch (a `pcds mcp` caller): the new run keeps it.
     ...(described.memo ? { memo: described.memo } : {}),
+    priority: batchPriority(input),
     typedSearchAttributes: [
       { key: PcdsBatchId, value: input.batchId },
       { key: PcdsEndpoint, value: input.endpoint },

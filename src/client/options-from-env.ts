@@ -22,6 +22,8 @@ export function clientOptionsFromConfig(config: Config): PcdsClientOptions {
     ...(apiKey !== undefined ? { apiKey } : {}),
     namespace: config.PCDS_TEMPORAL_NAMESPACE,
     taskQueue: config.PCDS_TASK_QUEUE,
+    tenant: config.PCDS_TENANT,
+    cacheScope: config.PCDS_CACHE_SCOPE,
     defaults: {
       pollIntervalMs: config.PCDS_POLL_INTERVAL_MS,
       maxWaitMs: config.PCDS_MAX_WAIT_MS,

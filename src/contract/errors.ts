@@ -186,6 +186,10 @@ export const ERRORS = [
     "the caller's tenant spent a budget the operator set (requests an hour or credits a day across the pool): nothing was sent; more is allowed once the budget frees",
   ),
   own(
+    'usage_rate_limited',
+    "pcds mcp: a caller's usage readings reach the service at most once a minute (ask again shortly)",
+  ),
+  own(
     'port_in_use',
     'a port the local stack would listen on is taken (the message names the flag)',
   ),
@@ -247,6 +251,7 @@ export const ERRORS = [
     "the row was not sent: it could have taken the batch's credits past its --max-credits budget",
   ),
   own('row_already_run', 'a call for this row already completed under this batch id'),
+  own('row_id_taken', "another workflow holds a row's workflow id: the row was not sent"),
   own('child_failed', "a batch row's call ended without an error code"),
   own('cancelled', 'cancelled before it finished'),
   own('terminated', 'terminated by an operator'),

@@ -7,8 +7,12 @@ import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ConfigError } from '../config-error.js';
+import { OPERATOR_TENANT, tenantIdProblem } from '../contract/tenant.js';
 
-/** A caller of the HTTP transport: the label of its token, never the token. */
+/**
+ * A caller of the HTTP transport: the label of its token, never the token. The label is the
+ * caller's tenant: its ids, cache entries and share of the pool are its own.
+ */
 export interface McpCaller {
   tokenId: string;
 }
@@ -20,14 +24,15 @@ export interface McpToken {
 
 /** At least 128 bits of a random token written out in hex (OWASP session-token guidance). */
 export const MIN_TOKEN_LENGTH = 32;
-const TOKEN_ID = /^[A-Za-z0-9_.-]{1,64}$/;
-/** The token of PCDS_MCP_TOKEN and of the generated file. */
-export const DEFAULT_TOKEN_ID = 'default';
+/** The token of PCDS_MCP_TOKEN and of the generated file: the operator's own tenant. */
+export const DEFAULT_TOKEN_ID = OPERATOR_TENANT;
 export const TOKEN_FILE_NAME = 'mcp-server-token';
 
 /**
- * The tokens set in the environment: PCDS_MCP_TOKEN (id `default`) and PCDS_MCP_TOKENS
- * (`id:token,id:token`). Problems name the setting and the position, never a value.
+ * The tokens set in the environment: PCDS_MCP_TOKEN (id `default`, the operator's) and
+ * PCDS_MCP_TOKENS (`id:token,id:token`, each id a tenant). `default` is reserved for the operator's
+ * token: a caller labelled so in PCDS_MCP_TOKENS would get the operator's scope. Problems name the
+ * setting and the position, never a value.
  */
 export function configuredTokens(
   config: Pick<Config, 'PCDS_MCP_TOKEN' | 'PCDS_MCP_TOKENS'>,
@@ -42,10 +47,15 @@ export function configuredTokens(
     const colon = entry.indexOf(':');
     const id = entry.slice(0, Math.max(colon, 0));
     const token = entry.slice(colon + 1);
-    // The id names the caller's folder in the file root: `.` or `..` would be another folder.
-    if (colon < 1 || !TOKEN_ID.test(id) || /^\.+$/.test(id))
+    // The id names the caller's folder in the file root (`.` or `..` would be another folder)
+    // and its tenant: the contract's rule for tenant ids.
+    if (colon < 1 || tenantIdProblem(id))
       throw new ConfigError(
         `PCDS_MCP_TOKENS: entry ${i + 1} must be id:token (id: letters, digits, _ . -, not only dots)`,
+      );
+    if (id === DEFAULT_TOKEN_ID)
+      throw new ConfigError(
+        `PCDS_MCP_TOKENS: entry ${i + 1} is labelled "${DEFAULT_TOKEN_ID}", which is reserved for the operator's token: set PCDS_MCP_TOKEN for the operator, and give callers labels of their own`,
       );
     if (token.length < MIN_TOKEN_LENGTH)
       throw new ConfigError(

@@ -1,5 +1,6 @@
-// The client a `pcds mcp` HTTP caller acts through: what it starts carries its token's id in the
-// workflow memo, and a call, batch or export started by another caller reads as not found (the
+// The client a `pcds mcp` HTTP caller acts through: the client of its tenant (its token's label),
+// so the ids and idempotency keys it names are its own; what it starts carries its token's id in
+// the workflow memo, and a call, batch or export started by another caller reads as not found (the
 // same answer as an id that names nothing), so one caller never reads or steers another's work.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { batchNotFound } from '../client/batch-launch.js';
@@ -41,7 +42,15 @@ export const visibleTo =
     return owner === undefined ? scope.untaggedVisible : owner === scope.caller.tokenId;
   };
 
-export function callerScopedClient(client: PcdsClient, scope: CallerScope): PcdsClient {
+/** The tenant a caller works as: its token's label (`default`, the operator's token, included). */
+export const tenantOfCaller = (caller: McpCaller): string => caller.tokenId;
+
+/**
+ * The client a caller acts through, over the server's client: the client of the caller's tenant
+ * (its ids and keys its own), which sees only the caller's work.
+ */
+export function callerScopedClient(server: PcdsClient, scope: CallerScope): PcdsClient {
+  const client = server.withTenant(tenantOfCaller(scope.caller));
   const memo = { [CALLER_MEMO]: scope.caller.tokenId };
   const visible = visibleTo(scope);
 
@@ -103,9 +112,10 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
   const getBatch: PcdsClient['getBatch'] = (batchId) => {
     const inner = client.getBatch(batchId);
     const { ensure, guarded } = ownership(inner.workflow);
-    const notFound = () => batchNotFound(batchId);
+    const notFound = () => batchNotFound(inner.batchId);
     return {
-      batchId,
+      // The caller's own id (without its tenant), as it named the batch.
+      batchId: inner.batchId,
       workflowId: inner.workflowId,
       workflow: guarded,
       status: () => ensure(notFound, () => inner.status()),
@@ -124,13 +134,8 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
   };
 
   const startCall: PcdsClient['startCall'] = async (endpoint, params, options = {}) => {
-    const { idempotencyKey } = options;
     const handle = await client.startCall(endpoint, params, {
       ...options,
-      // A key is the caller's own: the same key from another caller is another call.
-      ...(idempotencyKey !== undefined
-        ? { idempotencyKey: `${scope.caller.tokenId}:${idempotencyKey}` }
-        : {}),
       memo: { ...options.memo, ...memo },
     });
     return getCall(handle.workflowId);
@@ -138,6 +143,12 @@ export function callerScopedClient(client: PcdsClient, scope: CallerScope): Pcds
 
   return {
     ...client,
+    withTenant() {
+      throw new PcdsUsageError(
+        'invalid_options',
+        "a caller's client works for its own tenant only",
+      );
+    },
     startCall,
     call: async (endpoint, params, options) =>
       (await startCall(endpoint, params, options)).result(),

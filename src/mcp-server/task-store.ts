@@ -9,11 +9,11 @@ import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/typ
 import { sep } from 'node:path';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { BATCH_ID_PATTERN } from '../batch/types.js';
 import type { PcdsClient } from '../client.js';
 import { PcdsError } from '../contract/pcds-error.js';
 import { noWorkerWarning } from '../temporal/pollers.js';
 import { PcdsState } from '../temporal/search-attributes.js';
+import { batchIdOfWorkflowId, exportIdOfWorkflowId } from '../temporal/workflow-ids.js';
 import { BATCH_WORKFLOW_TYPE } from '../workflows/type-names.js';
 import { answer } from './answers.js';
 import type { FileRoot } from './file-root.js';
@@ -57,10 +57,11 @@ type TaskKind = 'call' | 'batch' | 'export';
 /** What a task id names: a call, a batch or a search export, by its workflow id. */
 export function taskTarget(taskId: string): { kind: TaskKind; id: string } | undefined {
   if (/^call-[A-Za-z0-9_.:-]+$/.test(taskId)) return { kind: 'call', id: taskId };
-  const batch = /^batch-(.+)$/.exec(taskId);
-  if (batch && BATCH_ID_PATTERN.test(batch[1])) return { kind: 'batch', id: batch[1] };
-  const exp = /^search-export-([A-Za-z0-9_-]{1,64})$/.exec(taskId);
-  if (exp) return { kind: 'export', id: exp[1] };
+  // Batch and export ids as the system knows them (scoped by tenant): a caller's client takes its own.
+  const batch = batchIdOfWorkflowId(taskId);
+  if (batch !== undefined) return { kind: 'batch', id: batch };
+  const exp = exportIdOfWorkflowId(taskId);
+  if (exp !== undefined) return { kind: 'export', id: exp };
   return undefined;
 }
 
@@ -273,23 +274,26 @@ export class TemporalTaskStore implements TaskStore {
           (await batch.writeOutputs()) ?? ended,
           this.deps.files,
         );
-        const doc = { batch_id: id, state: summary.state, summary };
+        // Named as the caller named it (its own id, without its tenant).
+        const shown = batch.batchId;
+        const doc = { batch_id: shown, state: summary.state, summary };
         return {
           doc,
           links: [
-            fileLink(summary.output, `results of batch ${id}`),
-            ...(summary.csvOutput ? [fileLink(summary.csvOutput, `CSV of batch ${id}`)] : []),
+            fileLink(summary.output, `results of batch ${shown}`),
+            ...(summary.csvOutput ? [fileLink(summary.csvOutput, `CSV of batch ${shown}`)] : []),
           ],
         };
       });
     if (kind === 'export')
       return answerWith(async () => {
-        const summary = await withShownPaths(
-          await client.getSearchExport(id).result(),
-          this.deps.files,
-        );
-        const doc = { export_id: id, state: 'done', summary };
-        return { doc, links: [fileLink(summary.output, `results of search export ${id}`)] };
+        const handle = client.getSearchExport(id);
+        const summary = await withShownPaths(await handle.result(), this.deps.files);
+        const doc = { export_id: handle.exportId, state: 'done', summary };
+        return {
+          doc,
+          links: [fileLink(summary.output, `results of search export ${handle.exportId}`)],
+        };
       });
     return answer(async () => ({
       call_id: id,

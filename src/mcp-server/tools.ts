@@ -6,7 +6,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { PcdsClient } from '../client.js';
-import { ASYNC_ENDPOINTS } from '../contract/index.js';
+import { ASYNC_ENDPOINTS, MAX_WEIGHT, MIN_WEIGHT } from '../contract/index.js';
 import { PcdsError } from '../contract/pcds-error.js';
 import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
@@ -179,6 +179,14 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
       map: z.string().optional().describe('column mapping, e.g. "email=Email Address"'),
       batch_id: idArg.optional(),
       window: z.number().int().min(1).optional().describe('rows in flight at once'),
+      weight: z
+        .number()
+        .min(MIN_WEIGHT)
+        .max(MAX_WEIGHT)
+        .optional()
+        .describe(
+          "the batch's share of the pool against other batches while they compete (default 1)",
+        ),
       overwrite: z.boolean().optional().describe('replace an existing output file'),
       key_ids: z
         .array(z.string().min(1))
@@ -205,6 +213,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
           ...(a.map ? { map: a.map } : {}),
           ...(a.batch_id ? { batchId: a.batch_id } : {}),
           ...(a.window ? { window: a.window } : {}),
+          ...(a.weight !== undefined ? { weight: a.weight } : {}),
           ...(a.overwrite ? { overwrite: true } : {}),
           ...(a.key_ids ? { keyIds: a.key_ids } : {}),
           ...(memo ? { memo } : {}),

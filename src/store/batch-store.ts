@@ -4,8 +4,15 @@
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch-io/row-journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
-import { fillsCache, freshSince, readsCache, type CacheUse } from '../calls/cache-policy.js';
-import { putCacheEntry, ResultCache } from './result-cache.js';
+import {
+  cacheTenantOf,
+  fillsCache,
+  freshSince,
+  readsCache,
+  showsProvenance,
+  type CacheUse,
+} from '../calls/cache-policy.js';
+import { cacheLookup, putCacheEntry, ResultCache } from './result-cache.js';
 import { mergedSubjects } from './sealer.js';
 import type { StoreSchema } from './schema.js';
 import {
@@ -72,6 +79,28 @@ export const MAX_DELIVERIES_PER_ROW = 4;
 /** Rows per INSERT: well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 200;
 
+/** cached_at of a result another tenant's request fetched (a shared cache): no time is shown. */
+const HIDDEN_FETCH_TIME = 0;
+
+/** A cached row's mark from its stored result: request id and time only when they are shown. */
+function cachedMarkOf(
+  outcome: 'found' | 'empty',
+  requestId: string | null,
+  cachedAt: number,
+): NonNullable<CachedMark> {
+  return {
+    outcome,
+    ...(requestId !== null ? { requestId } : {}),
+    ...(Number(cachedAt) !== HIDDEN_FETCH_TIME
+      ? { fetchedAt: new Date(Number(cachedAt)).toISOString() }
+      : {}),
+  };
+}
+
+/** cached_at of a line: when its cached result was fetched, HIDDEN_FETCH_TIME if not shown. */
+const cachedAtOf = (l: Pick<ResultLine, 'cached' | 'fetchedAt'>): number | null =>
+  l.cached ? (l.fetchedAt ? Date.parse(l.fetchedAt) : HIDDEN_FETCH_TIME) : null;
+
 /** The result of a row that shares an earlier row's call, when written: see writeResults. */
 const sharedMessage = (leader: number) => `shares the call of row ${leader} (same parameters)`;
 
@@ -84,6 +113,16 @@ export class BatchStore {
 
   private get seal() {
     return this.store.sealer;
+  }
+
+  /** How a batch uses the result cache, as its record says (absent: not at all). */
+  private async cacheUseOf(batchId: string): Promise<CacheUse | undefined> {
+    const got = await this.db
+      .selectFrom('pcds_batches')
+      .select('cache')
+      .where('batch_id', '=', batchId)
+      .executeTakeFirst();
+    return got?.cache ? (JSON.parse(got.cache) as CacheUse) : undefined;
   }
 
   /** The store's identity and where it is (no password): what a batch records at start. */
@@ -149,9 +188,13 @@ export class BatchStore {
     });
   }
 
-  /** Adds rows (sealed, with their lookups); a row already there is left as it is. */
+  /**
+   * Adds rows (sealed, with their lookups in the batch's cache scope, as beginLoad recorded it); a
+   * row already there is left as it is.
+   */
   async addRows(batchId: string, endpoint: string, rows: readonly LoadedRow[]): Promise<void> {
     if (rows.length === 0) return;
+    const use = await this.cacheUseOf(batchId);
     const values = rows.map((r) => {
       const valid = 'params' in r;
       return {
@@ -162,7 +205,7 @@ export class BatchStore {
         ),
         problem: valid ? null : r.problem,
         code: valid ? null : (r.code ?? 'invalid_row'),
-        lookup: valid ? this.seal.lookup(endpoint, r.params) : null,
+        lookup: valid ? cacheLookup(this.seal, endpoint, r.params, use) : null,
         duplicate_of: null,
         // What the row names, parameters and cells alike (an invalid row keeps its cells too).
         subjects: this.seal.subjects(valid ? r.params : undefined, r.key, r.cells),
@@ -411,11 +454,7 @@ export class BatchStore {
     );
     for (const g of asked)
       if (g.cached_at !== null && (g.outcome === 'found' || g.outcome === 'empty'))
-        out.set(Number(g.row), {
-          outcome: g.outcome,
-          requestId: g.request_id ?? '',
-          fetchedAt: new Date(Number(g.cached_at)).toISOString(),
-        });
+        out.set(Number(g.row), cachedMarkOf(g.outcome, g.request_id, g.cached_at));
     if (!readsCache(record.endpoint, record.cache)) return done(0, 0);
     const open = asked.filter((g) => g.outcome === null);
     if (open.length === 0) return done(0, 0);
@@ -423,7 +462,7 @@ export class BatchStore {
     const since = freshSince(record.cache, now);
     const hits = await this.db
       .selectFrom('pcds_cache')
-      .select(['lookup', 'outcome', 'request_id', 'result', 'fetched_at', 'subjects'])
+      .select(['lookup', 'outcome', 'request_id', 'result', 'fetched_at', 'scope', 'subjects'])
       .where('lookup', 'in', [...new Set(open.map((g) => g.lookup!))])
       .where('expires_at', '>', now)
       .$if(Number.isFinite(since), (q) => q.where('fetched_at', '>=', since))
@@ -433,6 +472,8 @@ export class BatchStore {
     const values = open.flatMap((g) => {
       const h = byLookup.get(g.lookup!);
       if (!h) return [];
+      // Another tenant's fetch (a shared cache) answers without its request id or time.
+      const shown = showsProvenance(h.scope, record.cache);
       return [
         {
           batch_id: record.batchId,
@@ -440,12 +481,12 @@ export class BatchStore {
           outcome: h.outcome,
           code: null,
           message: null,
-          request_id: h.request_id,
+          request_id: shown ? h.request_id : null,
           key_id: null,
           duplicate_of: null,
           result: h.result,
           written_at: now,
-          cached_at: Number(h.fetched_at),
+          cached_at: shown ? Number(h.fetched_at) : HIDDEN_FETCH_TIME,
           subjects: h.subjects,
         },
       ];
@@ -477,11 +518,7 @@ export class BatchStore {
       .execute();
     for (const w of written)
       if (w.cached_at !== null && (w.outcome === 'found' || w.outcome === 'empty'))
-        out.set(Number(w.row), {
-          outcome: w.outcome,
-          requestId: w.request_id ?? '',
-          fetchedAt: new Date(Number(w.cached_at)).toISOString(),
-        });
+        out.set(Number(w.row), cachedMarkOf(w.outcome, w.request_id, w.cached_at));
     return done(answered, open.length - answered);
   }
 
@@ -559,7 +596,7 @@ export class BatchStore {
           duplicate_of: l.duplicateOf ?? null,
           result: l.result !== undefined ? this.seal.seal(l.result) : null,
           written_at: now,
-          cached_at: l.cached && l.fetchedAt ? Date.parse(l.fetchedAt) : null,
+          cached_at: cachedAtOf(l),
           // Whom the result (and a service's message, which may quote the request) names.
           subjects: this.seal.subjects(l.result, l.message),
         };
@@ -573,7 +610,7 @@ export class BatchStore {
             message: this.seal.seal(fresh.message ?? sharedMessage(l.duplicateOf)),
             request_id: fresh.requestId ?? null,
             result: fresh.result !== undefined ? this.seal.seal(fresh.result) : null,
-            cached_at: fresh.cached && fresh.fetchedAt ? Date.parse(fresh.fetchedAt) : null,
+            cached_at: cachedAtOf(fresh),
             subjects: this.seal.subjects(fresh.result, fresh.message),
           };
         const s = storedByRow.get(l.duplicateOf);
@@ -673,6 +710,7 @@ export class BatchStore {
           status: 'completed',
           sealedResult: f.result,
           nowMs,
+          scope: cacheTenantOf(use),
         });
     }
   }
@@ -779,7 +817,12 @@ export class BatchStore {
       ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
       ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
       ...(g.cached_at !== null
-        ? { cached: true as const, fetchedAt: new Date(Number(g.cached_at)).toISOString() }
+        ? {
+            cached: true as const,
+            ...(Number(g.cached_at) !== HIDDEN_FETCH_TIME
+              ? { fetchedAt: new Date(Number(g.cached_at)).toISOString() }
+              : {}),
+          }
         : {}),
     };
   }

@@ -196,6 +196,19 @@ const m0005_erasure_subjects: Migration = {
   },
 };
 
+const m0006_cache_scope: Migration = {
+  async up(db: Kysely<unknown>) {
+    // The tenant whose request fetched an entry (null: fetched before tenants, the operator's).
+    // With the cache shared across tenants, another tenant's hit never shows its request id or time.
+    await db.schema.alterTable('pcds_cache').addColumn('scope', 'text').execute();
+    await db.schema.alterTable('pcds_cache_pending').addColumn('scope', 'text').execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.alterTable('pcds_cache_pending').dropColumn('scope').execute();
+    await db.schema.alterTable('pcds_cache').dropColumn('scope').execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '0001_batches': m0001_batches,
@@ -203,6 +216,7 @@ export const migrations: Record<string, Migration> = {
   '0003_webhook_deliveries': m0003_webhook_deliveries,
   '0004_store_identity': m0004_store_identity,
   '0005_erasure_subjects': m0005_erasure_subjects,
+  '0006_cache_scope': m0006_cache_scope,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -5,24 +5,48 @@
 // identifiers a request and its result name) let an erasure find a person's entries (erasure.ts).
 import type { Kysely } from 'kysely';
 import {
+  cacheNamespaceOf,
+  cacheTenantOf,
   cacheTtlOf,
   fillsCache,
   freshSince,
   readsCache,
+  showsProvenance,
   type CacheUse,
 } from '../calls/cache-policy.js';
 import type { Store } from './open.js';
-import { mergedSubjects } from './sealer.js';
+import { mergedSubjects, type Sealer } from './sealer.js';
 import type { StoreSchema } from './schema.js';
 
-/** A cached result, opened. */
+/**
+ * A cached result, opened. The request id and fetch time are the fetching tenant's to see: an
+ * entry another tenant fetched (a shared cache) answers without them.
+ */
 export interface CachedResult {
   outcome: 'found' | 'empty';
-  requestId: string;
+  requestId?: string;
   status: string;
   result?: unknown;
   /** Epoch ms when it was fetched. */
-  fetchedAt: number;
+  fetchedAt?: number;
+}
+
+/**
+ * The lookup of a run's parameters in its scope: the tenant's own when the cache is kept per
+ * tenant (PCDS_CACHE_SCOPE=tenant), the deployment's for the operator and for a shared cache.
+ */
+export function cacheLookup(
+  seal: Pick<Sealer, 'lookup'>,
+  endpoint: string,
+  params: Record<string, unknown>,
+  use: CacheUse | undefined,
+): string {
+  const namespace = cacheNamespaceOf(use);
+  // No endpoint name holds a NUL: a tenant's lookups never equal the deployment's.
+  return seal.lookup(
+    namespace === undefined ? endpoint : `${endpoint}\0tenant\0${namespace}`,
+    params,
+  );
 }
 
 export interface CacheStats {
@@ -53,6 +77,8 @@ interface CacheEntryFacts {
   requestId: string;
   status: string;
   nowMs: number;
+  /** The tenant whose request fetched it. */
+  scope: string;
 }
 
 /**
@@ -76,6 +102,7 @@ export async function putCacheEntry(
     fetched_at: e.nowMs,
     expires_at: e.nowMs + (e.outcome === 'found' ? ttl.foundMs : ttl.emptyMs),
     hits: 0,
+    scope: e.scope,
   };
   const { lookup: _l, endpoint: _e, hits: _h, ...renewed } = row;
   await db
@@ -107,7 +134,7 @@ export class ResultCache {
     nowMs = Date.now(),
   ): Promise<CachedResult | undefined> {
     if (!readsCache(endpoint, use)) return undefined;
-    const lookup = this.seal.lookup(endpoint, params);
+    const lookup = cacheLookup(this.seal, endpoint, params, use);
     const hit = await this.db
       .selectFrom('pcds_cache')
       .selectAll()
@@ -122,10 +149,11 @@ export class ResultCache {
       .execute();
     return {
       outcome: hit.outcome,
-      requestId: hit.request_id,
       status: hit.status ?? 'completed',
       ...(hit.result !== null ? { result: this.seal.open(hit.result) } : {}),
-      fetchedAt: Number(hit.fetched_at),
+      ...(showsProvenance(hit.scope, use)
+        ? { requestId: hit.request_id, fetchedAt: Number(hit.fetched_at) }
+        : {}),
     };
   }
 
@@ -142,10 +170,11 @@ export class ResultCache {
       .insertInto('pcds_cache_pending')
       .values({
         request_id: requestId,
-        lookup: this.seal.lookup(endpoint, params),
+        lookup: cacheLookup(this.seal, endpoint, params, use),
         endpoint,
         subjects: this.seal.subjects(params),
         created_at: nowMs,
+        scope: cacheTenantOf(use),
       })
       .onConflict((oc) => oc.column('request_id').doNothing())
       .execute();
@@ -172,6 +201,7 @@ export class ResultCache {
         requestId,
         ...got,
         nowMs,
+        scope: pending.scope ?? cacheTenantOf(undefined),
       });
       await tx.deleteFrom('pcds_cache_pending').where('request_id', '=', requestId).execute();
     });
@@ -187,11 +217,12 @@ export class ResultCache {
   ): Promise<void> {
     if (!fillsCache(endpoint, use)) return;
     await this.upsert(this.db, {
-      lookup: this.seal.lookup(endpoint, params),
+      lookup: cacheLookup(this.seal, endpoint, params, use),
       endpoint,
       subjects: this.seal.subjects(params, got.result),
       ...got,
       nowMs,
+      scope: cacheTenantOf(use),
     });
   }
 
@@ -250,7 +281,7 @@ export class ResultCache {
     nowMs = Date.now(),
   ): Promise<{ rows: number; found: number }> {
     if (!readsCache(endpoint, use) || paramSets.length === 0) return { rows: 0, found: 0 };
-    const lookups = paramSets.map((p) => this.seal.lookup(endpoint, p));
+    const lookups = paramSets.map((p) => cacheLookup(this.seal, endpoint, p, use));
     const since = freshSince(use, nowMs);
     const outcomes = new Map<string, 'found' | 'empty'>();
     const distinct = [...new Set(lookups)];

@@ -57,7 +57,10 @@ export interface ResultTable {
   result: string | null;
   /** Epoch milliseconds when the line was written: the order of completion. */
   written_at: number;
-  /** Epoch ms when the result, taken from the cache, was fetched; null when fetched for the row. */
+  /**
+   * Epoch ms when the result, taken from the cache, was fetched; null when fetched for the row; 0
+   * when another tenant's request fetched it (a shared cache shows neither its time nor its id).
+   */
   cached_at: number | null;
   /**
    * Erasure subjects of the result and its message (of the cached entry's request too, for a
@@ -102,6 +105,8 @@ export interface CacheTable {
   fetched_at: number;
   expires_at: number;
   hits: number;
+  /** The tenant whose request fetched it; null: the operator's (entries from before tenants). */
+  scope: string | null;
 }
 
 /** A single call's accepted job, until a poll reads its result into the cache. */
@@ -111,6 +116,8 @@ export interface CachePendingTable {
   endpoint: string;
   subjects: string | null;
   created_at: number;
+  /** The tenant whose call expects it (as pcds_cache.scope). */
+  scope: string | null;
 }
 
 /**

@@ -71,6 +71,10 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   // Progress bars, tests and the UI count and list by search attribute; the CLI's 100/s
   // visibility limit is reachable when several of them poll at once.
   'frontend.namespaceRPS.visibility': 1000,
+  // Task queue fairness: worker slots are shared between the fairness keys the work carries (a
+  // batch's rows, a tenant's calls) by their weights, as the shared throttle shares permits.
+  // Priority keys (interactive calls first) need nothing.
+  'matching.enableFairness': true,
 };
 
 const STOP_GRACE_MS = 5_000;

@@ -2,11 +2,19 @@
 // URL the service would refuse stops the worker with its reason instead of failing every call.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../config.js';
+import { CURRENT_ROW_ID_SCHEME, rowWorkflowId, scopedId } from '../temporal/workflow-ids.js';
 import { webhookSettings, webhooksConfigured, type WebhookSettings } from './settings.js';
 import { callbackUrlFor, CallbackUrlRefusedError } from './token.js';
 
-/** A workflow id of the longest shape the project makes, to test the URL length at start. */
-const SAMPLE_WORKFLOW_ID = 'batch-' + 'x'.repeat(64) + '-row-000000000';
+/**
+ * A workflow id of the longest shape the project makes, to test the URL length at start: a row of
+ * a batch whose tenant and own id are as long as they may be.
+ */
+const SAMPLE_WORKFLOW_ID = rowWorkflowId(
+  scopedId('t'.repeat(64), 'x'.repeat(64)),
+  9_999_999_999,
+  CURRENT_ROW_ID_SCHEME,
+);
 
 /**
  * (workflowId) => callback URL, for the submit activity. A URL refused for one call (e.g. a

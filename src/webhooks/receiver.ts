@@ -12,8 +12,8 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
-import { rowOfWorkflowId } from '../batch/types.js';
 import { createBoundedServer, listenerLimits } from '../http/listener-limits.js';
+import { rowOfWorkflowId } from '../temporal/workflow-ids.js';
 import type { BatchStore } from '../store/batch-store.js';
 import { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';

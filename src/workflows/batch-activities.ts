@@ -1,5 +1,6 @@
 // The activities a batch runs, each with the timeouts its work needs.
-import { proxyActivities } from '@temporalio/workflow';
+import type { Priority } from '@temporalio/common';
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { BatchActivities } from '../activities/batch.js';
 import type { BatchRowActivities } from '../activities/batch-row.js';
 
@@ -31,11 +32,14 @@ export const rows = proxyActivities<BatchActivities>({
  * A compact batch's row: submit, polls and its line in one activity that heartbeats. An attempt
  * lost with its worker is made again and finds where the row stands in the row journal.
  */
-export const compactRows = proxyActivities<BatchRowActivities>({
+const COMPACT_ROW_OPTIONS: ActivityOptions = {
   startToCloseTimeout: '4 hours',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 20 },
-});
+};
+/** Compact rows with the batch's task priority and fairness (its rows share one key and weight). */
+export const compactRowsWith = (priority: Priority) =>
+  proxyActivities<BatchRowActivities>({ ...COMPACT_ROW_OPTIONS, priority });
 export const accounts = proxyActivities<BatchActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },

@@ -13,7 +13,8 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { BatchRun } from '../batch/batch-run.js';
-import { childWorkflowId, type BatchInput, type BatchStateName } from '../batch/types.js';
+import type { BatchInput, BatchStateName } from '../batch/types.js';
+import { rowWorkflowId } from '../temporal/workflow-ids.js';
 import { PcdsRowsDone, PcdsRowsFailed, PcdsState } from '../temporal/search-attributes.js';
 import { accounts } from './batch-activities.js';
 import { applicationFailureOf, keyPoolOf, readRows, writeLines } from './batch-steps.js';
@@ -80,7 +81,7 @@ async function lookUpCarried(input: BatchInput, run: BatchRun): Promise<void> {
   const left = run.carriedLeft();
   if (left.length === 0) return;
   const ended = await accounts.endedRowCalls({
-    workflowIds: left.map((r) => childWorkflowId(input.batchId, r)),
+    workflowIds: left.map((r) => rowWorkflowId(input.batchId, r, input.rowIdScheme)),
   });
   ended.forEach((end, i) => end && run.settle(left[i], end));
 }
@@ -103,7 +104,7 @@ export async function handOver(input: BatchInput, run: BatchRun): Promise<void> 
   const batchWorkflowId = workflowInfo().workflowId;
   await Promise.all(
     run.takeRowsToTell().map((r) =>
-      getExternalWorkflowHandle(childWorkflowId(input.batchId, r))
+      getExternalWorkflowHandle(rowWorkflowId(input.batchId, r, input.rowIdScheme))
         .signal(reportToBatchSignal, { batchWorkflowId })
         // Already ended: its result reaches this run, which waits for it.
         .catch(() => run.endedBeforeTold(r)),
@@ -115,7 +116,7 @@ export async function handOver(input: BatchInput, run: BatchRun): Promise<void> 
 export async function windDown(input: BatchInput, run: BatchRun): Promise<void> {
   await Promise.all(
     run.carriedLeft().map((r) =>
-      getExternalWorkflowHandle(childWorkflowId(input.batchId, r))
+      getExternalWorkflowHandle(rowWorkflowId(input.batchId, r, input.rowIdScheme))
         .cancel()
         .catch(() => undefined),
     ),

@@ -4,8 +4,8 @@ import { ActivityFailure, ApplicationFailure, isCancellation, patched } from '@t
 import { TYPICAL_CREDITS } from '../batch/cost.js';
 import { newKeyPool } from '../batch/key-pool.js';
 import { clampWindow } from '../batch/rules.js';
+import { isScopedId } from '../temporal/workflow-ids.js';
 import {
-  BATCH_ID_PATTERN,
   DEFAULT_CHUNK_BYTES,
   DEFAULT_CHUNK_SIZE,
   DEFAULT_WINDOW,
@@ -25,10 +25,10 @@ import { accounts, exporting, files, firstPass } from './batch-activities.js';
 
 /** The batch's endpoint, once its input is checked: a bad input fails the batch for good. */
 export function checkBatchInput(input: BatchInput): EndpointDef {
-  if (!BATCH_ID_PATTERN.test(input.batchId)) {
+  if (!isScopedId(input.batchId)) {
     throw ApplicationFailure.create({
       type: 'invalid_batch_id',
-      message: 'batch id: 1 to 64 letters, digits, _ or -',
+      message: "batch id: 1 to 64 letters, digits, _ or -, after its tenant's id and a dot",
       nonRetryable: true,
     });
   }

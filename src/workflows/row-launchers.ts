@@ -8,10 +8,12 @@ import {
   startChild,
 } from '@temporalio/workflow';
 import type { BatchRun, StartableRow } from '../batch/batch-run.js';
-import { childWorkflowId, expectedStoreOf, type BatchInput } from '../batch/types.js';
+import { expectedStoreOf, type BatchInput } from '../batch/types.js';
 import { batchRequester, isSystemic, type Requester } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
-import { compactRows, rows } from './batch-activities.js';
+import { taskPriorityOf } from '../temporal/task-priority.js';
+import { rowWorkflowId } from '../temporal/workflow-ids.js';
+import { compactRowsWith, rows } from './batch-activities.js';
 import type { endpointCall } from './endpoint-call.js';
 import type { CallInput } from '../calls/types.js';
 import { rowFailure } from '../calls/failure-code.js';
@@ -50,6 +52,8 @@ function pollOptions(input: BatchInput, run: BatchRun) {
 }
 
 function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowLauncher {
+  // Worker slots follow the throttle's policy: the batch's fairness key and weight on every row.
+  const compactRows = compactRowsWith(taskPriorityOf(rowRequester(input)));
   return {
     start({ row, keyId }) {
       compactRows
@@ -60,6 +64,7 @@ function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): Ro
           row: row.row,
           key: row.key,
           params: row.params,
+          ...(input.rowIdScheme ? { rowIdScheme: input.rowIdScheme } : {}),
           ...(input.store ? { store: true, ...expectedStoreOf(input) } : { output: input.output }),
           ...pollOptions(input, run),
         })
@@ -73,6 +78,8 @@ function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): Ro
 
 function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowLauncher {
   const carryRows = run.options.carryRows;
+  const rowId = (rowNumber: number) => rowWorkflowId(input.batchId, rowNumber, input.rowIdScheme);
+  const priority = taskPriorityOf(rowRequester(input));
 
   /** This row's call already ran (the batch was reset to an earlier point): its end is taken. */
   const takeEarlierCall = (rowNumber: number) => {
@@ -87,24 +94,28 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
         },
       });
     }
-    rows.existingRowOutcome({ workflowId: childWorkflowId(input.batchId, rowNumber) }).then(
-      (existing) => {
-        run.startEnded();
-        // A reopened batch meets rows whose call failed with nothing accepted (a 402 sent
-        // them back, then the budget skipped them): they run again, as a redone row does.
-        const sentBack =
-          run.s.skipWritten &&
-          'failure' in existing &&
-          existing.failure.requestId === undefined &&
-          isSystemic(existing.failure.code);
-        if (sentBack) run.sendBack(rowNumber);
-        else run.settle(rowNumber, existing);
-      },
-      (e: unknown) => {
-        run.startEnded();
-        run.settle(rowNumber, { failure: rowFailure(e) });
-      },
-    );
+    // Taken only if it is this batch's call for this row: a workflow of another kind or batch
+    // under the id (an id of an older scheme, chosen by someone else) is never waited for.
+    rows
+      .existingRowOutcome({ workflowId: rowId(rowNumber), batchId: input.batchId, row: rowNumber })
+      .then(
+        (existing) => {
+          run.startEnded();
+          // A reopened batch meets rows whose call failed with nothing accepted (a 402 sent
+          // them back, then the budget skipped them): they run again, as a redone row does.
+          const sentBack =
+            run.s.skipWritten &&
+            'failure' in existing &&
+            existing.failure.requestId === undefined &&
+            isSystemic(existing.failure.code);
+          if (sentBack) run.sendBack(rowNumber);
+          else run.settle(rowNumber, existing);
+        },
+        (e: unknown) => {
+          run.startEnded();
+          run.settle(rowNumber, { failure: rowFailure(e) });
+        },
+      );
   };
 
   return {
@@ -120,8 +131,9 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
       run.startBegan();
       const rowType = patched('pcds-workflow-type-names') ? 'pcdsEndpointCall' : 'endpointCall';
       startChild<typeof endpointCall>(rowType, {
-        workflowId: childWorkflowId(input.batchId, row.row),
+        workflowId: rowId(row.row),
         args: [call],
+        priority,
         // A row's call may outlive this run (continue-as-new) and then reports by signal. Runs of
         // 0.1.x had their rows cancelled when the run closed, so they waited for every row.
         parentClosePolicy: carryRows ? ParentClosePolicy.ABANDON : ParentClosePolicy.REQUEST_CANCEL,

@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
-import { batchWorkflowId, childWorkflowId } from '../../src/batch/types.js';
+import { batchWorkflowId, rowWorkflowId } from '../../src/temporal/workflow-ids.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { callStateQuery } from '../../src/calls/signals.js';
 import { withWorker } from '../harness/temporal.js';
@@ -84,7 +84,7 @@ describe('continue-as-new with rows in flight', () => {
       // Both rows start in the first run, which then continues as new and carries them.
       await waitForProgress(client, batchId, (p) => p.runs >= 2 && p.inFlight > 0);
       await client.workflow
-        .getHandle(childWorkflowId(batchId, 1))
+        .getHandle(rowWorkflowId(batchId, 1, 'v2'))
         .terminate('an operator ends one row');
       const summary = await handle.result();
       expect(summary).toMatchObject({ state: 'done', done: 2, failed: 1 });
@@ -109,7 +109,7 @@ it('never submits again a row whose call was cancelled after its job was accepte
         pollIntervalMs: 100,
       });
       // Wait until row 1's job is accepted, then cancel that row's call, as an operator might.
-      const row = client.workflow.getHandle(childWorkflowId(batchId, 1));
+      const row = client.workflow.getHandle(rowWorkflowId(batchId, 1, 'v2'));
       const deadline = Date.now() + 30_000;
       let requestId: string | undefined;
       while (!requestId && Date.now() < deadline) {

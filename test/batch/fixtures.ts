@@ -9,7 +9,7 @@ import { afterAll, beforeAll } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types.js';
-import { batchWorkflowId } from '../../src/batch/types.js';
+import { batchWorkflowId, CURRENT_ROW_ID_SCHEME } from '../../src/temporal/workflow-ids.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import {
   startEmulator,
@@ -189,7 +189,8 @@ export async function startBatch(client: Client, taskQueue: string, input: Batch
         ...(input.maxRowBytes ? { maxRowBytes: input.maxRowBytes } : {}),
       });
     storedOutputs.set(input.output, input.batchId);
-    args = { ...input, store: true };
+    // A launcher names its rows in the current scheme.
+    args = { rowIdScheme: CURRENT_ROW_ID_SCHEME, ...input, store: true };
   }
   return client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
     taskQueue,

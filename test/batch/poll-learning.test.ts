@@ -3,7 +3,7 @@
 // same results.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
-import { childWorkflowId } from '../../src/batch/types.js';
+import { rowWorkflowId } from '../../src/temporal/workflow-ids.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import type { CallOutcome } from '../../src/calls/types.js';
@@ -63,7 +63,7 @@ describe('batch poll schedule', () => {
       const jobs: number[] = [];
       for (const line of lines) {
         const outcome = (await client.workflow
-          .getHandle(childWorkflowId(batchId, line.row))
+          .getHandle(rowWorkflowId(batchId, line.row, 'v2'))
           .result()) as CallOutcome;
         if (outcome.outcome === 'failed' || !outcome.timing) throw new Error('no timing');
         // Workflow time is taken at task boundaries and the emulator keeps its own clock: a few ms apart.

@@ -125,7 +125,7 @@ for (const compact of [false, true])
         const after = await cache.get('person_enrichment', rows[0], { mode: 'use' });
         expect(after?.requestId).toBe(refreshed.lines[0].requestId);
         expect(after?.requestId).not.toBe(before?.requestId);
-        expect(after!.fetchedAt).toBeGreaterThanOrEqual(before!.fetchedAt);
+        expect(after!.fetchedAt!).toBeGreaterThanOrEqual(before!.fetchedAt!);
 
         await new Promise((r) => setTimeout(r, 50));
         const young = await runBatch(client, rows, compact, { maxAge: 1 });

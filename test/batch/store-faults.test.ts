@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
-import { batchWorkflowId } from '../../src/batch/types.js';
+import { batchWorkflowId } from '../../src/temporal/workflow-ids.js';
 import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
 import {
   lazyBatchStore,

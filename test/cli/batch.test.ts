@@ -261,6 +261,57 @@ it('pcds batch status of an unknown id is a clear error', async () => {
   );
 });
 
+it('--tenant starts a batch under the tenant’s own id, with its --weight; the tenant names it by its id, the operator by the scoped one; a bad --tenant or --weight is refused with the rule', async () => {
+  const input = join(dir, 'tenant.csv');
+  const emails = sampleRows({ rows: 2 }).map((r) => r.email);
+  writeFileSync(input, `email\n${emails.join('\n')}\n`);
+  const tenant = `alice-${runId}`;
+  const id = `f2-${runId}`;
+  const started = await pcds(
+    'batch',
+    'start',
+    '--tenant',
+    tenant,
+    '--weight',
+    '2',
+    '--id',
+    id,
+    '-i',
+    input,
+    '-o',
+    join(dir, 'tenant.jsonl'),
+    '--no-estimate',
+  );
+  expect(started.code, started.stderr).toBe(0);
+  expect(started.stdout).toBe(`batch ${tenant}.${id}\n`);
+  const described = await shared.cli.client.workflow.getHandle(`batch-${tenant}.${id}`).describe();
+  expect(described.raw.workflowExecutionInfo?.priority).toMatchObject({ fairnessWeight: 2 });
+
+  const own = await pcds('batch', 'status', id, '--tenant', tenant, '--json');
+  expect(own.code, own.stderr).toBe(0);
+  expect(JSON.parse(own.stdout)).toMatchObject({
+    state: 'done',
+    total: 2,
+    batchId: `${tenant}.${id}`,
+  });
+  const operator = await pcds('batch', 'status', `${tenant}.${id}`, '--json');
+  expect(operator.code).toBe(0);
+  // The operator's own `f2` is another batch (none here); another tenant cannot name Alice's.
+  expect((await pcds('batch', 'status', id)).code).toBe(2);
+  const bob = await pcds('batch', 'status', `${tenant}.${id}`, '--tenant', `bob-${runId}`);
+  expect(bob.code).toBe(2);
+  expect(bob.stderr).toMatch(/not a batch id of tenant bob-/);
+
+  for (const [flag, value, rule] of [
+    ['--tenant', 'no/such tenant', /a tenant id is 1-64 letters, digits/],
+    ['--weight', '0', /a weight is a number from 0.001 to 1000/],
+  ] as const) {
+    const r = await pcds('batch', 'start', flag, value, '-i', input, '-o', join(dir, 'x.jsonl'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(rule);
+  }
+});
+
 it('no output of this file shows the API key or secret', () => {
   expect(outputs.length).toBeGreaterThanOrEqual(6);
   for (const r of outputs) {

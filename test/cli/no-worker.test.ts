@@ -253,6 +253,58 @@ it(
 );
 
 it(
+  '`batch start --dry-run`, and the credit check of a start, answer within seconds with no worker: the credits are unknown, and why',
+  { timeout: 180_000 },
+  async () => {
+    const taskQueue = uniqueTaskQueue('noworker-plan');
+    const input = join(dir, 'plan.csv');
+    writeFileSync(input, 'email\nsomeone@example.com\nsomeone.else@example.com\n');
+    // A key of this run: its throttle is new, so nothing but a worker on this queue could answer.
+    const keyId = `plan-${runId}`;
+    const vars = {
+      ...envOn(taskQueue),
+      PCDS_API_KEYS: JSON.stringify([{ id: keyId, key: 'k-unused', secret: 's-unused' }]),
+      PCDS_STORE_URL: `sqlite:${join(dir, 'plan-store.sqlite')}`,
+    };
+    const unknown = `available credits: unknown (no worker is polling task queue ${taskQueue}`;
+    let began = Date.now();
+    const plan = await runCli(
+      ['batch', 'start', '-i', input, '-o', join(dir, 'plan.jsonl'), '--keys', keyId, '--dry-run'],
+      vars,
+      undefined,
+      { timeoutMs: 60_000 },
+    );
+    expect(Date.now() - began).toBeLessThan(SOON_MS);
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stdout).toContain(unknown);
+    expect(plan.stdout).toContain('GET /usage waits for a permit of the shared throttle');
+    expect(plan.stdout).toContain('dry run: nothing started');
+    expect(plan.stderr).not.toMatch(STACK_FRAME);
+
+    const batchId = `noworker-plan-${runId}`;
+    began = Date.now();
+    const start = await runCli(
+      ['batch', 'start', '--id', batchId, '-i', input, '-o', join(dir, 'plan-start.jsonl')].concat([
+        '--keys',
+        keyId,
+        '--detach',
+      ]),
+      vars,
+      undefined,
+      { timeoutMs: 60_000 },
+    );
+    try {
+      expect(Date.now() - began).toBeLessThan(SOON_MS);
+      expect(start.code, start.stderr).toBe(0);
+      expect(start.stderr).toContain(unknown);
+      expect(start.stdout).toBe(`batch ${batchId}\n`);
+    } finally {
+      await terminate(`batch-${batchId}`);
+    }
+  },
+);
+
+it(
   'with a worker polling, `batch start` says nothing of workers and its progress view ends with the summary',
   { timeout: 120_000 },
   async () => {

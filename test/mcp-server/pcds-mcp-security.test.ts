@@ -1,22 +1,15 @@
 // The built `pcds mcp --transport http` as a stranger, a web page and a second caller meet it:
 // the official MCP SDK client and raw HTTP against real processes, calls and batches run by a
 // real worker on the dev server against the emulator.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
 import { TOKEN_FILE_NAME } from '../../src/mcp-server/access.js';
-import { projectRoot } from '../../src/temporal/cli-binary.js';
 import { tempDir, uniqueBatchId, writeCsv } from '../batch/fixtures.js';
 import { startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
-import { childEnv } from '../cli/cli-env.js';
-import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
-
-const PCDS_BIN = join(projectRoot(), 'bin', 'pcds.mjs');
+import { temporalAddress, testNamespace } from '../harness/temporal.js';
+import { mcpServiceEnv, raw, runMcp, sdkClient, startMcp, tool, until } from './mcp-http.js';
 const ALICE = 'alice-token-0123456789abcdef0123456789';
 const BOB = 'bob-token-0123456789abcdef0123456789ab';
 
@@ -35,142 +28,7 @@ afterAll(async () => {
   await env?.stop();
 });
 
-const serviceEnv = () => ({
-  PCDS_BASE_URL: env.emulator.url,
-  PCDS_API_KEY: env.emulator.devKey.key,
-  PCDS_API_SECRET: env.emulator.devKey.secret,
-  PCDS_THROTTLE: 'off',
-  PCDS_POLL_INTERVAL_MS: '100',
-  // The tools read and write only inside their file root: this run's folder.
-  PCDS_MCP_FILES: dir,
-  ...testEncryptionEnv(),
-});
-
-interface McpProcess {
-  url: URL;
-  stderr(): string;
-  stop(): Promise<void>;
-}
-
-/** Starts the built `pcds mcp --transport http` on a free port; resolves once it listens. */
-function startMcp(vars: Record<string, string>, args: string[] = []): Promise<McpProcess> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [PCDS_BIN, 'mcp', '--transport', 'http', '--port', '0', ...args],
-    { cwd: projectRoot(), env: childEnv(vars), stdio: ['ignore', 'ignore', 'pipe'] },
-  );
-  let err = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      const m = /Streamable HTTP at (\S+)/.exec(err);
-      if (m)
-        resolve({
-          url: new URL(m[1]),
-          stderr: () => err,
-          stop: async () => {
-            child.kill('SIGTERM');
-            await exited;
-          },
-        });
-    });
-    child.once('exit', (code) => reject(new Error(`pcds mcp exited (${code}): ${err}`)));
-  });
-}
-
-/** `pcds mcp` run to its end (a start that is refused). */
-function runMcp(vars: Record<string, string>, args: string[]) {
-  const child = spawn(process.execPath, [PCDS_BIN, 'mcp', '--transport', 'http', ...args], {
-    cwd: projectRoot(),
-    env: childEnv(vars),
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise<{ code: number | null; stderr: string }>((resolve) =>
-    child.once('exit', (code) => resolve({ code, stderr })),
-  );
-}
-
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** A raw JSON-RPC POST with exactly the headers given (Host included). */
-function raw(url: URL, headers: Record<string, string>, method = 'tools/list'): Promise<RawAnswer> {
-  const body =
-    method === 'initialize'
-      ? {
-          jsonrpc: '2.0',
-          id: 1,
-          method,
-          params: {
-            protocolVersion: '2025-06-18',
-            capabilities: {},
-            clientInfo: { name: 'raw', version: '1' },
-          },
-        }
-      : method === 'tools/call'
-        ? { jsonrpc: '2.0', id: 1, method, params: { name: 'usage', arguments: {} } }
-        : { jsonrpc: '2.0', id: 1, method };
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...headers,
-        },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
-}
-
-async function sdkClient(url: URL, token?: string): Promise<Client> {
-  const client = new Client({ name: 'test-assistant', version: '1.0.0' });
-  await client.connect(
-    new StreamableHTTPClientTransport(url, {
-      requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
-    }),
-  );
-  return client;
-}
-
-type Doc = Record<string, any>;
-async function tool(client: Client, name: string, args: Record<string, unknown>) {
-  const r = await client.callTool({ name, arguments: args });
-  return {
-    doc: JSON.parse((r.content as { text: string }[])[0].text) as Doc,
-    isError: r.isError === true,
-  };
-}
-
-async function until(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-  done: (d: Doc) => boolean,
-) {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const { doc } = await tool(client, name, args);
-    if (done(doc)) return doc;
-    if (Date.now() > deadline) throw new Error(`${name} never settled: ${JSON.stringify(doc)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const serviceEnv = () => mcpServiceEnv(env.emulator, dir);
 
 describe('pcds mcp over HTTP: who may use it', () => {
   it('rule: without PCDS_MCP_TOKEN a token is generated once (0600, folder 0700, shown once on stderr) and reused; no token or a wrong one is a 401 with WWW-Authenticate', async () => {
@@ -370,17 +228,23 @@ describe('pcds mcp over HTTP: one caller’s work is its own', () => {
           expect(r.isError, name).toBe(true);
           expect(r.doc.error.code, name).toBe('batch_not_found');
         }
-        // Bob choosing Alice's batch id starts nothing and reads nothing of hers.
+        // Bob choosing Alice's batch id starts a batch of his own (each caller's ids are its own):
+        // the answer is the one any new id gets, and reads nothing of hers.
         const taken = await tool(bob, 'start_batch', {
           input: 'people.csv',
           output: `${batchId}-bob.jsonl`,
           batch_id: batchId,
+          window: 1,
+          key_ids: [env.emulator.devKey.id],
         });
-        expect(taken.isError).toBe(true);
-        expect(JSON.stringify(taken.doc)).not.toMatch(/progress|summary|done/);
-        expect((await tool(bob, 'batch_status', { batch_id: batchId })).doc.error.code).toBe(
-          'batch_not_found',
+        expect(taken.doc).toEqual({ batch_id: batchId, state: 'running' });
+        const bobsOwn = await until(
+          bob,
+          'batch_status',
+          { batch_id: batchId },
+          (d) => d.state !== 'running',
         );
+        expect(bobsOwn).toMatchObject({ state: 'done', summary: { done: rows.length } });
         // Bob's resume and cancel did nothing: still paused, then Alice's resume finishes it.
         const still = await tool(alice, 'batch_status', { batch_id: batchId });
         expect(still.doc).toMatchObject({ state: 'running', progress: { state: 'paused' } });

@@ -2,7 +2,6 @@
 // SDK client's task API: the task is the workflow, so it follows the work across a restart of
 // `pcds mcp`, cancels it, and stays the caller's own. A real worker runs the work against the
 // emulator on the dev server.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,13 +9,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, type GetTaskResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleRows } from '../../src/emulator/index.js';
-import { projectRoot } from '../../src/temporal/cli-binary.js';
 import { tempDir, uniqueBatchId, writeCsv } from '../batch/fixtures.js';
 import { startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
-import { childEnv } from '../cli/cli-env.js';
-import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
-
-const PCDS_BIN = join(projectRoot(), 'bin', 'pcds.mjs');
+import { temporalAddress, testNamespace } from '../harness/temporal.js';
+import { mcpServiceEnv, startMcp as startMcpProcess, type McpProcess } from './mcp-http.js';
 const ALICE = 'alice-token-0123456789abcdef0123456789';
 const BOB = 'bob-token-0123456789abcdef0123456789ab';
 
@@ -39,54 +35,17 @@ afterAll(async () => {
   await env?.stop();
 });
 
-interface McpProcess {
-  url: URL;
-  kill(signal?: NodeJS.Signals): Promise<void>;
-}
-
 /** The built `pcds mcp --transport http` on a free port, Alice's and Bob's tokens. */
-function startMcp(taskQueue: string): Promise<McpProcess> {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [PCDS_BIN, 'mcp', '--transport', 'http', '--port', '0'],
-    {
-      cwd: projectRoot(),
-      env: childEnv({
-        PCDS_BASE_URL: env.emulator.url,
-        PCDS_API_KEY: env.emulator.devKey.key,
-        PCDS_API_SECRET: env.emulator.devKey.secret,
-        PCDS_THROTTLE: 'off',
-        // The tasks' batches run their rows (the result cache would answer them at once).
-        PCDS_CACHE: 'off',
-        PCDS_POLL_INTERVAL_MS: '100',
-        PCDS_MCP_FILES: dir,
-        PCDS_MCP_TOKENS: `alice:${ALICE},bob:${BOB}`,
-        PCDS_TEMPORAL_ADDRESS: temporalAddress(),
-        PCDS_TEMPORAL_NAMESPACE: testNamespace(),
-        PCDS_TASK_QUEUE: taskQueue,
-        ...testEncryptionEnv(),
-      }),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let err = '';
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return new Promise((resolve, reject) => {
-    child.stderr!.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-      const m = /Streamable HTTP at (\S+)/.exec(err);
-      if (m)
-        resolve({
-          url: new URL(m[1]),
-          kill: async (signal = 'SIGTERM') => {
-            child.kill(signal);
-            await exited;
-          },
-        });
-    });
-    child.once('exit', (code) => reject(new Error(`pcds mcp exited (${code}): ${err}`)));
+const startMcp = (taskQueue: string): Promise<McpProcess> =>
+  startMcpProcess({
+    ...mcpServiceEnv(env.emulator, dir),
+    // The tasks' batches run their rows (the result cache would answer them at once).
+    PCDS_CACHE: 'off',
+    PCDS_MCP_TOKENS: `alice:${ALICE},bob:${BOB}`,
+    PCDS_TEMPORAL_ADDRESS: temporalAddress(),
+    PCDS_TEMPORAL_NAMESPACE: testNamespace(),
+    PCDS_TASK_QUEUE: taskQueue,
   });
-}
 
 async function sdkClient(url: URL, token: string): Promise<Client> {
   const client = new Client(
@@ -161,8 +120,9 @@ describe('pcds mcp tasks', () => {
         });
         // At once: a batch of five rows at ~1.5 s each takes far longer.
         expect(Date.now() - startedAt).toBeLessThan(5_000);
+        // The task is the batch's workflow, under the caller's own (tenant-scoped) id.
         expect(task).toMatchObject({
-          taskId: `batch-${batchId}`,
+          taskId: `batch-alice.${batchId}`,
           status: 'working',
           ttl: 3_600_000,
         });
@@ -248,7 +208,7 @@ describe('pcds mcp tasks', () => {
           output: `${exportId}.jsonl`,
           export_id: exportId,
         });
-        expect(task.taskId).toBe(`search-export-${exportId}`);
+        expect(task.taskId).toBe(`search-export-alice.${exportId}`);
         const result = await alice.experimental.tasks.getTaskResult(
           task.taskId,
           CallToolResultSchema,
@@ -299,7 +259,8 @@ describe('pcds mcp tasks', () => {
 
         const cancelled = await alice.experimental.tasks.cancelTask(task.taskId);
         expect(cancelled.status).toBe('cancelled');
-        const summary = await pcds.getBatch(batchId).result();
+        // Alice's batch, as the operator names it: her tenant's id.
+        const summary = await pcds.getBatch(`alice.${batchId}`).result();
         expect(summary.state).toBe('cancelled');
         expect(summary.done).toBeGreaterThanOrEqual(1);
         expect(summary.done).toBeLessThan(5);

@@ -93,9 +93,23 @@ describe('token settings', () => {
       expect((err as Error).message).toMatch(/entry 1 must be id:token/);
       expect((err as Error).message).not.toContain(short);
     }
-    expect(() => configuredTokens({ PCDS_MCP_TOKEN: A, PCDS_MCP_TOKENS: `default:${B}` })).toThrow(
-      /used twice/,
-    );
+  });
+  it("refuses the label `default` in PCDS_MCP_TOKENS, alone or beside PCDS_MCP_TOKEN: it is the operator's token", () => {
+    for (const settings of [
+      { PCDS_MCP_TOKENS: `default:${B}` },
+      { PCDS_MCP_TOKEN: A, PCDS_MCP_TOKENS: `default:${B}` },
+      { PCDS_MCP_TOKENS: `beta:${A}, default:${B}` },
+    ]) {
+      let message = '';
+      try {
+        configuredTokens(settings);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/PCDS_MCP_TOKENS: entry \d is labelled "default", which is reserved/);
+      expect(message).toContain('PCDS_MCP_TOKEN');
+      expect(message).not.toContain(B);
+    }
   });
   it('refuses one token under two labels, naming the labels and never the token', () => {
     for (const settings of [

@@ -354,7 +354,7 @@ describe('result cache: batches', () => {
     await batches.writeResults('fresh', [line(1, 'found', 'req_new')]);
     const entry = await cache.get('person_enrichment', people[0], USE);
     expect(entry).toMatchObject({ requestId: 'req_new', result: { full_name: 'person 1' } });
-    expect(Date.now() - entry!.fetchedAt).toBeLessThan(DAY / 2);
+    expect(Date.now() - entry!.fetchedAt!).toBeLessThan(DAY / 2);
   });
 
   it("an erasure finds the entries a batch's rows filled", async () => {
@@ -370,5 +370,65 @@ describe('result cache: batches', () => {
     });
     expect(await cache.get('person_enrichment', people[0], USE)).toBeUndefined();
     expect(await cache.get('person_enrichment', people[1], USE)).toBeDefined();
+  });
+});
+
+describe('result cache: scope per tenant', () => {
+  const alice: CacheUse = { mode: 'use', tenant: 'alice' };
+  const bob: CacheUse = { mode: 'use', tenant: 'bob' };
+
+  it("per tenant, a tenant finds only its own entries; the operator's are the deployment's from before tenants", async () => {
+    const cache = new ResultCache(await storeIn());
+    await cache.put('person_enrichment', ada, alice, found('req_alice'), T0);
+    expect(await cache.get('person_enrichment', ada, bob, T0 + 1)).toBeUndefined();
+    expect(await cache.get('person_enrichment', ada, USE, T0 + 1)).toBeUndefined();
+    expect(await cache.get('person_enrichment', ada, alice, T0 + 1)).toMatchObject({
+      requestId: 'req_alice',
+      fetchedAt: T0,
+    });
+    await cache.put('person_enrichment', ada, USE, found('req_operator'), T0);
+    expect(await cache.get('person_enrichment', ada, USE, T0 + 1)).toMatchObject({
+      requestId: 'req_operator',
+    });
+    expect(await cache.get('person_enrichment', ada, bob, T0 + 1))?.toBeUndefined();
+    // A single call's expected job fills the entry of the tenant that expected it.
+    await cache.expect('req_bob', 'person_enrichment', ada, bob, T0);
+    await cache.fill('req_bob', { outcome: 'empty', status: 'completed' }, T0 + 2);
+    expect(await cache.get('person_enrichment', ada, bob, T0 + 3)).toMatchObject({
+      outcome: 'empty',
+      requestId: 'req_bob',
+    });
+  });
+
+  it("shared, every tenant finds an entry, but another tenant's fetch shows neither its request id nor its time, in calls and in a batch's lines", async () => {
+    const store = await storeIn();
+    const cache = new ResultCache(store);
+    const sharedAlice: CacheUse = { ...alice, shared: true };
+    const sharedBob: CacheUse = { ...bob, shared: true };
+    // Now: a batch reads the cache at its own time.
+    const now = Date.now();
+    await cache.put('person_enrichment', people[0], sharedAlice, found('req_alice'), now);
+    expect(await cache.get('person_enrichment', people[0], sharedAlice, now + 1)).toMatchObject({
+      requestId: 'req_alice',
+      fetchedAt: now,
+    });
+    const bobs = await cache.get('person_enrichment', people[0], sharedBob, now + 1);
+    expect(bobs).toEqual({
+      outcome: 'found',
+      status: 'completed',
+      result: { full_name: 'Ada Lovelace' },
+    });
+
+    const batches = new BatchStore(store);
+    await loaded(batches, 'bob-batch', sharedBob);
+    const read = await batches.readRows('bob-batch', 1, 10);
+    expect(read.cache.hits).toBe(1);
+    const mark = read.rows.map((r) => ('cached' in r ? r.cached : undefined))[0];
+    expect(mark).toEqual({ outcome: 'found' });
+    const { lines } = await batches.results('bob-batch');
+    expect(lines[0]).toMatchObject({ row: 1, outcome: 'found', cached: true });
+    expect(lines[0].requestId).toBeUndefined();
+    expect(lines[0].fetchedAt).toBeUndefined();
+    expect(JSON.stringify(lines)).not.toContain('req_alice');
   });
 });

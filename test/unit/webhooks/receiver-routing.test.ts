@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { childWorkflowId, rowOfWorkflowId } from '../../../src/batch/types.js';
+import { rowWorkflowId } from '../../../src/temporal/workflow-ids.js';
 import { BatchStore } from '../../../src/store/index.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../../../src/webhooks/settings.js';
@@ -98,22 +98,6 @@ async function receiverWith(client: Client, store?: { get(): Promise<BatchStore>
   return receiver;
 }
 
-describe('rowOfWorkflowId', () => {
-  it("reads back the batch and row of a row's id, and nothing else", () => {
-    expect(rowOfWorkflowId(childWorkflowId('b-1', 12))).toEqual({ batchId: 'b-1', row: 12 });
-    // A batch id that holds "-row-" itself is read whole: the row is the last part.
-    expect(rowOfWorkflowId(childWorkflowId('x-row-3', 5))).toEqual({ batchId: 'x-row-3', row: 5 });
-    for (const id of [
-      'batch-b-1',
-      'call-abc',
-      'batch-b-1-row-0',
-      'batch-b-1-row-x',
-      'batch--row-1',
-    ])
-      expect(rowOfWorkflowId(id)).toBeUndefined();
-  });
-});
-
 describe('receiver routing', () => {
   it("keeps a compact row's delivery in the store, once, and only its accepted job's", async () => {
     const store = await testStore();
@@ -129,7 +113,7 @@ describe('receiver routing', () => {
       requestId: 'req_2',
     });
 
-    const row1 = childWorkflowId('b-1', 1);
+    const row1 = rowWorkflowId('b-1', 1);
     expect(await deliver(receiver, row1, envelope('req_1'))).toEqual({
       status: 200,
       body: { received: true },
@@ -138,7 +122,7 @@ describe('receiver routing', () => {
       received: true,
       duplicate: true,
     });
-    const row2 = childWorkflowId('b-1', 2);
+    const row2 = rowWorkflowId('b-1', 2);
     // Another job than the row's accepted one: acknowledged, not kept.
     expect((await deliver(receiver, row2, envelope('req_9'))).status).toBe(200);
     expect((await deliver(receiver, row2, envelope('req_2'))).status).toBe(200);
@@ -159,16 +143,14 @@ describe('receiver routing', () => {
     });
     await store.claimRow('b-1', 3, 'attempt-1');
     await store.writeResults('b-1', [{ row: 3, key: { row: 3 }, outcome: 'empty' }]);
-    expect((await deliver(receiver, childWorkflowId('b-1', 3), envelope('req_3'))).status).toBe(
-      200,
-    );
+    expect((await deliver(receiver, rowWorkflowId('b-1', 3), envelope('req_3'))).status).toBe(200);
     expect(await store.deliveries('b-1', 3, 'req_3')).toEqual([]);
     expect(receiver.stats()).toMatchObject({ stored: 0, noWorkflow: 1 });
   });
 
   it("signals a row's workflow (no journal entry) and any other call", async () => {
     const store = await testStore();
-    const rowWorkflow = childWorkflowId('b-1', 2);
+    const rowWorkflow = rowWorkflowId('b-1', 2);
     const { client, signals } = fakeClient(new Set([rowWorkflow, 'call-1']));
     const receiver = await receiverWith(client, { get: () => Promise.resolve(store) });
     expect((await deliver(receiver, rowWorkflow, envelope('req_2'))).status).toBe(200);
@@ -182,13 +164,13 @@ describe('receiver routing', () => {
   });
 
   it("answers 503 for a row's id when the store is away and no workflow has the id", async () => {
-    const rowWorkflow = childWorkflowId('b-1', 2);
+    const rowWorkflow = rowWorkflowId('b-1', 2);
     const { client, signals } = fakeClient(new Set([rowWorkflow]));
     const receiver = await receiverWith(client, {
       get: () => Promise.reject(new Error('connection refused')),
     });
     // Maybe a compact row: the service is asked to try again.
-    const away = await deliver(receiver, childWorkflowId('b-1', 1), envelope('req_1'));
+    const away = await deliver(receiver, rowWorkflowId('b-1', 1), envelope('req_1'));
     expect(away.status).toBe(503);
     // A row's workflow is signalled all the same.
     expect((await deliver(receiver, rowWorkflow, envelope('req_2'))).status).toBe(200);
