@@ -37,6 +37,16 @@ const fair = (over: Partial<SchedulerPolicy> = {}): SchedulerPolicy => ({
 });
 /** Jobs of 15 s polled every 10 s: a submit and two polls a row. */
 const SLOW = { jobMs: 15_000, pollMs: 10_000 };
+/** Three batches of different windows and a person's call every 150 s, as a team shares a key. */
+const TEAM = {
+  batches: [
+    { id: 'a', window: 10 },
+    { id: 'b', window: 50 },
+    { id: 'c', window: 200 },
+  ],
+  calls: [{ everyMs: 150_000 }],
+  ...SLOW,
+};
 
 const times = (r: SimResult, which: (s: SimResult['sent'][number]) => boolean = () => true) =>
   r.sent.filter(which).map((s) => s.at);
@@ -59,13 +69,7 @@ describe('interactive first', SIM, () => {
       simulate({
         settings,
         policy: fair({ mode }),
-        batches: [
-          { id: 'a', window: 10 },
-          { id: 'b', window: 50 },
-          { id: 'c', window: 200 },
-        ],
-        calls: [{ everyMs: 150_000 }],
-        ...SLOW,
+        ...TEAM,
         durationMs: 3 * HOUR,
       });
     const waits = (r: SimResult) =>
@@ -399,13 +403,7 @@ describe('promises kept', SIM, () => {
   it('keeps every confirmation on an open key: no reservation moves for fairness once granted', () => {
     const r = simulate({
       settings,
-      batches: [
-        { id: 'a', window: 10 },
-        { id: 'b', window: 50 },
-        { id: 'c', window: 200 },
-      ],
-      calls: [{ everyMs: 150_000 }],
-      ...SLOW,
+      ...TEAM,
       durationMs: 2 * HOUR,
     });
     expect(r.grants.some((g) => !g.unconfirmed)).toBe(true);
