@@ -43,10 +43,10 @@ export interface BenchEnvOptions {
   people?: number;
 }
 
-/** The poll interval and max wait of a bench at a time scale (the service's pace times it). */
+/** The poll interval and max wait of a bench at a time scale (so many times faster than the service). */
 export const scaledWaits = (timeScale: number) => ({
-  pollIntervalMs: Math.max(1, Math.round(1_000 * timeScale)),
-  maxWaitMs: Math.round(30 * 60_000 * timeScale),
+  pollIntervalMs: Math.max(1, Math.round(1_000 / timeScale)),
+  maxWaitMs: Math.round((30 * 60_000) / timeScale),
 });
 
 export async function startBenchEnv(opts: BenchEnvOptions = {}): Promise<BenchEnv> {

@@ -4,13 +4,13 @@
 // windows (10, 50 and 200 rows in flight) started 30 s apart, a person's single person_enrichment
 // call every 15 s, and a tenant over its budget (60 requests an hour across the pool) calling
 // every 30 s; each run lasts until the batches are done and more than an hour window has passed.
-// Every duration is scaled alike (default 0.1): the emulator's windows and job latency, the
-// throttle's windows, the poll intervals, the maximum waits and the bench's own spacing. Prints
-// (does not assert) each batch's share of the batch requests while all three run against its fair
-// share, the pool's use against what its windows allowed while batches ran, 429s, the person's
-// calls' time (p50, p95, max, scaled and at the real pace) against the same call on the idle pool,
-// and what the tenant over budget got.
-// Run: npx tsx bench/shared-pool.ts [timeScale=0.1] [maxHours=3] [weights=1,1,1]
+// Every duration is scaled alike (default 10 times faster): the emulator's windows and job
+// latency, the throttle's windows, the poll intervals, the maximum waits and the bench's own
+// spacing. Prints (does not assert) each batch's share of the batch requests while all three run
+// against its fair share, the pool's use against what its windows allowed while batches ran,
+// 429s, the person's calls' time (p50, p95, max, scaled and at the real pace) against the same
+// call on the idle pool, and what the tenant over budget got.
+// Run: npx tsx bench/shared-pool.ts [timeScale=10] [maxHours=3] [weights=1,1,1]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,14 +31,15 @@ import { permitGateFromConfig } from '../src/worker/permit-gate.js';
 import { createWorker } from '../src/worker.js';
 import { benchStore } from './batch-env.js';
 
-const TIME_SCALE = Number(process.argv[2] ?? 0.1);
+/** How many times faster than the service every duration runs. */
+const TIME_SCALE = Number(process.argv[2] ?? 10);
 const MAX_HOURS = Number(process.argv[3] ?? 3);
 /** The batches' weights (the fair scheduler's; first-come ignores them). */
 const WEIGHTS = (process.argv[4] ?? '1,1,1').split(',').map(Number);
 const LIMITS = { perMinute: 100, perHour: 1_000 };
 const KEYS = 4;
-const MINUTE_MS = 60_000 * TIME_SCALE;
-const HOUR_MS = 3_600_000 * TIME_SCALE;
+const MINUTE_MS = 60_000 / TIME_SCALE;
+const HOUR_MS = 3_600_000 / TIME_SCALE;
 /** One slot of the minute window: the spacing of 100 requests a minute. */
 const SLOT_MS = MINUTE_MS / LIMITS.perMinute;
 const BATCHES = [
@@ -46,19 +47,19 @@ const BATCHES = [
   { rows: 400, window: 50 },
   { rows: 300, window: 200 },
 ];
-const BATCH_EVERY_MS = 30_000 * TIME_SCALE;
-const CALL_EVERY_MS = 15_000 * TIME_SCALE;
+const BATCH_EVERY_MS = 30_000 / TIME_SCALE;
+const CALL_EVERY_MS = 15_000 / TIME_SCALE;
 /** A run lasts at least this long: past the first hour window, so the batches cross it. */
 const MIN_RUN_MS = 1.25 * HOUR_MS;
 const IDLE_CALLS = 6;
 /** The tenant over budget: its budget across the pool, and how often it calls. */
 const HEAVY_TENANT = 'heavy';
 const HEAVY_BUDGET = 60;
-const HEAVY_EVERY_MS = 30_000 * TIME_SCALE;
+const HEAVY_EVERY_MS = 30_000 / TIME_SCALE;
 const PEOPLE = 20_000;
 const WAITS = {
-  pollIntervalMs: Math.max(1, Math.round(1_000 * TIME_SCALE)),
-  maxWaitMs: Math.round(4 * 3_600_000 * TIME_SCALE),
+  pollIntervalMs: Math.max(1, Math.round(1_000 / TIME_SCALE)),
+  maxWaitMs: Math.round((4 * 3_600_000) / TIME_SCALE),
 };
 
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
@@ -297,7 +298,7 @@ async function run(
 
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const real = (ms: number) => `${(ms / TIME_SCALE / 60_000).toFixed(1)} min`;
+const real = (ms: number) => `${((ms * TIME_SCALE) / 60_000).toFixed(1)} min`;
 
 /** Requests a key's windows allow over `ms`: the tighter of its minute and hour windows. */
 const allowed = (ms: number) =>

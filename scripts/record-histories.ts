@@ -4,7 +4,7 @@
 // Rerun it only to cut a deliberate new baseline (see docs/upgrading.md); named
 // scenarios (`... batch-reset`) record only theirs and keep the other files.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import {
@@ -16,7 +16,7 @@ import {
 import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { batchProgressQuery, pauseBatchSignal, resumeBatchSignal } from '../src/batch/messages.js';
-import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../src/batch/types.js';
+import type { BatchInput, BatchProgress, BatchSummary } from '../src/batch/types.js';
 import { batchWorkflowId, rowWorkflowId } from '../src/temporal/workflow-ids.js';
 import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
@@ -40,7 +40,12 @@ import { startWebhookReceiver } from '../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../src/webhooks/settings.js';
 import { PcdsBatchId, PcdsEndpoint } from '../src/temporal/search-attributes.js';
 import { createWorker } from '../src/worker.js';
-import { lazyBatchStore, loadFileIntoStore, openStoreFromEnv } from '../src/store/index.js';
+import {
+  lazyBatchStore,
+  loadFileIntoStore,
+  openStoreFromEnv,
+  type BatchStore,
+} from '../src/store/index.js';
 import type { pcdsEndpointCall } from '../src/workflows/endpoint-call.js';
 import { BATCH_WORKFLOW_TYPE } from '../src/workflows/type-names.js';
 import type { SearchExportInput } from '../src/workflows/search-export.js';
@@ -63,14 +68,13 @@ type Recorded = Map<string, string>;
 
 /**
  * The scenarios, every one by default or those named on the command line: calls (polling,
- * webhook, person search), search-calls (person_search calls), search-export, batch (its runs
- * and one row), batch-reset, stored-batches (batches over the store, in both modes), throttle.
+ * webhook, person search), search-calls (person_search calls), search-export, batch-reset,
+ * stored-batches (batches over the store, in both modes, and one row's call), throttle.
  */
 const SCENARIOS = [
   'calls',
   'search-calls',
   'search-export',
-  'batch',
   'batch-reset',
   'stored-batches',
   'throttle',
@@ -146,7 +150,6 @@ async function main(): Promise<void> {
     if (scenarios.has('search-calls'))
       await recordSearchCalls(connection, server.namespace, recorded);
     if (scenarios.has('search-export')) await recordSearchExport(client, dir, recorded);
-    if (scenarios.has('batch')) await recordBatch(client, dir, recorded);
     if (scenarios.has('batch-reset'))
       await recordBatchReset(client, server.namespace, dir, recorded);
     if (scenarios.has('stored-batches')) await recordStoredBatches(client, dir, recorded);
@@ -315,48 +318,6 @@ async function recordSearchExport(client: Client, dir: string, recorded: Recorde
 }
 
 /**
- * A batch of 8 rows (found, empty and malformed) in a window of 2, paused by a signal once two
- * rows are done and resumed when its rows in flight have finished. Its small history threshold
- * makes it continue as new; every run is saved, and the call of one found row.
- */
-async function recordBatch(client: Client, dir: string, recorded: Recorded) {
-  const rows = sampleRows({ rows: 8, unknownShare: 0.25, badShare: 0.125 });
-  const batchId = 'replay';
-  const output = join(dir, 'batch.jsonl');
-  const handle = await startBatch(client, TASK_QUEUE, {
-    batchId,
-    endpoint: 'person_enrichment',
-    source: {
-      path: writeCsv(
-        dir,
-        'leads.csv',
-        rows.map((r) => r.email ?? ''),
-      ),
-      format: 'csv',
-    },
-    output,
-    window: 2,
-    chunkSize: 4,
-    historyThreshold: BATCH_HISTORY_THRESHOLD,
-    pollIntervalMs: 100,
-  });
-  const summary = await pausedAndResumed(client, batchId);
-  if (summary.runs < 2 || summary.done !== rows.length)
-    throw new Error(`the batch ended with ${JSON.stringify(summary)}: expected 2+ runs, 8 rows`);
-
-  const runs = await runsOf(client, batchId, handle.firstExecutionRunId);
-  const all = runs.join('\n');
-  if (!all.includes('"pauseBatch"') || !all.includes('"resumeBatch"'))
-    throw new Error('the pause and resume signals are missing from the batch history');
-  runs.forEach((json, i) => recorded.set(`batch-run-${i + 1}`, json));
-
-  const found = readOutput(output).find((line) => line.outcome === 'found');
-  if (!found) throw new Error('no row of the batch was found');
-  const row = client.workflow.getHandle(rowWorkflowId(batchId, found.row));
-  recorded.set('batch-row', await historyOf(row));
-}
-
-/**
  * A batch of 4 rows run to completion, then reset to the end of its first workflow task, as an
  * operator does in the Web UI: the run after the reset finds every row's call already run and
  * takes each one's outcome (batch-row-already-run-takes-its-outcome). That run is saved.
@@ -369,18 +330,23 @@ async function recordBatchReset(
 ) {
   const rows = sampleRows({ rows: 4, unknownShare: 0.25 });
   const batchId = 'replay-reset';
+  const source = {
+    path: writeCsv(
+      dir,
+      'reset.csv',
+      rows.map((r) => r.email ?? ''),
+    ),
+    format: 'csv' as const,
+  };
+  await withRecordingStore(dir, (store) =>
+    loadFileIntoStore(store, { batchId, endpoint: 'person_enrichment', source, dedupe: true }),
+  );
   const handle = await startBatch(client, TASK_QUEUE, {
     batchId,
     endpoint: 'person_enrichment',
-    source: {
-      path: writeCsv(
-        dir,
-        'reset.csv',
-        rows.map((r) => r.email ?? ''),
-      ),
-      format: 'csv',
-    },
+    source,
     output: join(dir, 'reset.jsonl'),
+    store: true,
     window: 2,
     pollIntervalMs: 100,
   });
@@ -397,17 +363,25 @@ async function recordBatchReset(
   recorded.set('batch-reset', json);
 }
 
+/** Runs `fn` with the recording's own store (the worker's: PCDS_DATA_DIR is `dir`). */
+async function withRecordingStore<T>(dir: string, fn: (store: BatchStore) => Promise<T>) {
+  const store = lazyBatchStore(() =>
+    openStoreFromEnv({ PCDS_DATA_DIR: dir, PCDS_ENCRYPTION: 'off', PCDS_ID_SECRET: ID_SECRET }),
+  );
+  try {
+    return await fn(await store.get());
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * Batches over the store, as launchers start them now: rows loaded into the store, results written
  * there. Rows as workflows, paused and resumed across continue-as-new, with a duplicate row; then
  * a compact batch over the same rows and two new ones, whose known rows the result cache answers.
  */
 async function recordStoredBatches(client: Client, dir: string, recorded: Recorded) {
-  const store = lazyBatchStore(() =>
-    openStoreFromEnv({ PCDS_DATA_DIR: dir, PCDS_ENCRYPTION: 'off', PCDS_ID_SECRET: ID_SECRET }),
-  );
-  try {
-    const batches = await store.get();
+  await withRecordingStore(dir, async (batches) => {
     const rows = sampleRows({ rows: 8, unknownShare: 0.25, badShare: 0.125 });
     const emails = rows.map((r) => r.email ?? '');
     const load = async (batchId: string, cells: string[]) =>
@@ -439,6 +413,12 @@ async function recordStoredBatches(client: Client, dir: string, recorded: Record
       );
     const runs = await runsOf(client, batchId, handle.firstExecutionRunId);
     runs.forEach((json, i) => recorded.set(`stored-batch-run-${i + 1}`, json));
+    const found = (await batches.results(batchId, { outcome: 'found' })).lines[0];
+    if (!found) throw new Error('no row of the stored batch was found');
+    recorded.set(
+      'batch-row',
+      await historyOf(client.workflow.getHandle(rowWorkflowId(batchId, found.row))),
+    );
 
     const compactId = 'replay-stored-compact';
     const more = sampleRows({ rows: 2, seed: 7 }).map((r) => r.email ?? '');
@@ -461,9 +441,7 @@ async function recordStoredBatches(client: Client, dir: string, recorded: Record
       );
     const compactRuns = await runsOf(client, compactId, compact.firstExecutionRunId);
     compactRuns.forEach((json, i) => recorded.set(`stored-compact-run-${i + 1}`, json));
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** Pauses a running batch once two rows are done, resumes it once idle; its summary. */
@@ -552,10 +530,7 @@ async function recordThrottle(client: Client, recorded: Recorded) {
   }
 }
 
-/**
- * Starts a batch whose workers read and write its files (no `store`): the path every recorded
- * batch history takes.
- */
+/** Starts a batch over the rows loaded into the store under its id. */
 async function startBatch(client: Client, taskQueue: string, input: BatchInput) {
   return client.workflow.start(BATCH_WORKFLOW_TYPE, {
     taskQueue,
@@ -599,13 +574,6 @@ function writeCsv(dir: string, name: string, emails: string[]): string {
   const path = join(dir, name);
   writeFileSync(path, ['email', ...emails.map(cell)].join('\n') + '\n');
   return path;
-}
-
-function readOutput(path: string): ResultLine[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as ResultLine);
 }
 
 async function historyOf(handle: WorkflowHandle): Promise<string> {

@@ -2,6 +2,7 @@
 // (PcdsCallError), or a request was refused before anything started (PcdsUsageError). Also the
 // one mapping of Temporal's workflow failures and not-found errors onto them.
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { failureDetailsOf } from './contract/failure-details.js';
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -46,21 +47,6 @@ export class PcdsUsageError extends PcdsError {
   }
 }
 
-interface FailureDetails {
-  httpStatus?: number;
-  requestId?: string;
-}
-
-const detailsOf = (failure: ApplicationFailure): FailureDetails => {
-  const d: unknown = failure.details?.[0];
-  if (typeof d !== 'object' || d === null) return {};
-  const { httpStatus, requestId } = d as Record<string, unknown>;
-  return {
-    ...(typeof httpStatus === 'number' ? { httpStatus } : {}),
-    ...(typeof requestId === 'string' ? { requestId } : {}),
-  };
-};
-
 /**
  * A workflow's failure as a PcdsCallError: the failure type is the code (unknown types become
  * unknown_code), a cancel or a terminate has its own code. Anything else is returned unchanged.
@@ -69,7 +55,7 @@ export function callErrorOf(workflowId: string, err: unknown): unknown {
   if (!(err instanceof WorkflowFailedError)) return err;
   const cause = codedCause(err.cause);
   if (cause instanceof ApplicationFailure) {
-    const { httpStatus, requestId } = detailsOf(cause);
+    const { httpStatus, requestId } = failureDetailsOf(cause.details);
     return new PcdsCallError(
       pcdsErrorCode(cause.type ?? undefined),
       cause.message,

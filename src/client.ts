@@ -81,7 +81,10 @@ import {
   searchCallProblem,
   TRANSPORTS,
   validateInput,
+  type AsyncEndpointName,
   type EndpointDef,
+  type EndpointParams,
+  type EndpointResult,
   type Transport,
 } from './contract/index.js';
 import {
@@ -116,8 +119,14 @@ import type { CallOutcome, CallState } from './calls/types.js';
 
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
 
-/** Call outcomes a caller receives; failures are thrown as PcdsCallError. */
-export type CallSuccess = Exclude<CallOutcome, { outcome: 'failed' }>;
+/**
+ * Call outcomes a caller receives, a found one with its result typed `R` (a call's endpoint's
+ * result: `CallSuccess<EndpointResult<'person_enrichment'>>`); failures are thrown as
+ * PcdsCallError.
+ */
+export type CallSuccess<R = unknown> =
+  | (Omit<Extract<CallOutcome, { outcome: 'found' }>, 'result'> & { result: R })
+  | Extract<CallOutcome, { outcome: 'empty' }>;
 
 export interface PcdsClientOptions {
   connection?: Connection;
@@ -180,10 +189,21 @@ export interface PcdsClientOptions {
  * checked as a JSONL line's object is. Results are read with the handle (results, export); with
  * an `output`, result() also writes that file (JSONL, or CSV by its name) where this client runs.
  */
-export type RowsBatchRequest = BatchOptions & {
-  rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
+export type RowsBatchRequest<E extends AsyncEndpointName = AsyncEndpointName> = Omit<
+  BatchOptions,
+  'endpoint'
+> & {
+  /** Default person_enrichment. */
+  endpoint?: E;
+  rows: Iterable<EndpointParams<E>> | AsyncIterable<EndpointParams<E>>;
   output?: string;
 };
+
+/** A batch over an input file, its endpoint one of the catalogue's (default person_enrichment). */
+export type FileBatchRequest<E extends AsyncEndpointName = AsyncEndpointName> = Omit<
+  BatchRequest,
+  'endpoint'
+> & { endpoint?: E };
 
 /**
  * How a call or a batch uses the result cache (the store's found and empty results, shared by
@@ -255,10 +275,11 @@ export interface StartCallOptions {
 /** Memo fields set on a started workflow, e.g. which `pcds mcp` caller started it. */
 export type WorkflowMemo = Record<string, string>;
 
-export interface CallHandle {
+/** A call under way; `R` is its endpoint's result (unknown for a call found by workflow id). */
+export interface CallHandle<R = unknown> {
   workflowId: string;
   /** The outcome (found / empty); throws PcdsCallError when the call failed. */
-  result(): Promise<CallSuccess>;
+  result(): Promise<CallSuccess<R>>;
   /** Where the call stands (phase, request id, polls). */
   state(): Promise<CallState>;
   /**
@@ -309,7 +330,8 @@ export interface SearchExportHandle {
   workflow: WorkflowHandle<typeof pcdsSearchExport>;
 }
 
-export interface BatchHandle {
+/** A batch; `R` is its endpoint's result (unknown for a batch found by id). */
+export interface BatchHandle<R = unknown> {
   batchId: string;
   workflowId: string;
   /**
@@ -343,7 +365,7 @@ export interface BatchHandle {
    */
   writeOutputs(): Promise<BatchSummary | undefined>;
   /** The batch's results from the store, running or ended, a result at a time. */
-  results(query?: BatchResultsQuery): AsyncIterable<StoredResult>;
+  results(query?: BatchResultsQuery): AsyncIterable<StoredResult<R>>;
   /** Writes a CSV, JSONL or Parquet of the batch from the store, running or ended. */
   export(options: {
     format: StoreExportFormat;
@@ -427,18 +449,23 @@ export interface PcdsClient {
   taskQueue: string;
   /** Whether a worker polls that task queue (one bounded describe; 'unknown' if it failed). */
   workers(): Promise<WorkerPresence>;
-  startCall(
-    endpoint: string,
-    params: Record<string, unknown>,
+  /**
+   * Starts one durable call of an endpoint of the catalogue: its name, its parameters and its
+   * result are typed by the catalogue (`startCall('person_enrichment', { email })`).
+   */
+  startCall<E extends AsyncEndpointName>(
+    endpoint: E,
+    params: EndpointParams<E>,
     options?: StartCallOptions,
-  ): Promise<CallHandle>;
-  call(
-    endpoint: string,
-    params: Record<string, unknown>,
+  ): Promise<CallHandle<EndpointResult<E>>>;
+  /** startCall, then its outcome: `(await call('person_enrichment', { email })).result` is a PersonProfile once found. */
+  call<E extends AsyncEndpointName>(
+    endpoint: E,
+    params: EndpointParams<E>,
     options?: StartCallOptions,
-  ): Promise<CallSuccess>;
-  /** A handle on a call started earlier (by workflow id). */
-  getCall(workflowId: string): CallHandle;
+  ): Promise<CallSuccess<EndpointResult<E>>>;
+  /** A handle on a call started earlier (by workflow id); `R`: its endpoint's result, if known. */
+  getCall<R = unknown>(workflowId: string): CallHandle<R>;
   searchPeople(
     params: Record<string, unknown>,
     options: SearchPeopleOptions,
@@ -451,17 +478,17 @@ export interface PcdsClient {
   /** A handle on an export started earlier (by export id). */
   getSearchExport(exportId: string): SearchExportHandle;
   /** Checks the request (endpoint, files, columns, output, id), then starts the batch. */
-  startBatch(
-    request: (BatchRequest | RowsBatchRequest) & { memo?: WorkflowMemo },
-  ): Promise<BatchHandle>;
+  startBatch<E extends AsyncEndpointName = 'person_enrichment'>(
+    request: (FileBatchRequest<E> | RowsBatchRequest<E>) & { memo?: WorkflowMemo },
+  ): Promise<BatchHandle<EndpointResult<E>>>;
   /**
    * What the batch would take on these keys (rows and requests sent, hours at their limits,
    * credits), after the same checks as startBatch and one pass over the input; starts nothing
    * and touches no file.
    */
-  planBatch(request: BatchRequest, limits: PlanLimits): Promise<BatchPlan>;
-  /** A handle on a batch started earlier (by batch id). */
-  getBatch(batchId: string): BatchHandle;
+  planBatch(request: FileBatchRequest, limits: PlanLimits): Promise<BatchPlan>;
+  /** A handle on a batch started earlier (by batch id); `R`: its endpoint's result, if known. */
+  getBatch<R = unknown>(batchId: string): BatchHandle<R>;
   /**
    * Checks the setup of this process, from the PCDS_ settings in `env` (default: the process's
    * environment), as `pcds doctor` does: Temporal, the workers, the store and that it is theirs,
@@ -608,7 +635,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
     return workflow;
   }
 
-  const callHandleOf = (workflow: WorkflowHandle<typeof pcdsEndpointCall>): CallHandle => {
+  // A call's result is typed by its endpoint (contract/result-types.ts): what the service returns
+  // at the endpoint's result path, as the interface documents it.
+  const callHandleOf = <R = unknown>(
+    workflow: WorkflowHandle<typeof pcdsEndpointCall>,
+  ): CallHandle<R> => {
     const { workflowId } = workflow;
     const notFound = () =>
       new PcdsUsageError('call_not_found', `no call with workflow id ${workflowId}`);
@@ -626,7 +657,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
             outcome.httpStatus,
             outcome.requestId,
           );
-        return outcome;
+        return outcome as CallSuccess<R>;
       },
       state: () => orNotFound(() => workflow.query(callStateQuery), notFound),
       waiting: () => orNotFound(() => workflowWaitReasons(temporal, workflowId), notFound),
@@ -650,12 +681,12 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
   };
 
   /** A batch by its id as the system knows it (the store's), shown to its caller by its own id. */
-  const batchHandleOf = (
+  const batchHandleOf = <R = unknown>(
     workflow: BatchWorkflowHandle,
     scoped: string,
     shownId: string,
     outputs?: BatchOutputs,
-  ): BatchHandle => {
+  ): BatchHandle<R> => {
     const batchId = scoped;
     const notFound = () => batchNotFound(shownId);
     return {
@@ -698,7 +729,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
       },
       async *results(query = {}) {
         for await (const page of batchResultPages(await store.get(), batchId, query))
-          yield* page.lines;
+          yield* page.lines as StoredResult<R>[];
       },
       async export({ format, output, rawCells }) {
         const ended = await workflow
@@ -719,7 +750,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
   /** The client of one tenant: every client and every withTenant view is one of these. */
   const forTenant = (tenant: string, root = false): PcdsClient => {
     const startCall: PcdsClient['startCall'] = async (endpointName, rawParams, opts = {}) => {
-      const { endpoint, params } = validatedParams(endpointName, rawParams);
+      // Checked at run time too: a caller in JavaScript, or one that casts, gets a clear refusal.
+      const { endpoint, params } = validatedParams(
+        endpointName,
+        rawParams as Record<string, unknown>,
+      );
       checkCallParams(endpoint, params);
       const transport = opts.transport ?? defaults.transport ?? 'http';
       checkTransport(endpoint, params, transport, opts.webhook === true);
@@ -776,7 +811,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
             }
           : undefined,
       );
-      return callHandleOf(workflow);
+      return callHandleOf<EndpointResult<typeof endpointName>>(workflow);
     };
 
     return {
@@ -790,8 +825,8 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         const handle = await startCall(endpoint, params, opts);
         return handle.result();
       },
-      getCall: (workflowId) =>
-        callHandleOf(temporal.workflow.getHandle<typeof pcdsEndpointCall>(workflowId)),
+      getCall: <R>(workflowId: string) =>
+        callHandleOf<R>(temporal.workflow.getHandle<typeof pcdsEndpointCall>(workflowId)),
 
       async searchPeople(rawParams, opts) {
         const { params } = validatedParams('person_search', rawParams);
@@ -927,7 +962,11 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
             ? { transport: request.transport ?? defaults.transport }
             : {}),
         };
-        const rows = 'rows' in request ? request.rows : undefined;
+        const rows =
+          'rows' in request
+            ? (request.rows as
+                Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>)
+            : undefined;
         const prepared =
           'rows' in withDefaults
             ? prepareRowsBatch(withDefaults)
@@ -942,7 +981,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
         // A handle bound to the batch's id, not to this execution: a batch resumed with a higher
         // budget after it ended runs again as a new execution under the same id.
         const { batchId, output, csvOutput, csvRawCells } = prepared.input;
-        return batchHandleOf(
+        return batchHandleOf<EndpointResult<NonNullable<typeof request.endpoint>>>(
           batchHandle(temporal, batchId),
           batchId,
           localIdOf(withDefaults.tenant, batchId),
@@ -955,7 +994,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
             : undefined,
         );
       },
-      getBatch(batchId) {
+      getBatch<R>(batchId: string) {
         const scoped = resolveScopedId(tenant, batchId);
         // Another tenant's batch is not found, as an id that names nothing.
         if (scoped === undefined && isScopedId(batchId)) throw batchNotFound(batchId);
@@ -965,7 +1004,7 @@ export async function createPcdsClient(options: PcdsClientOptions = {}): Promise
             'invalid_batch_id',
             'not a batch id: 1 to 64 letters, digits, _ or -',
           );
-        return batchHandleOf(batchHandle(temporal, scoped), scoped, localIdOf(tenant, scoped));
+        return batchHandleOf<R>(batchHandle(temporal, scoped), scoped, localIdOf(tenant, scoped));
       },
 
       async planBatch(request, limits) {

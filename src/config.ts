@@ -7,14 +7,24 @@ import { encryptionEnvShape } from './codec/settings.js';
 import { ConfigError } from './config-error.js';
 import { tenantIdProblem } from './contract/tenant.js';
 import { idSecretEnvShape } from './temporal/idempotency.js';
+import { MAX_TIME_SCALE, timeScaleProblem } from './contract/time-scale.js';
 import {
   schedulingEnvShape,
   tenantSettings,
   type TenantSettings,
 } from './throttle/scheduling-settings.js';
 
-/** The fastest pace `pcds dev --time-scale` offers: an hour in a second. */
-export const MAX_TIME_SCALE = 3600;
+export { MAX_TIME_SCALE };
+
+/** A time scale setting: times faster than the service, 1 to MAX_TIME_SCALE; 0.1 is refused with 10. */
+const timeScale = () =>
+  z.coerce
+    .number()
+    .superRefine((v, ctx) => {
+      const problem = timeScaleProblem(v);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .default(1);
 
 /** A text setting where an empty value (as `docker compose` passes `${X:-}`) means unset. */
 const optionalText = () =>
@@ -98,15 +108,18 @@ export const envSchema = z.object({
   PCDS_RATE_PER_HOUR: intFrom(1000),
   /** off: skip the shared throttle (only for a service without limits, e.g. an emulator with limits off). */
   PCDS_THROTTLE: z.enum(['on', 'off']).default('on'),
-  /** Multiplies the throttle's windows; match the emulator's timeScale (1 for the real service). */
-  PCDS_THROTTLE_TIME_SCALE: z.coerce.number().positive().max(1).default(1),
+  /**
+   * How many times faster than the service the throttle's windows run: the emulator's time scale
+   * (1 for the real service). Default: PCDS_TIME_SCALE.
+   */
+  PCDS_THROTTLE_TIME_SCALE: timeScale(),
   ...schedulingEnvShape,
   /**
    * How many times faster than the real service the clock runs (`pcds dev --time-scale`): 60 makes
    * a minute last a second. Only for the bundled emulator; it sets the defaults of every duration
    * below that follows the service's pace (see PACED_SETTINGS).
    */
-  PCDS_TIME_SCALE: z.coerce.number().min(1).max(MAX_TIME_SCALE).default(1),
+  PCDS_TIME_SCALE: timeScale(),
   PCDS_HTTP_CONNECTIONS: intFrom(32),
   PCDS_HTTP_TIMEOUT_MS: intFrom(30_000),
   /** How calls over the MCP transport authenticate: the key pair's headers, or OAuth. */
@@ -246,7 +259,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       );
     for (const name of PACED_SETTINGS)
       if (!env[name]) e[name] = Math.max(1, Math.round(e[name] / e.PCDS_TIME_SCALE));
-    if (!env.PCDS_THROTTLE_TIME_SCALE) e.PCDS_THROTTLE_TIME_SCALE = 1 / e.PCDS_TIME_SCALE;
+    if (!env.PCDS_THROTTLE_TIME_SCALE) e.PCDS_THROTTLE_TIME_SCALE = e.PCDS_TIME_SCALE;
   }
   if (!e.PCDS_TEMPORAL_TLS_CERT !== !e.PCDS_TEMPORAL_TLS_KEY)
     throw new ConfigError(

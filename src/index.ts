@@ -15,8 +15,18 @@ export {
   type SearchExportOptions,
   type SearchPeopleOptions,
   type RowsBatchRequest,
+  type FileBatchRequest,
   type StartCallOptions,
 } from './client.js';
+export type {
+  AsyncEndpointName,
+  EndpointName,
+  EndpointParams,
+  EndpointResult,
+  LookupFieldsResult,
+  PersonProfile,
+  PhoneNumber,
+} from './contract/index.js';
 export { PcdsCallError, PcdsUsageError } from './client-errors.js';
 export { clientOptionsFromEnv } from './client/options-from-env.js';
 export {

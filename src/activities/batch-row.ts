@@ -1,67 +1,54 @@
 // One row of a compact batch, run as an activity of the batch instead of a workflow of its own:
-// the submit, the polls and the row's line in the output, all in one attempt that heartbeats
-// where it stands (visible in the Web UI's pending activities). The submit keeps the one
-// no-double-submit protocol (submit.ts) with the row journal as its ledger where a row run as a
-// workflow has its workflow: an attempt that finds the row's job accepted polls it, one that finds
-// a send that may have reached the service ends the row as submit_outcome_unknown. A found or
-// empty row's line is written here, so the batch's history holds neither the row's result nor a
-// second copy of it.
-// With webhooks, the submit carries the row's callback URL and the row waits for the delivery,
-// which the receiver keeps in the store (a compact row has no workflow to signal).
+// the submit, the waits and polls of the call engine (calls/engine.ts, as a row's workflow runs
+// it, but on sleeps inside one attempt that heartbeats where it stands, visible in the Web UI's
+// pending activities) and the row's result, written to the store. The submit keeps the one
+// no-double-submit protocol (submit.ts) with the row's journal in the store as its ledger where a
+// row run as a workflow has its workflow: an attempt that finds the row's job accepted polls it,
+// one that finds a send that may have reached the service ends the row as submit_outcome_unknown.
+// A found or empty row's result is written here, so the batch's history holds neither the result
+// nor a second copy of it. With webhooks, the submit carries the row's callback URL and the row
+// waits for the delivery, which the receiver keeps in the store (a compact row has no workflow to
+// signal).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
-import { heartbeat, heartbeatWhere } from './heartbeat.js';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { heartbeat, heartbeatWhere } from './heartbeat.js';
 import { NO_JITTER, type Backoff } from '../calls/backoff.js';
+import { CallEngine, type CallStep, type Done } from '../calls/engine.js';
 import { describeCode } from '../calls/failure-code.js';
-import {
-  FIRST_SUBMIT,
-  acceptedJob,
-  afterPoll,
-  afterSubmitFault,
-  callPolicyOf,
-  nextWait,
-  pollMade,
-  pollReplyOf,
-  type PollReply,
-  type PollWait,
-} from '../calls/policy.js';
+import { FIRST_SUBMIT, afterSubmitFault, callPolicyOf } from '../calls/policy.js';
 import {
   batchRequester,
   classifyPoll,
-  type PollOutcome,
-  type Requester,
   getEndpoint,
   searchPageOf,
   type EndpointDef,
   type Failure,
+  type PollOutcome,
+  type Requester,
   type Transport,
 } from '../contract/index.js';
 import { TransportError } from '../http/errors.js';
 import type { PermitWait } from '../throttle/permits.js';
-import { measuredJobMs } from '../batch/job-duration.js';
-import { OutputUnwritableError, appendResultLines } from '../batch-io/result-writer.js';
-import {
-  claimRow,
-  journalPathOf,
-  recordRow,
-  rowEntry,
-  type Claim,
-  type JournalEntry,
-} from '../batch-io/row-journal.js';
+import type { JournalEntry } from '../batch/journal.js';
 import type { RowEnd } from '../batch/rules.js';
-import type { ExpectedStore, ResultLine } from '../batch/types.js';
+import { BATCH_BEFORE_STORE, type ExpectedStore, type ResultLine } from '../batch/types.js';
 import { rowWorkflowId, type RowIdScheme } from '../temporal/workflow-ids.js';
-import type { StoredDelivery } from '../store/batch-store.js';
+import type { BatchStore } from '../store/batch-store.js';
 import { storeMismatch } from '../store/identity.js';
-import type { CallOutcome } from '../calls/types.js';
 import { describePermitWait } from '../throttle/status-text.js';
 import type { ActivityDeps } from './deps.js';
 import { recordRowLines } from '../metrics/instruments.js';
 import { pollRequest } from './guarded-request.js';
 import { RESULT_TOO_LARGE, serializedBytes } from './result-size.js';
 import { retryUntilAnswered } from './retrying.js';
-import { sendSubmit, submitProblem, type AcceptedJob, type SubmitLedger } from './submit.js';
+import {
+  sendSubmit,
+  submitProblem,
+  withCallbackUrl,
+  type AcceptedJob,
+  type SubmitLedger,
+} from './submit.js';
 
 export interface BatchRowInput extends ExpectedStore {
   batchId: string;
@@ -71,9 +58,10 @@ export interface BatchRowInput extends ExpectedStore {
   /** The row's key columns, copied to its line. */
   key: Record<string, unknown>;
   params: Record<string, unknown>;
-  /** The batch's JSONL output (the journal sits beside it): batches started before the store. */
-  output?: string;
-  /** The batch's rows, results and journal are in the store. */
+  /**
+   * The batch's rows, results and journal are in the store: every batch sets it. A row without
+   * it belongs to a batch started before the store, which workers of this release refuse.
+   */
   store?: boolean;
   /** Submit and poll over the HTTP API (default) or the MCP endpoint's tools. */
   transport?: Transport;
@@ -82,7 +70,7 @@ export interface BatchRowInput extends ExpectedStore {
   maxWaitMs?: number;
   /**
    * The result comes by webhook: the submit carries the row's callback URL and the row waits for
-   * the delivery in the store, polling only every `webhookFallbackPollMs`. Stored batches only.
+   * the delivery in the store, polling only every `webhookFallbackPollMs`.
    */
   webhook?: boolean;
   webhookFallbackPollMs?: number;
@@ -99,8 +87,6 @@ const rowRequester = (input: BatchRowInput): Requester =>
 const HEARTBEAT_EVERY_MS = 5_000;
 /** Journal writes the store refused are made again from 0.5 s, doubling up to 30 s. */
 const LEDGER_BACKOFF: Backoff = { baseMs: 500, capMs: 30_000, floorMs: 0 };
-/** A poll whose connection failed: it never reached the job. */
-const LOST_POLL: PollReply = { kind: 'transient', code: 'transport_error' };
 
 /**
  * Where the row stands, as its heartbeat details show it (in the Web UI's pending activities):
@@ -117,64 +103,9 @@ interface RowWhere {
   why?: string;
 }
 
-type Job = AcceptedJob;
-
 type RowFailed = Extract<RowEnd, { failure: unknown }>;
-
-/** Where a row's journal entry and line are kept: the store, or files beside the output. */
-interface RowLedger {
-  entry(): Promise<JournalEntry | undefined>;
-  claim(owner: string): Promise<Claim>;
-  record(entry: JournalEntry): Promise<unknown>;
-  /** Writes the row's line; false when it cannot be written now (the batch writes it later). */
-  writeLine(line: ResultLine): Promise<boolean>;
-}
-
-async function ledgerOf(deps: ActivityDeps, input: BatchRowInput): Promise<RowLedger> {
-  if (input.store) {
-    if (!deps.store) throw new Error('this worker has no store (PCDS_STORE_URL)');
-    const store = await deps.store.get();
-    // Another store than the batch's: nothing is claimed or sent from here; another worker (of
-    // the batch's store) takes the attempt.
-    const mismatch = storeMismatch(
-      {
-        ...(input.storeId ? { id: input.storeId } : {}),
-        ...(input.storeShown ? { shown: input.storeShown } : {}),
-      },
-      store.identity,
-    );
-    if (mismatch) throw ApplicationFailure.create({ type: 'store_mismatch', message: mismatch });
-    return {
-      entry: () => store.rowEntry(input.batchId, input.row),
-      claim: (owner) => store.claimRow(input.batchId, input.row, owner),
-      record: (entry) => store.recordRow(input.batchId, entry),
-      async writeLine(line) {
-        try {
-          recordRowLines((await store.writeResults(input.batchId, [line])).inserted);
-          return true;
-        } catch {
-          // The database is away: the batch gets the line and writes it once it is back.
-          return false;
-        }
-      },
-    };
-  }
-  const journal = journalPathOf(input.output!, input.batchId);
-  return {
-    entry: () => rowEntry(journal, input.row),
-    claim: (owner) => claimRow(journal, input.row, owner),
-    record: (entry) => recordRow(journal, entry),
-    async writeLine(line) {
-      try {
-        await appendResultLines(input.output!, [line]);
-        return true;
-      } catch (err) {
-        if (!(err instanceof OutputUnwritableError)) throw err;
-        return false;
-      }
-    },
-  };
-}
+/** A poll's reply as the engine reads it: the classified reply and when the GET went out. */
+type Polled = Extract<PollOutcome, { kind: 'running' | 'found' | 'empty' }> & { sentAt?: number };
 
 const failed = (code: string, message: string, requestId?: string): RowFailed => ({
   failure: { code, message, ...(requestId ? { requestId } : {}) },
@@ -182,30 +113,35 @@ const failed = (code: string, message: string, requestId?: string): RowFailed =>
 const failedWith = (f: Pick<Failure, 'code'> & { httpStatus?: number }, requestId?: string) =>
   failed(f.code, describeCode(f.code, f.httpStatus), requestId);
 
-/**
- * A delivery taken as a poll's reply, as a row's workflow takes it: a success naming the job
- * that parses as found, empty or still running. Anything else (a failure envelope, one naming no
- * job, a person search's completion, which carries no rows) is confirmed by a poll: undefined.
- */
-function deliveredReply(endpoint: EndpointDef, delivery: StoredDelivery): PollOutcome | undefined {
-  if (delivery.requestId === undefined || endpoint.polling === 'person_search') return undefined;
-  const outcome = classifyPoll(endpoint, { httpStatus: 200, body: delivery.body });
-  return outcome.kind === 'found' || outcome.kind === 'empty' || outcome.kind === 'running'
-    ? outcome
-    : undefined;
-}
-
 export function createBatchRowActivities(deps: ActivityDeps) {
   return {
     /**
      * Runs one row to its end and returns it. Failures are returned, not thrown: Temporal retries
      * an attempt only when it was lost (its worker died), and the journal tells the new attempt
-     * where the row stands. What happens after each reply is the call policy's (src/calls), as
-     * for a row run by its own workflow; this attempt only waits where that one sets timers.
+     * where the row stands. What happens after each reply is the call engine's, as for a row run
+     * by its own workflow; this attempt only waits where that one sets timers.
      */
     async runBatchRow(input: BatchRowInput): Promise<RowEnd> {
+      if (input.store !== true)
+        // Retried: a worker of the release that started the batch may take the row.
+        throw ApplicationFailure.create({
+          type: BATCH_BEFORE_STORE,
+          message: `${BATCH_BEFORE_STORE}: row ${input.row} belongs to batch ${input.batchId}, started before the store: finish it with workers of the release that started it`,
+        });
+      if (!deps.store) throw new Error('this worker has no store (PCDS_STORE_URL)');
+      const store = await deps.store.get();
+      // Another store than the batch's: nothing is claimed or sent from here; another worker (of
+      // the batch's store) takes the attempt.
+      const mismatch = storeMismatch(
+        {
+          ...(input.storeId ? { id: input.storeId } : {}),
+          ...(input.storeShown ? { shown: input.storeShown } : {}),
+        },
+        store.identity,
+      );
+      if (mismatch) throw ApplicationFailure.create({ type: 'store_mismatch', message: mismatch });
       const ctx = Context.current();
-      const attempt = new RowAttempt(deps, input, ctx, await ledgerOf(deps, input));
+      const attempt = new RowAttempt(deps, input, ctx, store);
       const beat = setInterval(() => heartbeat(ctx), HEARTBEAT_EVERY_MS);
       try {
         return await attempt.run();
@@ -235,7 +171,7 @@ class RowAttempt {
     private readonly deps: ActivityDeps,
     private readonly input: BatchRowInput,
     private readonly ctx: Context,
-    private readonly ledger: RowLedger,
+    private readonly store: BatchStore,
   ) {
     const info = ctx.info;
     this.signal = ctx.cancellationSignal;
@@ -253,23 +189,34 @@ class RowAttempt {
     } catch {
       return failedWith({ code: 'unknown_endpoint' });
     }
-    let job: Job;
-    const earlier = await this.ledger.entry();
-    if (earlier?.state === 'accepted') job = this.jobOf(earlier);
-    else if (earlier?.state === 'sending' && earlier.owner !== this.owner)
-      return this.unknownSend();
-    else {
-      const sent = await this.submit(endpoint);
-      if ('failure' in sent) return sent;
-      job = sent.job;
-      // A person search's page POST that completes at once carries no rows: read by GET.
-      if (
-        sent.immediate &&
-        !(endpoint.polling === 'person_search' && sent.immediate.kind === 'found')
-      )
-        return await this.finish(endpoint, job, sent.immediate, 0);
+    const engine = new CallEngine<Polled>({
+      endpoint,
+      policy: this.policy,
+      now: () => Date.now(),
+      ...(this.input.firstPollDelayMs !== undefined
+        ? { firstPollDelayMs: this.input.firstPollDelayMs }
+        : {}),
+    });
+    const earlier = await this.store.rowEntry(this.input.batchId, this.input.row);
+    if (earlier?.state === 'accepted') {
+      const job = this.jobOf(earlier);
+      return this.follow(
+        engine,
+        job,
+        engine.accepted(job.acceptedAt, { atWorker: job.acceptedAt }),
+      );
     }
-    return await this.pollUntilDone(endpoint, job);
+    if (earlier?.state === 'sending' && earlier.owner !== this.owner) return this.unknownSend();
+    const sent = await this.submit(endpoint);
+    if ('failure' in sent) return sent;
+    const { job, immediate } = sent;
+    // An answer at once that is a failure ends the row; a terminal one may end it (engine.accepted).
+    if (immediate?.kind === 'failed') return failedWith(immediate.failure, job.requestId);
+    const step = engine.accepted(job.acceptedAt, {
+      atWorker: job.acceptedAt,
+      ...(immediate && immediate.kind !== 'retry' ? { immediate } : {}),
+    });
+    return this.follow(engine, job, step);
   }
 
   private show(now: RowWhere): void {
@@ -308,8 +255,8 @@ class RowAttempt {
     return done.value;
   }
 
-  private async recordHeld(entry: JournalEntry): Promise<void> {
-    await this.held(() => this.ledger.record(entry));
+  private async record(entry: JournalEntry): Promise<void> {
+    await this.held(() => this.store.recordRow(this.input.batchId, entry));
   }
 
   private jobOf(e: {
@@ -317,7 +264,7 @@ class RowAttempt {
     requestId?: string;
     status?: string;
     acceptedAt?: number;
-  }): Job {
+  }): AcceptedJob {
     return {
       keyId: e.keyId ?? this.input.keyId,
       requestId: e.requestId!,
@@ -328,65 +275,47 @@ class RowAttempt {
 
   /** The row's journal as its submit's ledger (see submit.ts). */
   private journalLedger(): SubmitLedger {
+    const { batchId, row } = this.input;
     return {
       claim: async () => {
-        const claim = await this.held(() => this.ledger.claim(this.owner));
+        const claim = await this.held(() => this.store.claimRow(batchId, row, this.owner));
         if (claim.mine) return { mine: true };
         return claim.entry.state === 'accepted'
           ? { mine: false, accepted: this.jobOf(claim.entry) }
           : { mine: false };
       },
-      accepted: (job) =>
-        this.recordHeld({ row: this.input.row, state: 'accepted', owner: this.owner, ...job }),
+      accepted: (job) => this.record({ row, state: 'accepted', owner: this.owner, ...job }),
       released: () =>
-        this.recordHeld({
-          row: this.input.row,
-          state: 'released',
-          owner: this.owner,
-          keyId: this.input.keyId,
-        }),
+        this.record({ row, state: 'released', owner: this.owner, keyId: this.input.keyId }),
     };
   }
 
   /** POSTs the row's job under the journal's claim; repeats only what cannot have been accepted. */
   private async submit(
     endpoint: EndpointDef,
-  ): Promise<{ job: Job; immediate?: ReturnType<typeof classifyPoll> } | RowFailed> {
-    const checked = submitProblem(
-      endpoint,
-      this.input.params,
-      this.transport,
-      this.input.webhook === true,
-    );
+  ): Promise<{ job: AcceptedJob; immediate?: PollOutcome } | RowFailed> {
+    const { input } = this;
+    const checked = submitProblem(endpoint, input.params, this.transport, input.webhook === true);
     if (!checked.ok) return failed(checked.code, checked.message);
-    const params = { ...checked.params };
-    if (this.input.webhook) {
-      if (!this.input.store || !this.deps.store || !this.deps.callbackUrlFor)
-        return failed(
-          'webhook_not_configured',
-          'webhook_not_configured: a compact row waits for its webhook in the store; this worker has no receiver URL (PCDS_WEBHOOK_*) or the batch is not stored',
-        );
-      try {
-        // Never returned nor logged: the URL carries the receiver's token for this row.
-        params.callback_url = this.deps.callbackUrlFor(
-          rowWorkflowId(this.input.batchId, this.input.row, this.input.rowIdScheme),
-        );
-      } catch (err) {
-        if (!(err instanceof ApplicationFailure) || !err.type) throw err;
-        return failed(err.type, err.message);
-      }
-    }
-    const submitLedger = this.journalLedger();
+    const withUrl = input.webhook
+      ? withCallbackUrl(
+          this.deps,
+          checked.params,
+          rowWorkflowId(input.batchId, input.row, input.rowIdScheme),
+        )
+      : checked;
+    if (!withUrl.ok) return failed(withUrl.code, withUrl.message);
+    const ledger = this.journalLedger();
     let standing = FIRST_SUBMIT;
     for (;;) {
       const sent = await sendSubmit(this.deps, {
-        requester: rowRequester(this.input),
-        keyId: this.input.keyId,
+        requester: rowRequester(input),
+        keyId: input.keyId,
         endpoint,
-        params,
-        ledger: submitLedger,
+        params: withUrl.params,
+        ledger,
         // A job whose result a webhook delivers needs no poll held for it.
-        followUps: this.input.webhook ? 0 : 1,
+        followUps: input.webhook ? 0 : 1,
         transport: this.transport,
         onWait: this.onWait,
       });
@@ -424,14 +353,10 @@ class RowAttempt {
   private async nextDelivery(requestId: string, ms: number) {
     const until = Date.now() + ms;
     for (;;) {
-      let kept: StoredDelivery[] = [];
-      try {
-        kept = await (
-          await this.deps.store!.get()
-        ).deliveries(this.input.batchId, this.input.row, requestId);
-      } catch {
+      const kept = await this.store
+        .deliveries(this.input.batchId, this.input.row, requestId)
         // The store is away: the next look, or the fallback poll, reads the job.
-      }
+        .catch(() => []);
       const delivery = kept.find((d) => !this.taken.has(d.requestId ?? ''));
       if (delivery) {
         this.taken.add(delivery.requestId ?? '');
@@ -445,110 +370,94 @@ class RowAttempt {
     }
   }
 
-  private async pollUntilDone(endpoint: EndpointDef, accepted: Job): Promise<RowEnd> {
-    const { keyId, requestId } = accepted;
+  /** Runs the engine's steps for the accepted job until the row ends. */
+  private async follow(
+    engine: CallEngine<Polled>,
+    job: AcceptedJob,
+    first: CallStep<Polled>,
+  ): Promise<RowEnd> {
+    const { keyId, requestId } = job;
     const waiting: RowWhere = {
       row: this.input.row,
-      phase: this.input.webhook ? 'waiting_for_webhook' : 'polling',
+      phase: engine.waitsForDelivery ? 'waiting_for_webhook' : 'polling',
       keyId,
       requestId,
     };
-    this.show(waiting);
-    let job = acceptedJob(accepted.acceptedAt, accepted.acceptedAt);
-    let wait: PollWait = nextWait(this.policy, job, Date.now());
-    for (;;) {
-      let outcome: PollOutcome | undefined;
-      let sentAt: number | undefined;
-      // A delivery is the reply a poll would have had; one that needs confirming is polled.
-      if (wait.kind === 'await_webhook') {
-        const delivery = await this.nextDelivery(requestId, wait.afterMs);
-        outcome = delivery && deliveredReply(endpoint, delivery);
-      } else await sleep(wait.afterMs, undefined, { signal: this.signal });
-      if (!outcome) {
-        // A poll made again after a fault is the same poll.
-        if (wait.kind === 'poll' || wait.kind === 'await_webhook') job = pollMade(job);
-        try {
-          const polled = await pollRequest(this.deps, {
-            requester: rowRequester(this.input),
-            keyId,
-            endpoint,
-            requestId,
-            transport: this.transport,
-            onWait: this.onWait,
-            page:
-              endpoint.polling === 'person_search' ? searchPageOf(this.input.params) : undefined,
-          });
-          outcome = classifyPoll(endpoint, polled.reply);
-          sentAt = polled.sentAt;
-        } catch (err) {
-          // Polls are free and safe to repeat: a lost one is made again.
-          if (!(err instanceof TransportError)) throw err;
-        }
-      }
-      const next = afterPoll(
-        this.policy,
-        job,
-        outcome ? pollReplyOf(outcome, sentAt) : LOST_POLL,
-        Date.now(),
-      );
-      const step = next.step;
-      job = next.job;
-      if (step.kind === 'finish')
-        return this.finish(endpoint, accepted, outcome!, job.polls, sentAt);
+    for (let step = first; ;) {
+      if (step.kind === 'finish') return this.finish(engine, job, step.reply);
       if (step.kind === 'fail')
-        return outcome?.kind === 'failed'
-          ? failedWith(outcome.failure, requestId)
-          : failed(step.code, step.message ?? describeCode(step.code), requestId);
+        return failed(step.code, step.message ?? describeCode(step.code), requestId);
       // The job is the key's and may be charged: the row waits for the key to work again.
-      this.show(
-        step.kind === 'wait_for_key'
-          ? { ...waiting, phase: 'waiting_for_key', code: step.code }
-          : waiting,
-      );
-      wait = step;
+      const keyFault = step.kind === 'poll' ? step.keyFault : undefined;
+      this.show(keyFault ? { ...waiting, phase: 'waiting_for_key', code: keyFault } : waiting);
+      if (step.kind === 'await_delivery') {
+        const delivery = await this.nextDelivery(requestId, step.afterMs);
+        step = delivery ? engine.delivered(delivery) : engine.noDelivery();
+        continue;
+      }
+      if (step.afterMs > 0) await sleep(step.afterMs, undefined, { signal: this.signal });
+      const polled = await this.poll(engine, job);
+      if ('failure' in polled) return polled;
+      step = polled.step;
     }
   }
 
-  /** A found or empty row: its line goes to the output, and the batch hears the outcome. */
-  private async finish(
-    endpoint: EndpointDef,
-    job: Job,
-    outcome: ReturnType<typeof classifyPoll>,
-    polls: number,
-    sentAt?: number,
-  ): Promise<RowEnd> {
-    if (outcome.kind !== 'found' && outcome.kind !== 'empty') {
-      if (outcome.kind === 'failed') return failedWith(outcome.failure, job.requestId);
-      return this.pollUntilDone(endpoint, job);
+  /** One poll, and the engine's next step; a failure of the job itself ends the row. */
+  private async poll(
+    engine: CallEngine<Polled>,
+    job: AcceptedJob,
+  ): Promise<{ step: CallStep<Polled> } | RowFailed> {
+    const def = engine.options.endpoint;
+    engine.pollBegins();
+    let outcome: PollOutcome;
+    let sentAt: number;
+    try {
+      const polled = await pollRequest(this.deps, {
+        requester: rowRequester(this.input),
+        keyId: job.keyId,
+        endpoint: def,
+        requestId: job.requestId,
+        transport: this.transport,
+        onWait: this.onWait,
+        page: def.polling === 'person_search' ? searchPageOf(this.input.params) : undefined,
+      });
+      outcome = classifyPoll(def, polled.reply);
+      sentAt = polled.sentAt;
+    } catch (err) {
+      // Polls are free and safe to repeat: a lost one is made again.
+      if (!(err instanceof TransportError)) throw err;
+      return { step: engine.afterLostPoll('transport_error') };
     }
-    const timing = {
-      jobMs: measuredJobMs({
-        acceptedAt: job.acceptedAt,
-        ...(sentAt !== undefined ? { sentAt } : {}),
-        ...(outcome.serviceJobMs !== undefined ? { serviceJobMs: outcome.serviceJobMs } : {}),
-        fallbackMs: Date.now() - job.acceptedAt,
-      }),
-      polls,
-      ...(this.input.firstPollDelayMs !== undefined
-        ? { firstPollDelayMs: this.input.firstPollDelayMs }
-        : {}),
-    };
+    switch (outcome.kind) {
+      case 'retry':
+        return { step: engine.afterLostPoll(outcome.failure.code, outcome.retryAfterMs) };
+      case 'failed': {
+        const step = engine.afterFailure(outcome.failure.code);
+        return step.kind === 'fail' ? failedWith(outcome.failure, job.requestId) : { step };
+      }
+      default:
+        return { step: engine.afterReply({ ...outcome, sentAt }) };
+    }
+  }
+
+  /** A found or empty row: its result goes to the store, and the batch hears the outcome. */
+  private async finish(
+    engine: CallEngine<Polled>,
+    job: AcceptedJob,
+    reply: Done<Polled>,
+  ): Promise<RowEnd> {
+    const { row, key } = this.input;
     const line: ResultLine =
-      outcome.kind === 'found'
-        ? {
-            row: this.input.row,
-            key: this.input.key,
-            outcome: 'found',
-            requestId: job.requestId,
-            result: outcome.result,
-          }
-        : { row: this.input.row, key: this.input.key, outcome: 'empty', requestId: job.requestId };
-    const carried = (result: unknown): CallOutcome =>
-      outcome.kind === 'found'
-        ? { outcome: 'found', requestId: job.requestId, status: outcome.status, result, timing }
-        : { outcome: 'empty', requestId: job.requestId, status: outcome.status, timing };
-    if (!(await this.ledger.writeLine(line))) {
-      // The batch keeps the line and pauses (or writes it) until the output is back.
+      reply.kind === 'found'
+        ? { row, key, outcome: 'found', requestId: job.requestId, result: reply.result }
+        : { row, key, outcome: 'empty', requestId: job.requestId };
+    try {
+      recordRowLines((await this.store.writeResults(this.input.batchId, [line])).inserted);
+      // Written: the batch hears the outcome without its result.
+      return { outcome: engine.outcome(reply, job.requestId, false), written: true };
+    } catch {
+      // The database is away: the batch keeps the line and writes it once it is back, unless
+      // the result is too large to carry through its history.
       const size = serializedBytes(line);
       if (size > this.deps.config.PCDS_MAX_RESULT_BYTES)
         return failed(
@@ -556,9 +465,8 @@ class RowAttempt {
           `${RESULT_TOO_LARGE}: the job's result is ${size} bytes and the output cannot be written; read it from the service with request_id ${job.requestId}`,
           job.requestId,
         );
-      return { outcome: carried(outcome.kind === 'found' ? outcome.result : undefined) };
+      return { outcome: engine.outcome(reply, job.requestId) };
     }
-    return { outcome: carried(undefined), written: true };
   }
 }
 

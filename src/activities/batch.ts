@@ -1,29 +1,22 @@
 // Batch activities that need the worker's dependencies: the key pool (ids and limits, never
-// secrets), closing credit breakers on resume, and writing a search export's pages. The
-// factory also gathers the file activities, so the worker registers batches with one line.
+// secrets), closing credit breakers on resume, and what a row's earlier call came to. The factory
+// also gathers the store's activities, so the worker registers batches with one line.
 import { Context } from '@temporalio/activity';
 import {
   WorkflowFailedError,
   type WorkflowExecutionDescription,
   type WorkflowHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { PoolKeyConfig } from '../batch/key-pool.js';
-import { appendResultLines } from '../batch-io/result-writer.js';
 import { callStateQuery } from '../calls/signals.js';
+import { codeOfFailure, rowFailureCode } from '../calls/failure-code.js';
 import type { CallOutcome } from '../calls/types.js';
 import { PcdsBatchId, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
-import { createResultActivities } from './results.js';
-import { createRowActivities } from './rows.js';
 import { createStoredBatchActivities } from './stored-batch.js';
-import { fetchSearchPage, type SearchPageRef } from './search-pages.js';
-
-export type ExportPage =
-  | { kind: 'running'; status: string }
-  | { kind: 'done'; status: string; rows: number; written: number; hasMore: boolean };
 
 /** What a row's call that already ran came to: its outcome, or its failure (code, request id). */
 export type ExistingRowOutcome =
@@ -54,23 +47,13 @@ async function outcomeOf(
     return { outcome: (await result()) as CallOutcome };
   } catch (err) {
     if (!(err instanceof WorkflowFailedError)) throw err;
-    const cause = err.cause;
-    if (cause instanceof ApplicationFailure && cause.type) {
-      const requestId = (cause.details?.[0] as { requestId?: unknown } | undefined)?.requestId;
-      return {
-        failure: {
-          code: cause.type,
-          message: cause.message,
-          ...(typeof requestId === 'string' ? { requestId } : {}),
-        },
-      };
+    // The one mapping of a failure to its code (calls/failure-code.ts), the row's own messages.
+    const coded = codeOfFailure(err.cause);
+    if (coded) {
+      const { code, message, requestId } = coded;
+      return { failure: { code, message, ...(requestId !== undefined ? { requestId } : {}) } };
     }
-    const code =
-      cause instanceof TerminatedFailure
-        ? 'terminated'
-        : cause instanceof CancelledFailure
-          ? 'cancelled'
-          : 'child_failed';
+    const { code } = rowFailureCode(err.cause);
     // A call cancelled after its job was accepted still names the job: it is never sent again.
     const requestId = await handle
       .query(callStateQuery)
@@ -88,8 +71,6 @@ async function outcomeOf(
 
 export function createBatchActivities(deps: ActivityDeps) {
   return {
-    ...createRowActivities({ maxRowBytes: deps.config.PCDS_MAX_ROW_BYTES }),
-    ...createResultActivities(),
     ...createStoredBatchActivities(deps),
 
     /** The worker's keys that may serve a batch, weighted by their per-minute limit. */
@@ -160,33 +141,6 @@ export function createBatchActivities(deps: ActivityDeps) {
     /** An operator resumed the batch after topping up credits: submits may go again on these keys. */
     async resetCreditBreakers(input: { keyIds: string[] }): Promise<void> {
       for (const id of input.keyIds) await deps.permits.resetCredits(id, 'batch resume');
-    },
-
-    /**
-     * GETs one stored page of a search and appends its rows to the export file, numbered from
-     * `firstRow`. The rows go straight to the file: they never enter workflow history.
-     */
-    async exportSearchPage(input: {
-      ref: SearchPageRef;
-      path: string;
-      firstRow: number;
-      take: number;
-    }): Promise<ExportPage> {
-      // Rows go to the file, not into a result: a page of any size is fine here.
-      const page = await fetchSearchPage(deps, input.ref);
-      if (page.kind === 'running') return page;
-      const rows = page.rows.slice(0, input.take);
-      const { written } = await appendResultLines(
-        input.path,
-        rows.map((result, i) => ({ row: input.firstRow + i, result })),
-      );
-      return {
-        kind: 'done',
-        status: page.status,
-        rows: rows.length,
-        written,
-        hasMore: page.hasMore,
-      };
     },
   };
 }

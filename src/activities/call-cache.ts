@@ -8,7 +8,7 @@ import type { CachedResult, ResultCache } from '../store/result-cache.js';
 import type { ActivityDeps } from './deps.js';
 
 /** How long one cache step may take before the call goes on without it. */
-export const CACHE_STEP_MS = 5_000;
+const CACHE_STEP_MS = 5_000;
 
 type Step = 'lookup' | 'expect' | 'put' | 'fill';
 

@@ -16,12 +16,13 @@ import {
 import { TransportError } from '../http/errors.js';
 import type { CacheUse } from '../calls/cache-policy.js';
 import { callCache, type CacheableResult } from './call-cache.js';
+import type { CachedResult } from '../store/result-cache.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { pollRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
 import { permitWaitReporter } from './permit-wait-report.js';
-import { sendSubmit, submitProblem } from './submit.js';
+import { sendSubmit, submitProblem, withCallbackUrl } from './submit.js';
 import { workflowLedger } from './submit-intent.js';
 
 export interface SubmitCallInput {
@@ -106,7 +107,7 @@ function cacheable(r: PollResult): CacheableResult | undefined {
 }
 
 /** Turns a poll classification into a result, or throws the matching failure. */
-export function pollResultOf(
+function pollResultOf(
   outcome: PollOutcome,
   requestId: string,
   sentAt?: number,
@@ -150,6 +151,31 @@ function asyncEndpoint(name: string): EndpointDef {
   return endpoint;
 }
 
+/**
+ * A fresh cached result as a submit's answer at once: its request id is the job that fetched it;
+ * an entry another tenant fetched (a shared cache) shows neither its request id (empty) nor its time.
+ */
+function cachedAnswer(hit: CachedResult, keyId: string, maxBytes: number): SubmitCallResult {
+  return withinResultBound(
+    {
+      keyId,
+      requestId: hit.requestId ?? '',
+      status: hit.status,
+      immediate: {
+        ...(hit.outcome === 'found'
+          ? { kind: 'found' as const, status: hit.status, result: hit.result }
+          : { kind: 'empty' as const, status: hit.status }),
+        cached: true as const,
+        ...(hit.fetchedAt !== undefined
+          ? { fetchedAt: new Date(hit.fetchedAt).toISOString() }
+          : {}),
+      },
+    },
+    maxBytes,
+    hit.requestId ?? '',
+  );
+}
+
 export function createCallActivities(deps: ActivityDeps) {
   const resolveKey = (keyId?: string): string => {
     try {
@@ -178,38 +204,16 @@ export function createCallActivities(deps: ActivityDeps) {
       // job that fetched it; an entry another tenant fetched (a shared cache) shows neither its
       // request id (empty) nor its time.
       const hit = await cache.lookup(endpoint.name, checked.params, input.cache);
-      if (hit)
-        return withinResultBound(
-          {
-            keyId,
-            requestId: hit.requestId ?? '',
-            status: hit.status,
-            immediate: {
-              ...(hit.outcome === 'found'
-                ? { kind: 'found' as const, status: hit.status, result: hit.result }
-                : { kind: 'empty' as const, status: hit.status }),
-              cached: true as const,
-              ...(hit.fetchedAt !== undefined
-                ? { fetchedAt: new Date(hit.fetchedAt).toISOString() }
-                : {}),
-            },
-          },
-          deps.config.PCDS_MAX_RESULT_BYTES,
-          hit.requestId ?? '',
-        );
-      const params: Record<string, unknown> = { ...checked.params };
-      if (input.webhook) {
-        if (!deps.callbackUrlFor) throw terminalFailure({ code: 'webhook_not_configured' });
-        // Built here, never returned: the URL carries the receiver's token for this workflow.
-        const workflowId = Context.current().info.workflowExecution?.workflowId;
-        if (!workflowId) throw terminalFailure({ code: 'webhook_not_configured' });
-        params.callback_url = deps.callbackUrlFor(workflowId);
-      }
+      if (hit) return cachedAnswer(hit, keyId, deps.config.PCDS_MAX_RESULT_BYTES);
+      // The delivery goes to this call's workflow.
+      const workflowId = Context.current().info.workflowExecution?.workflowId;
+      const withUrl = input.webhook ? withCallbackUrl(deps, checked.params, workflowId) : checked;
+      if (!withUrl.ok) throw terminalFailure({ code: withUrl.code }, undefined, withUrl.message);
       const sent = await sendSubmit(deps, {
         keyId,
         requester: callRequester(input),
         endpoint,
-        params,
+        params: withUrl.params,
         ledger: workflowLedger(input.intentToken, {
           reportAccepted: true,
           workerShutdown: deps.workerShutdown,

@@ -6,17 +6,8 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { retryDelayMs } from '../calls/backoff.js';
 import { describeCode } from '../calls/failure-code.js';
+import type { FailureDetails } from '../contract/failure-details.js';
 import type { Failure } from '../contract/index.js';
-
-/** Failure details carried in the failure's payload (encrypted with the other payloads). */
-export interface FailureDetails {
-  code: string;
-  httpStatus?: number;
-  requestId?: string;
-  retryAfterMs?: number;
-  /** The wait chosen for the next attempt (the workflow reads it to repeat a submit). */
-  retryDelayMs?: number;
-}
 
 export function terminalFailure(
   failure: Pick<Failure, 'code'> & { httpStatus?: number },
@@ -58,7 +49,7 @@ export function retryableFailure(
 }
 
 /** The running activity's attempt number (1 for the first). */
-export function currentAttempt(): number {
+function currentAttempt(): number {
   return Context.current().info.attempt;
 }
 

@@ -5,6 +5,7 @@ import { createBatchRowActivities } from './batch-row.js';
 import { createCallActivities } from './calls.js';
 import type { ActivityDeps } from './deps.js';
 import { lazyBatchStore, openStoreFromSettings } from '../store/index.js';
+import { createSearchExportActivities } from './search-export.js';
 import { createSearchPageActivities } from './search-pages.js';
 
 export type { ActivityDeps } from './deps.js';
@@ -21,6 +22,7 @@ export function createActivities(given: ActivityDeps) {
   return {
     ...createCallActivities(deps),
     ...createSearchPageActivities(deps),
+    ...createSearchExportActivities(deps),
     ...createAccountActivities(deps),
     ...createBatchActivities(deps),
     ...createBatchRowActivities(deps),

@@ -208,5 +208,3 @@ export function createStoredBatchActivities(deps: ActivityDeps) {
     },
   };
 }
-
-export type StoredBatchActivities = ReturnType<typeof createStoredBatchActivities>;

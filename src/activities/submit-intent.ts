@@ -1,7 +1,10 @@
-// The last step of a submit activity before its POST: the calling workflow records that this
-// attempt may now be sent (the submitIntent update). An attempt lost without that record sent
-// nothing, so the workflow makes it again; one the workflow has given up on is refused here and
-// never sent.
+// The last step of a submit activity before its POST: the attempt claims its send in an
+// acknowledged heartbeat carrying its token. The server keeps an attempt's last heartbeat with
+// its failure, so a workflow whose attempt was lost reads whether it had claimed: one lost
+// without a claim sent nothing and is made again. An attempt the server gave up on (timed out,
+// cancelled) has its heartbeat refused and never sends. One server round trip, no workflow task:
+// the moment between a recorded claim and the POST, where a lost worker leaves a send that may
+// not have left, stays short.
 import { Context } from '@temporalio/activity';
 import {
   ActivityNotFoundError,
@@ -10,23 +13,26 @@ import {
 } from '@temporalio/client';
 import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
 import { retryUntilAnswered } from './retrying.js';
-import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
+import { withCallSignal } from '../temporal/call-signal.js';
+import { submitAcceptedUpdate, type AcceptedSubmit, type SubmitClaimed } from '../calls/signals.js';
 import { retryableFailure } from './failures.js';
+import { heartbeatWhere } from './heartbeat.js';
 import type { SubmitLedger } from './submit.js';
 
-/** The step to run before sending, or none when the workflow asked for no intent record. */
-export function intentRecorder(token: string | undefined): (() => Promise<void>) | undefined {
+/** The step to run before sending, or none when the workflow asked for no claim. */
+export function claimRecorder(token: string | undefined): (() => Promise<void>) | undefined {
   const ctx = Context.current();
-  const execution = ctx.info.workflowExecution;
-  if (token === undefined || !execution) return undefined;
-  const { workflowId, runId } = execution;
+  if (token === undefined || !ctx.info.workflowExecution) return undefined;
   return async () => {
+    const claim: SubmitClaimed = { token };
+    // First where the SDK's own heartbeats take their details, so none of them sent later erases
+    // the claim; a claim whose record failed then costs at worst a row called unknown, never a
+    // second send.
+    heartbeatWhere(claim, ctx);
     try {
-      await ctx.client.workflow
-        .getHandle(workflowId, runId)
-        .executeUpdate(submitIntentUpdate, { args: [{ token }] });
+      await ctx.client.activity.heartbeat(ctx.info.taskToken, claim);
     } catch {
-      // Refused (the workflow gave up on this attempt) or not reachable: nothing was sent. A
+      // Refused (the server gave up on this attempt) or not reachable: nothing was sent. A
       // workflow still waiting for this attempt makes the submit again after the delay.
       throw retryableFailure({ code: 'submit_intent_not_recorded' }, backoffDelayMs(1));
     }
@@ -59,7 +65,7 @@ export function acceptanceReporter(
   return async (job) => {
     const accepted: AcceptedSubmit = { token, ...job };
     // The SDK's own (throttled) heartbeats carry it too, so none of them overwrites it.
-    ctx.heartbeat(accepted);
+    heartbeatWhere(accepted, ctx);
     // The SDK cancels the activity's client calls in flight when the activity is cancelled (the
     // SDK cancels it only once, whatever comes after): the loops look at why.
     const cancelled = ctx.cancellationSignal;
@@ -97,7 +103,7 @@ export function acceptanceReporter(
         () => {
           // A call started on an aborted signal is never cancelled: none is started.
           if (stop.aborted) return Promise.reject(new Error('the worker shuts down'));
-          return ctx.client.withAbortSignal(stop, () =>
+          return withCallSignal(ctx.client, stop, () =>
             handle.executeUpdate(submitAcceptedUpdate, { args: [accepted] }),
           );
         },
@@ -116,22 +122,22 @@ export function acceptanceReporter(
 }
 
 /**
- * The calling workflow as the ledger of this attempt's send (see submit.ts): the claim is the
- * submitIntent update (none when the workflow asked for no record), the accepted job is reported
- * as `acceptanceReporter` does when `reportAccepted`, and a release needs no record: the workflow
- * makes a refused submit again as a new attempt with a token of its own.
+ * The calling workflow as the ledger of this attempt's send (see submit.ts): the claim is an
+ * acknowledged heartbeat (none when the workflow asked for no record), the accepted job is
+ * reported as `acceptanceReporter` does when `reportAccepted`, and a release needs no record: the
+ * workflow makes a refused submit again as a new attempt with a token of its own.
  */
 export function workflowLedger(
   token: string | undefined,
   report: { reportAccepted: false } | { reportAccepted: true; workerShutdown?: AbortSignal },
 ): SubmitLedger {
-  const recordIntent = intentRecorder(token);
+  const recordClaim = claimRecorder(token);
   const reportAccepted = report.reportAccepted
     ? acceptanceReporter(token, report.workerShutdown)
     : undefined;
   return {
     async claim() {
-      await recordIntent?.();
+      await recordClaim?.();
       return { mine: true };
     },
     async accepted(job) {

@@ -12,13 +12,16 @@
 //
 // An earlier claim that was neither accepted nor released may have been sent: the call or row
 // ends submit_outcome_unknown. Two homes keep the ledger:
-//   - a call's workflow (submit-intent.ts): the claim is the submitIntent update, which the
-//     workflow refuses for an attempt it gave up on; the job goes to the workflow in the attempt's
-//     heartbeat and result (or the submitAccepted update). The workflow itself, which knows every
-//     attempt it made, never schedules a send after an accepted or unknown one. Calls, and rows
-//     run as workflows of their own, use it;
+//   - a call's workflow (submit-intent.ts): the claim is an acknowledged heartbeat of the attempt
+//     carrying its token, which the server refuses once it gave the attempt up and keeps with the
+//     attempt's failure; the job goes to the workflow in the attempt's heartbeat and result (or
+//     the submitAccepted update). The workflow itself, which knows every attempt it made, never
+//     schedules a send after an accepted or unknown one. Calls, and rows run as workflows of
+//     their own, use it;
 //   - the row journal (a compact row, which has no workflow of its own): entries in the store,
-//     or in a file beside a pre-store batch's output, claimed under the row's lock (batch-row.ts).
+//     claimed by compare-and-set (batch/journal.ts, batch-row.ts).
+import { ApplicationFailure } from '@temporalio/common';
+import { describeCode } from '../calls/failure-code.js';
 import {
   classifySubmit,
   formatProblems,
@@ -105,6 +108,31 @@ export function submitProblem(
       };
   }
   return { ok: true, params: valid.value };
+}
+
+/**
+ * The submit's parameters with the callback URL of `receiverId` (a call's workflow id, or the id
+ * a compact row's deliveries are kept under), or why there is none. Built here and never
+ * returned nor logged: the URL carries the receiver's token.
+ */
+export function withCallbackUrl(
+  deps: Pick<ActivityDeps, 'callbackUrlFor'>,
+  params: Record<string, unknown>,
+  receiverId: string | undefined,
+): { ok: true; params: Record<string, unknown> } | { ok: false; code: string; message: string } {
+  if (!deps.callbackUrlFor || receiverId === undefined)
+    return {
+      ok: false,
+      code: 'webhook_not_configured',
+      message: describeCode('webhook_not_configured'),
+    };
+  try {
+    return { ok: true, params: { ...params, callback_url: deps.callbackUrlFor(receiverId) } };
+  } catch (err) {
+    // A URL refused for this id (too long for the service, say): the call ends with its code.
+    if (!(err instanceof ApplicationFailure) || !err.type) throw err;
+    return { ok: false, code: err.type, message: err.message };
+  }
 }
 
 /** One send of a submit under the key's permit and the ledger's claim. */

@@ -1,20 +1,28 @@
 // CSV records from a byte offset, one at a time, each judged on its own: a stray quote, a
-// byte-order mark, bytes that are not UTF-8 or a row over the limit make a bad record (with a
-// reason that names the column, never the value), and reading goes on at the next line.
-// csv-parse splits the fields; its messages quote the value, so only its error code is used.
+// byte-order mark or a row over the limit make a bad record (with a reason that names the column,
+// never the value), and reading goes on at the next line. Each line is decoded on its own
+// (text-encoding.ts). csv-parse splits the fields; its messages quote the value, so only its
+// error code is used.
 import { parse } from 'csv-parse/sync';
 import {
-  describeTextProblem,
+  BYTE_ORDER_MARK_PROBLEM,
+  hasByteOrderMark,
   isBlankLine,
   physicalLines,
-  textProblem,
   type PhysicalLine,
 } from './input-lines.js';
+import { lineDecoder } from './text-encoding.js';
 import { INVALID_ROW, ROW_TOO_LARGE } from '../batch/types.js';
+
+/** How a record's text was read: its encoding, and whether that was the fallback for non-UTF-8. */
+export interface RecordText {
+  encoding: string;
+  fallback?: true;
+}
 
 export type CsvItem =
   | { kind: 'blank'; begin: number; end: number }
-  | { kind: 'record'; begin: number; end: number; fields: string[] }
+  | ({ kind: 'record'; begin: number; end: number; fields: string[] } & RecordText)
   | { kind: 'bad'; begin: number; end: number; code: string; problem: string };
 
 type Parsed = { fields: string[] } | { error: string; index: number };
@@ -49,6 +57,8 @@ export interface CsvReadOptions {
   maxRowBytes: number;
   /** The header's names, for messages and the field count of a record that spans lines. */
   header?: string[];
+  /** The file's encoding as the caller named it; UTF-8 with the fallback when absent. */
+  encoding?: string;
 }
 
 /** Yields the blank lines and records from `start` (a record's first byte). */
@@ -58,6 +68,7 @@ export async function* csvItems(
   opts: CsvReadOptions,
 ): AsyncGenerator<CsvItem> {
   const { maxRowBytes, header } = opts;
+  const decode = lineDecoder(opts.encoding);
   const column = (i: number) =>
     header && i < header.length ? `column "${header[i]}"` : `field ${i + 1}`;
   const lines = physicalLines(path, start, maxRowBytes);
@@ -89,24 +100,25 @@ export async function* csvItems(
         yield { kind: 'blank', begin: line.start, end: line.end };
         continue;
       }
-      const textIssue = textProblem(line.bytes);
-      if (textIssue) {
+      if (hasByteOrderMark(line.bytes)) {
         // Latin-1 keeps every byte as one character, so the commas and quotes still split it.
         const parsed = parseRecord(line.bytes.toString('latin1'));
         const at =
           'fields' in parsed
-            ? parsed.fields.findIndex((f) => textProblem(Buffer.from(f, 'latin1')) !== undefined)
+            ? parsed.fields.findIndex((f) => hasByteOrderMark(Buffer.from(f, 'latin1')))
             : -1;
-        yield bad(
-          line,
-          `${at >= 0 ? `${column(at)} has ` : 'has '}${describeTextProblem(textIssue)}`,
-        );
+        yield bad(line, `${at >= 0 ? `${column(at)} has ` : 'has '}${BYTE_ORDER_MARK_PROBLEM}`);
         continue;
       }
-      const text = line.bytes.toString('utf8');
+      const decoded = decode(line.bytes);
+      const read: RecordText = {
+        encoding: decoded.encoding,
+        ...(decoded.fallback ? { fallback: true as const } : {}),
+      };
+      const text = decoded.text;
       const parsed = parseRecord(text);
       if ('fields' in parsed) {
-        yield { kind: 'record', begin: line.start, end: line.end, fields: parsed.fields };
+        yield { kind: 'record', begin: line.start, end: line.end, fields: parsed.fields, ...read };
         continue;
       }
       if (parsed.error !== QUOTE_NOT_CLOSED) {
@@ -124,11 +136,14 @@ export async function* csvItems(
         if (!more) break;
         taken.push(more);
         size += last.eol.length + more.size;
-        if (!more.bytes || textProblem(more.bytes) || size > maxRowBytes) {
+        if (!more.bytes || hasByteOrderMark(more.bytes) || size > maxRowBytes) {
           result = { error: 'gave_up', index: 0 };
           break;
         }
-        joined += last.eol + more.bytes.toString('utf8');
+        const continued = decode(more.bytes);
+        if (continued.fallback)
+          Object.assign(read, { encoding: continued.encoding, fallback: true });
+        joined += last.eol + continued.text;
         last = more;
         // Without a quote the line cannot close the field: no need to parse it all again.
         if (!more.bytes.includes(0x22)) continue;
@@ -136,7 +151,7 @@ export async function* csvItems(
         if (!('error' in result) || result.error !== QUOTE_NOT_CLOSED) break;
       }
       if ('fields' in result && (!header || result.fields.length === header.length)) {
-        yield { kind: 'record', begin: line.start, end: last.end, fields: result.fields };
+        yield { kind: 'record', begin: line.start, end: last.end, fields: result.fields, ...read };
         continue;
       }
       // No sound record across lines: the quote is this line's fault, and the next lines are

@@ -1,7 +1,6 @@
 // The physical lines of an input file from a byte offset, with their exact byte offsets. A line
 // over the row limit is measured and skipped, never held in memory; a byte-order mark is skipped
-// only at the very start of the file. Callers judge the bytes (blank, UTF-8, BOM, format).
-import { isUtf8 } from 'node:buffer';
+// only at the very start of the file. Callers judge the bytes (blank, BOM, encoding, format).
 import { open } from 'node:fs/promises';
 
 const BLOCK_BYTES = 1 << 16;
@@ -93,14 +92,8 @@ export function isBlankLine(bytes: Buffer): boolean {
   return true;
 }
 
-/** Why a line's bytes cannot be read as text, or undefined when they can. */
-export function textProblem(bytes: Buffer): 'not_utf8' | 'bom' | undefined {
-  if (!isUtf8(bytes)) return 'not_utf8';
-  if (bytes.includes(BOM)) return 'bom';
-  return undefined;
-}
+/** Whether a line holds a byte-order mark (U+FEFF in UTF-8): files joined together. */
+export const hasByteOrderMark = (bytes: Buffer): boolean => bytes.includes(BOM);
 
-export const describeTextProblem = (p: 'not_utf8' | 'bom'): string =>
-  p === 'not_utf8'
-    ? 'bytes that are not valid UTF-8 (save the file as UTF-8)'
-    : 'a byte-order mark (U+FEFF) inside the file (were files joined together?)';
+export const BYTE_ORDER_MARK_PROBLEM =
+  'a byte-order mark (U+FEFF) inside the file (were files joined together?)';

@@ -7,9 +7,8 @@
 import { createReadStream } from 'node:fs';
 import { open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
 import lockfile from 'proper-lockfile';
-import { makePrivateDir, PRIVATE_FILE_MODE, writeAtomically } from '../files/atomic-write.js';
+import { makePrivateDir, PRIVATE_FILE_MODE } from '../files/atomic-write.js';
 import { makeOpenFilePrivate } from '../files/private-mode.js';
 import { recordRowLines } from '../metrics/instruments.js';
 
@@ -33,7 +32,7 @@ interface FileIndex<T> {
  * processes appended (read only from where this process last knew the file), rebuilt when the
  * file was replaced or shrank. Callers read it under the path's lock (withPathLock).
  */
-export class RowIndexes<T> {
+class RowIndexes<T> {
   private readonly byPath = new Map<string, FileIndex<T>>();
 
   constructor(
@@ -167,7 +166,7 @@ export function classifyWriteError(err: unknown): unknown {
 }
 
 /** Runs `fn` after every earlier call on the same path in this process, then under the file lock. */
-export function withPathLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
+function withPathLock<T>(path: string, fn: () => Promise<T>): Promise<T> {
   const before = locks.get(path) ?? Promise.resolve();
   const locked = () => withFileLock(path, fn);
   const run = before.then(locked, locked);
@@ -328,88 +327,7 @@ async function appendWhole(path: string, at: number, data: Buffer): Promise<void
   }
 }
 
-/** How the lines of `rows` in the output at `path` ended (rows without a line are left out). */
-export function lineOutcomes(
-  path: string,
-  rows: readonly number[],
-): Promise<Map<number, { outcome: string; code?: string }>> {
-  return withPathLock(path, async () => {
-    const index = await outputs.current(path);
-    const out = new Map<number, { outcome: string; code?: string }>();
-    const spans = rows.flatMap((r) => {
-      const span = index.rows.get(r);
-      return span ? [[r, span] as const] : [];
-    });
-    if (spans.length === 0) return out;
-    const fh = await open(path, 'r');
-    try {
-      for (const [row, span] of spans) {
-        const buf = Buffer.alloc(span.length);
-        await fh.read(buf, 0, span.length, span.start);
-        const line = lineOf(buf.toString('utf8'));
-        if (typeof line?.outcome === 'string')
-          out.set(row, {
-            outcome: line.outcome,
-            ...(typeof line.code === 'string' ? { code: line.code } : {}),
-          });
-      }
-    } finally {
-      await fh.close();
-    }
-    return out;
-  });
-}
-
-/** Which of `rows` have their line in the output at `path`. */
-export function rowsWithLines(path: string, rows: readonly number[]): Promise<Set<number>> {
-  return withPathLock(path, async () => {
-    const index = await outputs.current(path);
-    return new Set(rows.filter((r) => index.rows.has(r)));
-  });
-}
-
-/**
- * Rewrites the output without the lines `drop` picks (written beside it, then renamed), and
- * hands every kept line to `keep`. The rows dropped may then be written again.
- */
-export function rewriteOutput(
-  path: string,
-  drop: (line: { row: number } & Record<string, unknown>) => boolean,
-  keep: (line: { row: number } & Record<string, unknown>) => void,
-): Promise<{ kept: number; dropped: number }> {
-  return withPathLock(path, async () => {
-    let kept = 0;
-    let dropped = 0;
-    await writeAtomically(path, async (tmp) => {
-      const out = await open(tmp, 'w');
-      try {
-        const chunks: string[] = [];
-        const lines = createInterface({ input: createReadStream(path), crlfDelay: Infinity });
-        for await (const raw of lines) {
-          if (!raw) continue;
-          const line = lineOf(raw);
-          if (line && drop(line)) {
-            dropped += 1;
-            continue;
-          }
-          if (line) keep(line);
-          kept += 1;
-          chunks.push(raw + '\n');
-          if (chunks.length >= 1000) await out.write(chunks.splice(0).join(''));
-        }
-        if (chunks.length > 0) await out.write(chunks.join(''));
-      } finally {
-        await out.close();
-      }
-    }).catch((err: unknown) => {
-      throw classifyWriteError(err);
-    });
-    outputs.forget(path);
-    return { kept, dropped };
-  });
-}
-
-/** Starts an output afresh (a new batch), creating its directory. */
+/** Starts an output afresh (a new export), creating its directory. */
 export function resetOutput(path: string): Promise<void> {
   return withPathLock(path, async () => {
     try {

@@ -9,9 +9,21 @@ import {
   validateInput,
   type EndpointDef,
 } from '../contract/index.js';
-import { paramsOf, planColumns, rowKey, type ColumnPlan } from '../batch/columns.js';
+import {
+  endpointParameters,
+  paramsOf,
+  planColumns,
+  rowKey,
+  type ColumnPlan,
+} from '../batch/columns.js';
 import { csvItems, tooLargeProblem, type CsvItem } from './csv-records.js';
-import { describeTextProblem, isBlankLine, physicalLines, textProblem } from './input-lines.js';
+import {
+  BYTE_ORDER_MARK_PROBLEM,
+  hasByteOrderMark,
+  isBlankLine,
+  physicalLines,
+} from './input-lines.js';
+import { lineDecoder, UNREADABLE_CHAR } from './text-encoding.js';
 import {
   DEFAULT_CHUNK_BYTES,
   DEFAULT_MAX_ROW_BYTES,
@@ -30,6 +42,9 @@ export class InputError extends Error {
   override name = 'InputError';
 }
 
+const encodingOf = (source: InputSource) =>
+  source.encoding !== undefined ? { encoding: source.encoding } : {};
+
 /** The row limit asked for, within 1 byte and MAX_ROW_BYTES_LIMIT. */
 export const rowLimitOf = (maxRowBytes?: number): number =>
   Math.max(1, Math.min(MAX_ROW_BYTES_LIMIT, Math.floor(maxRowBytes ?? DEFAULT_MAX_ROW_BYTES)));
@@ -39,7 +54,9 @@ export async function* jsonlItems(
   path: string,
   start: number,
   maxRowBytes: number,
+  encoding?: string,
 ): AsyncGenerator<CsvItem & { text?: string }> {
+  const decode = lineDecoder(encoding);
   for await (const line of physicalLines(path, start, maxRowBytes)) {
     const at = { begin: line.start, end: line.end };
     if (!line.bytes) {
@@ -51,16 +68,23 @@ export async function* jsonlItems(
       };
     } else if (isBlankLine(line.bytes)) {
       yield { kind: 'blank', ...at };
+    } else if (hasByteOrderMark(line.bytes)) {
+      yield {
+        kind: 'bad',
+        ...at,
+        code: 'invalid_row',
+        problem: `line has ${BYTE_ORDER_MARK_PROBLEM}`,
+      };
     } else {
-      const issue = textProblem(line.bytes);
-      if (issue)
-        yield {
-          kind: 'bad',
-          ...at,
-          code: 'invalid_row',
-          problem: `line has ${describeTextProblem(issue)}`,
-        };
-      else yield { kind: 'record', ...at, fields: [], text: line.bytes.toString('utf8') };
+      const { text, encoding: read, fallback } = decode(line.bytes);
+      yield {
+        kind: 'record',
+        ...at,
+        fields: [],
+        text,
+        encoding: read,
+        ...(fallback ? { fallback: true as const } : {}),
+      };
     }
   }
 }
@@ -76,7 +100,10 @@ async function readCsvHeader(
   name: string,
 ): Promise<{ header: string[]; dataOffset: number; blankLines: number; plan: ColumnPlan }> {
   let blankLines = 0;
-  for await (const item of csvItems(source.path, 0, { maxRowBytes: limit })) {
+  for await (const item of csvItems(source.path, 0, {
+    maxRowBytes: limit,
+    ...encodingOf(source),
+  })) {
     if (item.kind === 'blank') {
       blankLines += 1;
       continue;
@@ -108,24 +135,32 @@ export async function inspectInput(
   const limit = rowLimitOf(maxRowBytes);
   let total = 0;
   let blankLines = 0;
+  let notUtf8Rows = 0;
+  const counted = () => ({ blankLines, ...(notUtf8Rows > 0 ? { notUtf8Rows } : {}) });
   if (source.format === 'csv') {
     const found = await readCsvHeader(source, endpoint, limit, name);
     blankLines = found.blankLines;
     const { header, dataOffset } = found;
     // Counted as readRows reads them: with the header, which decides where a quoted field ends.
-    for await (const item of csvItems(source.path, dataOffset, { maxRowBytes: limit, header })) {
+    for await (const item of csvItems(source.path, dataOffset, {
+      maxRowBytes: limit,
+      header,
+      ...encodingOf(source),
+    })) {
       if (item.kind === 'blank') blankLines += 1;
       else total += 1;
+      if (item.kind === 'record' && item.fallback) notUtf8Rows += 1;
     }
-    return { total, header, dataOffset, blankLines };
+    return { total, header, dataOffset, ...counted() };
   }
   let checked = false;
-  for await (const item of jsonlItems(source.path, 0, limit)) {
+  for await (const item of jsonlItems(source.path, 0, limit, source.encoding)) {
     if (item.kind === 'blank') {
       blankLines += 1;
       continue;
     }
     total += 1;
+    if (item.kind === 'record' && item.fallback) notUtf8Rows += 1;
     if (!checked && item.text !== undefined) {
       // The first object's keys are checked like a header, so a wrong name fails before any row runs.
       const obj = parseObject(item.text);
@@ -135,7 +170,7 @@ export async function inspectInput(
       }
     }
   }
-  return { total, dataOffset: 0, blankLines };
+  return { total, dataOffset: 0, ...counted() };
 }
 
 export function parseObject(line: string): Record<string, unknown> | undefined {
@@ -149,24 +184,68 @@ export function parseObject(line: string): Record<string, unknown> | undefined {
   }
 }
 
+const holdsUnreadable = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? value.includes(UNREADABLE_CHAR)
+    : typeof value === 'object' && value !== null && Object.values(value).some(holdsUnreadable);
+
+/**
+ * "name could not be read as utf-8 (...)": the parameters of the endpoint are named, any other
+ * key (file content) is counted.
+ */
+function unreadableProblem(endpoint: EndpointDef, fields: string[], encoding: string): string {
+  const known = new Set(endpointParameters(endpoint).names);
+  const named = fields.filter((f) => known.has(f));
+  const others = fields.length - named.length;
+  const what = [
+    ...named,
+    ...(others > 0 ? [`${others} other field${others === 1 ? '' : 's'}`] : []),
+  ];
+  return `${what.join(', ')} could not be read as ${encoding} (name the file's encoding with --encoding, or save it as UTF-8)`;
+}
+
 function validatedRow(
   endpoint: EndpointDef,
   row: number,
   offset: number,
-  params: Record<string, unknown>,
+  given: Record<string, unknown>,
+  /** The encoding a file's row was read in; absent for a row handed in by code. */
+  encoding?: string,
 ): InputRow {
   // Only a JSONL file's first keys and a CSV header are checked at start: no later row, nor a
   // JSON value in a cell, picks where its result is delivered (--webhooks sets the callback).
-  if (hasCallbackKey(params))
+  if (hasCallbackKey(given))
     return {
       row,
       offset,
       problem: 'callback_url is set by --webhooks, not by a row',
-      key: rowKey(endpoint, params),
+      key: rowKey(endpoint, given),
     };
+  // A value whose bytes could not be read is left out: the row goes on by what it has left (its
+  // email, say, when a name was unreadable), and fails only when that is not enough.
+  const unreadable =
+    encoding === undefined ? [] : Object.keys(given).filter((k) => holdsUnreadable(given[k]));
+  const params = { ...given };
+  for (const k of unreadable) delete params[k];
   const v = validateInput(endpoint, params);
-  if (v.ok) return { row, offset, params: v.value, key: rowKey(endpoint, v.value) };
-  return { row, offset, problem: formatProblems(v.problems), key: rowKey(endpoint, params) };
+  if (v.ok)
+    return {
+      row,
+      offset,
+      params: v.value,
+      key: rowKey(endpoint, v.value),
+      ...(v.trimmed.length > 0 ? { trimmed: v.trimmed } : {}),
+      ...(unreadable.length > 0 ? { unreadable } : {}),
+    };
+  const problems = formatProblems(v.problems);
+  return {
+    row,
+    offset,
+    problem: unreadable.length
+      ? `${unreadableProblem(endpoint, unreadable, encoding!)}; without it: ${problems}`
+      : problems,
+    key: rowKey(endpoint, params),
+  };
 }
 
 const jsonBytes = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
@@ -217,7 +296,7 @@ function rowBuilder(
   if (source.format === 'csv') {
     if (!header) throw new InputError('CSV rows need the header found by inspectInput');
     const plan = planColumns(endpoint, header, source.columnMap, source.ignoreColumns);
-    toRow = ({ fields: record, begin }, row) => {
+    toRow = ({ fields: record, begin, encoding }, row) => {
       const fields: Record<string, string> = {};
       header.forEach((c, i) => (fields[c] = record[i] ?? ''));
       if (record.length !== header.length) {
@@ -233,18 +312,18 @@ function rowBuilder(
         };
       }
       return {
-        row: validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, fields, true)),
+        row: validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, fields, true), encoding),
         cells: record,
       };
     };
   } else {
     const plan = jsonlPlan(source);
-    toRow = ({ text, begin }, row) => {
+    toRow = ({ text, begin, encoding }, row) => {
       const obj = parseObject(text ?? '');
       if (!obj)
         return { row: { row, offset: begin, problem: 'line is not a JSON object', key: {} } };
       return {
-        row: validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false)),
+        row: validatedRow(endpoint, row, begin, paramsOf(endpoint, plan, obj, false), encoding),
         cells: obj,
       };
     };
@@ -271,8 +350,12 @@ export async function readRows(req: ReadRowsRequest): Promise<ReadRowsResult> {
   const toRow = rowBuilder(endpoint, source, req.header, maxRowBytes);
   const items: AsyncGenerator<CsvItem & { text?: string }> =
     source.format === 'csv'
-      ? csvItems(source.path, req.from.byteOffset, { maxRowBytes, header: req.header })
-      : jsonlItems(source.path, req.from.byteOffset, maxRowBytes);
+      ? csvItems(source.path, req.from.byteOffset, {
+          maxRowBytes,
+          header: req.header,
+          ...encodingOf(source),
+        })
+      : jsonlItems(source.path, req.from.byteOffset, maxRowBytes, source.encoding);
 
   let bytes = 0;
   try {
@@ -321,10 +404,14 @@ export async function* fileRows(
     opts.onHeader?.(found.header);
     for (let i = 0; i < found.blankLines; i++) yield { kind: 'blank', end: found.dataOffset };
     toRow = rowBuilder(endpoint, source, found.header, limit);
-    items = csvItems(source.path, found.dataOffset, { maxRowBytes: limit, header: found.header });
+    items = csvItems(source.path, found.dataOffset, {
+      maxRowBytes: limit,
+      header: found.header,
+      ...encodingOf(source),
+    });
   } else {
     toRow = rowBuilder(endpoint, source, undefined, limit);
-    items = jsonlItems(source.path, 0, limit);
+    items = jsonlItems(source.path, 0, limit, source.encoding);
   }
   let row = 0;
   try {

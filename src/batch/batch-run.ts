@@ -127,8 +127,7 @@ export class BatchRun {
     // run opens its current details, which the Web UI shows beside it, with the same summary.
     this.heading =
       `${batchSummaryLine(s.total, options.endpoint)} (run ${s.runs})\n` +
-      `input ${input.source.path}\noutput ${input.output}` +
-      (input.store ? '\nrows and results in the store' : '');
+      `input ${input.source.path}\noutput ${input.output}\nrows and results in the store`;
   }
 
   // ---- Signals ----
@@ -173,7 +172,7 @@ export class BatchRun {
       endpoint: this.options.endpoint,
       ...this.rules.progress(this.now(), this.state),
       output: input.output,
-      ...(input.store ? { stored: true } : {}),
+      stored: true,
       ...(input.csvRawCells ? { csvRawCells: true } : {}),
       source: this.inputFiles,
       ...(input.csvOutput ? { csvOutput: input.csvOutput } : {}),
@@ -450,7 +449,7 @@ export class BatchRun {
       total: s.total,
       ...s.counters,
       output: input.output,
-      ...(input.store ? { stored: true } : {}),
+      stored: true,
       ...(input.csvRawCells ? { csvRawCells: true } : {}),
       startedAt: s.startedAt,
       finishedAt: new Date(finishedAt).toISOString(),

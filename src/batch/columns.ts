@@ -1,7 +1,7 @@
 // How the columns of an input file become an endpoint's parameters: the --map option, the check
 // of a CSV header against the catalogue, and the typing of CSV cells (which are all strings).
 import type { z } from 'zod';
-import { CALLBACK_KEY, type EndpointDef } from '../contract/index.js';
+import { CALLBACK_KEY, trimSurrounding, type EndpointDef } from '../contract/index.js';
 
 export class ColumnError extends Error {
   override name = 'ColumnError';
@@ -197,7 +197,9 @@ export function typedCell(endpoint: EndpointDef, param: string, cell: string): u
   return cell;
 }
 
-/** Maps one record (column -> value) to parameters following the plan. */
+const isBlank = (text: string) => trimSurrounding(text) === '';
+
+/** Maps one record (column -> value) to parameters following the plan; empty cells are left out. */
 export function paramsOf(
   endpoint: EndpointDef,
   plan: ColumnPlan,
@@ -208,7 +210,9 @@ export function paramsOf(
   for (const [column, value] of Object.entries(record)) {
     const param = plan.has(column) ? plan.get(column) : column;
     if (param === null || param === undefined) continue;
-    if (value === undefined || value === null || value === '') continue;
+    // A cell of spaces is as empty as an empty one.
+    if (value === undefined || value === null || (typeof value === 'string' && isBlank(value)))
+      continue;
     params[param] =
       typeCells && typeof value === 'string' ? typedCell(endpoint, param, value) : value;
   }

@@ -1,42 +1,17 @@
 // How long a batch's jobs take, learned from its finished rows, and the first-poll delay it
 // gives new rows. Pure and small (at most JOB_SAMPLES numbers): carried across continue-as-new.
 //
-// The samples come from each row's jobMs: submit accepted -> the poll that saw the job done, an
-// upper bound of the job's duration. The estimate is their 80th percentile (nearest rank) over
-// the last 50 rows: a high quantile so the first poll lands after most jobs end, robust to a few
-// outliers (a job slowed by a retry, one served from a cache), and recent, so it follows drift.
+// The samples come from each row's jobMs (measured by calls/engine.ts): submit accepted -> the
+// poll that saw the job done, an upper bound of the job's duration. The estimate is their 80th
+// percentile (nearest rank) over the last 50 rows: a high quantile so the first poll lands after
+// most jobs end, robust to a few outliers (a job slowed by a retry, one served from a cache), and
+// recent, so it follows drift.
 // The first poll waits FIRST_POLL_FACTOR x the estimate, so the estimate probes downwards: a row
 // whose learned first poll found its job done reports about that delay, and the estimate moves
 // down while jobs get faster. A row whose learned first poll came too early says the first poll
 // should have waited until its job was seen done: it records jobMs / FIRST_POLL_FACTOR, the
 // estimate whose first poll is that late. Without that, the short polls after an early first poll
 // report a jobMs below the estimate and the estimate sinks until most first polls are early.
-
-/** Slack on the service's timestamps, which carry whole seconds. */
-export const SERVICE_CLOCK_SLACK_MS = 1_000;
-
-/**
- * A finished call's job duration, for learning. The base is acceptance -> the GET that saw the
- * job done, both stamped by the activities when the request really went out, so time spent
- * waiting for a permit is not counted. When the service states the job's own duration, the
- * sample is capped by it (plus its 1 s resolution), so a poll delayed by an outage, a lost worker
- * or a retried attempt does not teach the batch that jobs are slow. `fallbackMs` (workflow time)
- * serves when the activities gave no stamps.
- */
-export function measuredJobMs(t: {
-  acceptedAt?: number;
-  sentAt?: number;
-  serviceJobMs?: number;
-  fallbackMs: number;
-}): number {
-  const observed =
-    t.acceptedAt !== undefined && t.sentAt !== undefined
-      ? Math.max(0, t.sentAt - t.acceptedAt)
-      : Math.max(0, t.fallbackMs);
-  return t.serviceJobMs === undefined
-    ? observed
-    : Math.min(observed, t.serviceJobMs + SERVICE_CLOCK_SLACK_MS);
-}
 
 export const JOB_SAMPLES = 50;
 /** Rows that must finish before new rows get a learned first poll. */

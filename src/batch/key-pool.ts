@@ -7,7 +7,7 @@ import type { KeyPoolState, PoolKey } from './types.js';
 export interface PoolKeyConfig {
   id: string;
   perMinute: number;
-  /** For the ETA: the key's hour limit and the worker's throttle time scale. */
+  /** For the ETA: the key's hour limit and the worker's throttle time scale (times faster). */
   perHour?: number;
   timeScale?: number;
   /** false: the worker's throttle is off (PCDS_THROTTLE=off): no limit to time the batch by. */
@@ -32,13 +32,17 @@ export const activeKeys = (pool: KeyPoolState): PoolKey[] => pool.keys.filter((k
 
 /**
  * A pool key's windows for the ETA. A pool from a worker that did not send its hour limit or time
- * scale (an older one) is taken as bound by its minute limit alone, in real time.
+ * scale (an older one) is taken as bound by its minute limit alone, in real time. A time scale
+ * below 1 comes from a worker of the releases whose scale multiplied the windows (0.05 for 20
+ * times faster): it is read as that.
  */
-export const windowsOfPoolKey = (k: PoolKey): KeyWindows =>
-  keyWindows(
+export const windowsOfPoolKey = (k: PoolKey): KeyWindows => {
+  const scale = k.timeScale ?? 1;
+  return keyWindows(
     { id: k.id, perMinute: k.weight, perHour: k.perHour ?? k.weight * 60 },
-    k.timeScale ?? 1,
+    scale < 1 ? 1 / scale : scale,
   );
+};
 
 /** The key for the next row, or undefined when no key is left. Mutates the pool's counters. */
 export function pickKey(pool: KeyPoolState): string | undefined {

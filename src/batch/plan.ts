@@ -9,7 +9,7 @@
 // with other work (the throttle's fair shares, a person's calls) gets part of each key: the ETA
 // takes the part it has been getting (measuredShare).
 
-/** One key's limits and the length of its windows (the worker's time scale applied). */
+/** One key's limits and the length of its windows (shortened by the worker's time scale). */
 export interface KeyWindows {
   id: string;
   perMinute: number;
@@ -178,9 +178,29 @@ export function etaSeconds(e: EtaInput): number | undefined {
   return ms === undefined ? undefined : Math.ceil((ms + (e.tailMs ?? 0)) / 1000);
 }
 
+/** Rows with something to say of some of their values, and how often per parameter. */
+export interface FieldCounts {
+  rows: number;
+  fields: Record<string, number>;
+}
+
+/** How the input's bytes were read as text (batch-io/text-encoding.ts). */
+export interface InputText {
+  /** The encoding the caller named, else utf-8. */
+  encoding: string;
+  /** Rows that were not UTF-8, read as `readAs` (no encoding named). */
+  notUtf8?: { rows: number; readAs: string };
+  /** Valid rows sent without a value that could not be read in the encoding. */
+  unreadable: FieldCounts;
+}
+
 export interface PlanInput {
   /** Data rows of the input. */
   rows: number;
+  /** Valid rows trimmed (contract/trim.ts); none when absent. */
+  trimmed?: FieldCounts;
+  /** How the input was read; UTF-8 throughout when absent. */
+  text?: InputText;
   /** Rows that repeat an earlier row (they share its call: no request). */
   duplicates: number;
   /** Rows that fail validation (no request). */
@@ -192,7 +212,10 @@ export interface PlanInput {
   keys: readonly KeyWindows[];
   /** Typical credits of one found row (batch/cost.ts). */
   creditsPerRow: number;
-  /** The windows' time scale (1 for the real service): hours are reported in the service's time. */
+  /**
+   * How many times faster than the service the windows run (1 for the real service): hours are
+   * reported in the service's time.
+   */
   timeScale: number;
   /**
    * What each key already has in its windows (all traffic on it, as its throttle knows it), as
@@ -206,6 +229,10 @@ export interface BatchPlan {
   rows: number;
   duplicates: number;
   invalid: number;
+  /** Valid rows with a value that had whitespace around it: they are sent trimmed. */
+  trimmed: FieldCounts;
+  /** How the input's bytes were read as text. */
+  text: InputText;
   /** Rows the result cache would answer: no request, no credit. */
   cached?: number;
   /** Requests and credits the cache saves (credits: the cached rows that were found). */
@@ -218,7 +245,7 @@ export interface BatchPlan {
   keys: number;
   /** Wall-clock time the limits imply (ms), undefined when no key can send. */
   durationMs?: number;
-  /** The same in the service's hours (durationMs undone of the time scale). */
+  /** The same in the service's hours (durationMs times the time scale). */
   hours?: number;
   /** Credits if every row sent is found (empty results are free). */
   credits: number;
@@ -227,7 +254,7 @@ export interface BatchPlan {
 }
 
 const hoursOf = (ms: number | undefined, timeScale: number) =>
-  ms === undefined ? undefined : ms / timeScale / 3_600_000;
+  ms === undefined ? undefined : (ms * timeScale) / 3_600_000;
 
 export function planBatch(p: PlanInput): BatchPlan {
   const cached = p.cached ?? 0;
@@ -257,6 +284,8 @@ export function planBatch(p: PlanInput): BatchPlan {
     rows: p.rows,
     duplicates: p.duplicates,
     invalid: p.invalid,
+    trimmed: p.trimmed ?? { rows: 0, fields: {} },
+    text: p.text ?? { encoding: 'utf-8', unreadable: { rows: 0, fields: {} } },
     ...(p.cached !== undefined
       ? {
           cached,
@@ -274,7 +303,7 @@ export function planBatch(p: PlanInput): BatchPlan {
   };
 }
 
-/** The key windows of a configured key: its limits, the windows scaled like the throttle's. */
+/** The key windows of a configured key: its limits, the windows shortened like the throttle's. */
 export function keyWindows(
   k: { id: string; perMinute: number; perHour: number },
   timeScale: number,
@@ -283,8 +312,8 @@ export function keyWindows(
     id: k.id,
     perMinute: k.perMinute,
     perHour: k.perHour,
-    minuteMs: 60_000 * timeScale,
-    hourMs: 3_600_000 * timeScale,
+    minuteMs: 60_000 / timeScale,
+    hourMs: 3_600_000 / timeScale,
     weight: Math.max(1, k.perMinute),
   };
 }

@@ -18,6 +18,11 @@ export interface InputSource {
   columnMap?: Record<string, string>;
   /** Columns that are not parameters and are left out of the calls. */
   ignoreColumns?: string[];
+  /**
+   * The file's encoding as the caller named it (batch-io/text-encoding.ts). Absent: UTF-8, and a
+   * line that is not UTF-8 is read as Windows-1252.
+   */
+  encoding?: string;
 }
 
 /** Position of the next unread row. */
@@ -34,6 +39,10 @@ export interface ValidRow {
   offset: number;
   params: Record<string, unknown>;
   key: Record<string, unknown>;
+  /** Parameters whose value had whitespace around it, trimmed before they were checked. */
+  trimmed?: string[];
+  /** Parameters left out because their bytes could not be read in the file's encoding. */
+  unreadable?: string[];
   /** The earlier row with the same parameters once normalised: this row shares its call. */
   duplicateOf?: number;
   /** How many later rows share this row's call. */
@@ -79,10 +88,6 @@ export interface ReadRowsRequest {
   maxRowBytes?: number;
   /** The chunk's rows stop before this many bytes (serialized), but hold at least one row. */
   maxBytes?: number;
-  /** The batch's duplicates index (batch-io/duplicates.ts): rows are marked from it. */
-  duplicates?: string;
-  /** Rows that have a line in this output are left out of the chunk. */
-  skipWritten?: string;
 }
 
 export interface ReadRowsResult {
@@ -97,6 +102,8 @@ export interface InputInspection {
   dataOffset: number;
   /** Lines with nothing but spaces: skipped, not rows. */
   blankLines: number;
+  /** Rows that were not UTF-8 and were read as Windows-1252 (no encoding named): none when absent. */
+  notUtf8Rows?: number;
 }
 
 /** One line of the output file: exactly one per input row. */
@@ -126,6 +133,8 @@ export const INVALID_ROW = 'invalid_row' satisfies PcdsErrorCode;
 export const CREDIT_BUDGET = 'credit_budget' satisfies PcdsErrorCode;
 /** Code of a row that was not sent because it is over the row size limit. */
 export const ROW_TOO_LARGE = 'row_too_large' satisfies PcdsErrorCode;
+/** Code of a batch (or a compact row of one) started before the store: not run by this release. */
+export const BATCH_BEFORE_STORE = 'batch_before_store' satisfies PcdsErrorCode;
 
 export type BatchStateName =
   'running' | 'paused' | 'draining' | 'cancelling' | 'done' | 'cancelled';
@@ -140,7 +149,7 @@ export interface PoolKey {
   id: string;
   /** Requests per minute: the key's share of the rows is proportional to it. */
   weight: number;
-  /** Requests per hour, and the time scale of the worker's throttle windows (for the ETA). */
+  /** Requests per hour, and how many times faster the worker's throttle windows run (for the ETA). */
   perHour?: number;
   timeScale?: number;
   /** false: the worker's throttle is off; the ETA follows the rows per second. */
@@ -240,7 +249,8 @@ export interface BatchInput {
   /**
    * The batch's rows were loaded into the store under its id, and its results go there: workers
    * never open `source` or `output` (the caller's files, named for display and for the caller's
-   * own copy). Batches started without it read and write the files themselves.
+   * own copy). Every batch sets it; one without it was started by a release before the store
+   * (workers read and wrote its files), which workers of this release refuse (batch_before_store).
    */
   store?: boolean;
   /**
@@ -318,7 +328,7 @@ export interface CarriedState {
    * workflow id, so the next run takes them. Absent when the run drained its window first.
    */
   inFlight?: InFlightRow[];
-  /** Reads mark duplicate rows from the batch's index (batch-io/duplicates.ts). */
+  /** Reads mark duplicate rows (the store marked them when the rows were loaded). */
   dedupe?: boolean;
   /**
    * Duplicate rows waiting for the row whose call they share (it is in flight or sent back).
@@ -493,10 +503,6 @@ export const DEFAULT_MAX_ROW_BYTES = 64 * 1024;
 export const MAX_ROW_BYTES_LIMIT = 256 * 1024;
 /** Bytes of rows per chunk read into the workflow (payloads warn at 256 KB, fail at 2 MB). */
 export const DEFAULT_CHUNK_BYTES = 192 * 1024;
-
-/** The duplicates index of a batch, beside its output: row numbers only (batch-io/duplicates.ts). */
-export const duplicatesIndexPath = (output: string, batchId: string) =>
-  `${output}.${batchId}.duplicates.json`;
 
 /** A batch's one-line summary: its static summary at start, and each run's current details. */
 export const batchSummaryLine = (total: number, endpoint: string) =>

@@ -10,6 +10,7 @@ import {
   TimeoutFailure,
 } from '@temporalio/common';
 import { errorInfo } from '../contract/errors.js';
+import { failureDetailsOf } from '../contract/failure-details.js';
 
 /** A failure as an error code, the message to show and what the failure carried. */
 export interface CodedFailure {
@@ -27,12 +28,12 @@ export function describeCode(code: string, httpStatus?: number): string {
 }
 
 function coded(code: string, message: string, details: readonly unknown[] = []): CodedFailure {
-  const requestId = (details[0] as { requestId?: unknown } | undefined)?.requestId;
+  const { requestId } = failureDetailsOf(details);
   return {
     code,
     message,
     details: [...details],
-    ...(typeof requestId === 'string' ? { requestId } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
   };
 }
 

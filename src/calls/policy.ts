@@ -182,9 +182,6 @@ export type PollStep =
   | { kind: 'wait_for_key'; afterMs: number; code: string }
   | { kind: 'fail'; code: string; message?: string };
 
-/** A step that waits before the next (or the same) poll. */
-export type PollWait = Extract<PollStep, { afterMs: number }>;
-
 /** The deadline rule: the service said "running" at or after the maximum wait from acceptance. */
 export function pastDeadline(
   policy: CallPolicy,
@@ -227,7 +224,7 @@ export function keyRetryDelayMs(keyFaults: number, pollIntervalMs: number): numb
   return Math.min(600, 30 * 2 ** keyFaults) * pollIntervalMs;
 }
 
-export function pollTimeoutMessage(policy: CallPolicy): string {
+function pollTimeoutMessage(policy: CallPolicy): string {
   return `poll_timeout: the job was still running ${Math.round(policy.maxWaitMs / 1000)} s after the service accepted it`;
 }
 

@@ -19,9 +19,18 @@ export const webhookDeliveredSignal = defineSignal<[WebhookDelivery]>('webhookDe
 export const callStateQuery = defineQuery<CallState>('callState');
 
 /**
- * A submit activity is about to send its POST: recorded by the workflow before anything is sent,
- * so a submit attempt lost without this record (its worker died waiting for a permit) is known
- * to have sent nothing and is made again. Refused for an attempt the workflow has given up on.
+ * A submit activity is about to send its POST: its claim, in the heartbeat the server
+ * acknowledged just before (see activities/submit-intent.ts). The server keeps it with the
+ * attempt's failure (lastHeartbeatDetails), so an attempt lost without it is known to have sent
+ * nothing and is made again.
+ */
+export interface SubmitClaimed {
+  token: string;
+}
+
+/**
+ * The same claim as older activities made it: recorded by the workflow, refused for an attempt it
+ * has given up on. Still answered while activities of an earlier release run, and replayed.
  */
 export const submitIntentUpdate = defineUpdate<void, [{ token: string }]>('submitIntent');
 

@@ -5,8 +5,6 @@
 import type { Requester, SearchPageInfo, Transport } from '../contract/index.js';
 import type { CacheUse } from './cache-policy.js';
 
-export type Outcome = 'found' | 'empty' | 'failed';
-
 export interface CallInput {
   /** Catalogue name, e.g. person_enrichment. */
   endpoint: string;

@@ -1,6 +1,7 @@
 // Option parsers shared by the commands: a bad value is commander's one-line error naming it.
 import { InvalidArgumentError } from 'commander';
 import { parseAge } from '../calls/cache-policy.js';
+import { timeScaleProblem } from '../contract/time-scale.js';
 import { tenantIdProblem, weightProblem } from '../contract/tenant.js';
 
 /** An integer option within [min, max]. */
@@ -16,6 +17,14 @@ export const numArg = (name: string, min: number, max: number) => (v: string) =>
   const n = Number(v);
   if (!Number.isFinite(n) || n < min || n > max)
     throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}`);
+  return n;
+};
+
+/** A time scale: times faster than the real service, 1 to MAX_TIME_SCALE (contract/time-scale.ts). */
+export const timeScaleArg = (name: string) => (v: string) => {
+  const n = Number(v);
+  const problem = timeScaleProblem(n);
+  if (problem) throw new InvalidArgumentError(`${name} ${problem}`);
   return n;
 };
 

@@ -6,7 +6,6 @@ import { resolve } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { SingleBar } from 'cli-progress';
 import { Command, Option } from 'commander';
-import { summaryPathOf } from '../activities/results.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../store/index.js';
 import {
   cacheDefaultOf,
@@ -17,7 +16,12 @@ import {
 } from '../calls/cache-policy.js';
 import { ResultCache } from '../store/result-cache.js';
 import { ResultFollower } from '../store/follow.js';
-import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
+import {
+  outputsOf,
+  summaryPathOf,
+  writeBatchOutputs,
+  type BatchOutputs,
+} from '../store/outputs.js';
 import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../store/export.js';
 import type { NoLineLabel } from '../batch/flatten.js';
 import type { ResultLine } from '../batch/types.js';
@@ -78,7 +82,13 @@ import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
 import { batchShareNotes } from '../throttle/status-text.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
-import { keyWindows, type BatchPlan, type KeyWindows } from '../batch/plan.js';
+import {
+  keyWindows,
+  type BatchPlan,
+  type KeyWindows,
+  type FieldCounts,
+  type InputText,
+} from '../batch/plan.js';
 import { planPreparedBatch, type CacheHitCounter } from '../client/batch-plan-input.js';
 
 const listArg = (v: string) =>
@@ -143,15 +153,21 @@ export function spendText(
  * What the rows cost and how long their jobs take: requests (submit and polls) per row found or
  * empty, and the learned job duration that times each new row's first poll.
  */
-export function requestsText(p: Pick<BatchProgress, 'requestsPerRow' | 'jobMsEstimate'>): string {
+export function requestsText(
+  p: Pick<BatchProgress, 'requestsPerRow' | 'jobMsEstimate' | 'cached'>,
+): string {
+  // Rows the result cache answered send nothing: none is measured, none is missing.
+  const fromCache = p.cached ? ` (the result cache answered ${p.cached} rows: they send none)` : '';
   const perRow =
     p.requestsPerRow !== undefined
       ? `${p.requestsPerRow} requests per found/empty row`
-      : 'requests per row: none measured yet (no row found or empty)';
+      : fromCache
+        ? `requests per row: none measured${fromCache}`
+        : 'requests per row: none measured yet (no row found or empty)';
   const estimate =
     p.jobMsEstimate !== undefined
       ? `job duration estimate ${p.jobMsEstimate} ms`
-      : `job duration estimate: not learned yet (it needs ${MIN_JOB_SAMPLES} rows found or empty)`;
+      : `job duration estimate: not learned yet (it needs ${MIN_JOB_SAMPLES} rows found or empty${fromCache ? ' from the service' : ''})`;
   return `${perRow}; ${estimate}`;
 }
 
@@ -305,6 +321,9 @@ export interface WatchOptions {
   onTick?: () => Promise<void>;
 }
 
+/** How often a watch asks whether the batch ended. */
+const END_CHECK_MS = 1_000;
+
 /** How often a watch brings a stored batch's JSONL output up to date. */
 const FOLLOW_EVERY_MS = 1_000;
 
@@ -337,6 +356,16 @@ export async function watchStoredBatch(
   return writeBatchOutputs(store, batchId, files, summary, follower);
 }
 
+/** The progress bar's last line: how the batch ended and how long it took, no ETA. */
+export const endedBar = (s: BatchSummary) => ({
+  found: s.found,
+  empty: s.empty,
+  failed: s.failed,
+  rate: s.rowsPerSecond.toFixed(1),
+  timing: `${s.state} in ${fmtSeconds(Math.round(s.seconds))}`,
+  note: '',
+});
+
 /**
  * Shows a live progress bar until the batch ends, then returns its summary. Ctrl-C stops
  * watching (the batch goes on) and resolves undefined.
@@ -349,7 +378,7 @@ export async function watchBatch(
   const bar = new SingleBar({
     stream: out,
     format:
-      '{bar} {value}/{total} rows | found {found} empty {empty} failed {failed} | {rate} rows/s | ETA {etaText} {note}',
+      '{bar} {value}/{total} rows | found {found} empty {empty} failed {failed} | {rate} rows/s | {timing} {note}',
     hideCursor: true,
     barsize: 30,
     noTTYOutput: true,
@@ -363,7 +392,7 @@ export async function watchBatch(
       empty: p.empty,
       failed: p.failed,
       rate: p.rowsPerSecond.toFixed(1),
-      etaText: etaText(p, opts.pace),
+      timing: `ETA ${etaText(p, opts.pace)}`,
       note: p.paused
         ? `| PAUSED (${p.paused.code})`
         : p.state === 'draining'
@@ -392,21 +421,23 @@ export async function watchBatch(
   };
   process.once('SIGINT', onSigint);
   let finished: { summary?: BatchSummary; error?: unknown } | undefined;
-  // The wait for the result is a long poll: leaving the view ends it, so the command returns at once.
-  const leaving = new AbortController();
-  handle.client
-    .withAbortSignal(leaving.signal, () => handle.result())
-    .then(
-      (summary) => {
-        finished = { summary };
-        wake();
-      },
-      (error: unknown) => {
-        if (leaving.signal.aborted) return;
-        finished = { error };
-        wake();
-      },
+  // Whether the batch ended is asked every second, and its result read once it has: a long poll
+  // for the result (handle.result() under an abort signal for leaving the view) made the client
+  // add a listener to that signal for each of its calls, hundreds over a long batch
+  // (MaxListenersExceededWarning), and nothing is left to cancel when the view is left.
+  let endCheckedAt = 0;
+  const checkEnded = async () => {
+    endCheckedAt = Date.now();
+    const status = await handle
+      .describe()
+      .then((d) => d.status.name)
+      .catch(() => undefined);
+    if (status === undefined || status === 'RUNNING' || status === 'CONTINUED_AS_NEW') return;
+    finished = await handle.result().then(
+      (summary) => ({ summary }),
+      (error: unknown) => ({ error }),
     );
+  };
   // Without a worker nothing moves and no query is answered: the view says so, and keeps saying.
   let workersCheckedAt = 0;
   let noWorkerSaidAt = 0;
@@ -443,6 +474,10 @@ export async function watchBatch(
   };
   try {
     while (!finished && !detached) {
+      if (Date.now() - endCheckedAt >= END_CHECK_MS) {
+        await checkEnded();
+        if (finished) break;
+      }
       if (Date.now() - workersCheckedAt >= (noWorker ? 2_000 : WORKERS_CHECK_MS))
         await checkWorkers();
       if (!noWorker) {
@@ -473,13 +508,8 @@ export async function watchBatch(
       });
     }
   } finally {
-    leaving.abort();
     process.removeListener('SIGINT', onSigint);
-    if (finished?.summary) {
-      const s = finished.summary;
-      if (started)
-        bar.update(s.done, { found: s.found, empty: s.empty, failed: s.failed, note: '' });
-    }
+    if (finished?.summary && started) bar.update(finished.summary.done, endedBar(finished.summary));
     if (started) bar.stop();
   }
   if (detached) {
@@ -590,8 +620,33 @@ const fmtHours = (h: number | undefined, timeScale: number) => {
   const service = fmtSeconds(Math.round(h * 3600));
   return timeScale === 1
     ? `about ${service}`
-    : `about ${service} of the service's time (${fmtSeconds(Math.ceil(h * 3600 * timeScale))} at PCDS_THROTTLE_TIME_SCALE ${timeScale})`;
+    : `about ${service} of the service's time (${fmtSeconds(Math.ceil((h * 3600) / timeScale))} here, ${timeScale} times faster: PCDS_THROTTLE_TIME_SCALE)`;
 };
+
+const rowsText = (n: number) => `${n} row${n === 1 ? '' : 's'}`;
+const fieldsText = (counts: FieldCounts) =>
+  Object.entries(counts.fields)
+    .map(([field, n]) => `${field} ${n}`)
+    .join(', ');
+
+/** "trimmed: 6 rows had spaces around a value (email 6, name 2): sent without them". */
+const trimmedText = (trimmed: FieldCounts): string =>
+  `trimmed: ${rowsText(trimmed.rows)} had spaces around a value (${fieldsText(trimmed)}): sent without them`;
+
+/** How the input was read, when that is worth a line: not UTF-8 throughout, or values lost. */
+function inputTextLines(text: InputText): string[] {
+  const lines: string[] = [];
+  if (text.notUtf8)
+    lines.push(
+      `encoding: ${rowsText(text.notUtf8.rows)} not UTF-8, read as ${text.notUtf8.readAs} (a spreadsheet's CSV on Windows); if the file is in another encoding, name it with --encoding`,
+    );
+  else if (text.encoding !== 'utf-8') lines.push(`encoding: ${text.encoding} (--encoding)`);
+  if (text.unreadable.rows)
+    lines.push(
+      `unreadable: ${rowsText(text.unreadable.rows)} had a value that could not be read as ${text.notUtf8 ? 'UTF-8 or ' + text.notUtf8.readAs : text.encoding} (${fieldsText(text.unreadable)}): sent without it`,
+    );
+  return lines;
+}
 
 /** The plan, for people: a few lines, then what would shorten it. */
 export function planText(
@@ -628,6 +683,10 @@ export function planText(
         ]
       : []),
     `  ${creditsNote ?? `credits: up to ${plan.credits} (every row sent found; empty results are free)`}`,
+    ...[
+      ...(plan.trimmed.rows ? [trimmedText(plan.trimmed)] : []),
+      ...inputTextLines(plan.text),
+    ].map((line) => `  ${line}`),
     ...(plan.cached
       ? [
           `  cache: ${plan.cached} row${plan.cached === 1 ? '' : 's'} from the result cache save ~${plan.savedRequests} requests and ~${plan.savedCredits} credits (--refresh fetches them again)`,
@@ -763,6 +822,7 @@ interface StartFlags {
   map?: string;
   ignore?: string[];
   id?: string;
+  encoding?: string;
   tenant?: string;
   weight?: number;
   window?: number;
@@ -896,6 +956,10 @@ export function registerBatchCommand(program: Command): Command {
       'parameters whose column has another name, e.g. "email=Email Address,name=Full Name"',
     )
     .option('--ignore <columns>', 'comma-separated columns to leave out', listArg)
+    .option(
+      '--encoding <name>',
+      "the input's encoding, e.g. windows-1252 or iso-8859-15 (default: UTF-8, and a line that is not UTF-8 is read as windows-1252, which the plan counts)",
+    )
     .option('--id <batchId>', 'batch id (letters, digits, _ and -; default: generated)')
     .option('--tenant <id>', TENANT_HELP, tenantArg)
     .option(
@@ -965,6 +1029,7 @@ export function registerBatchCommand(program: Command): Command {
           ...(o.format ? { format: o.format } : {}),
           ...(o.map ? { map: o.map } : {}),
           ...(o.ignore ? { ignore: o.ignore } : {}),
+          ...(o.encoding ? { encoding: o.encoding } : {}),
           ...(o.id ? { batchId: o.id } : {}),
           tenant: o.tenant ?? config.PCDS_TENANT,
           ...(o.weight !== undefined ? { weight: o.weight } : {}),
@@ -1274,25 +1339,34 @@ export function registerBatchCommand(program: Command): Command {
             '--csv-raw-cells is for a CSV export: a JSONL holds the values as they are',
           );
         await withBatch(given, o.tenant, async (handle, config, _client, id) => {
-          const existing = await stat(target).catch(() => undefined);
-          if (existing && existing.size > 0 && !o.overwrite) {
-            throw new UsageError(
-              `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
-            );
-          }
+          const refuseExisting = async () => {
+            const existing = await stat(target).catch(() => undefined);
+            if (existing && existing.size > 0 && !o.overwrite) {
+              throw new UsageError(
+                `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
+              );
+            }
+          };
           // A stored batch is exported from the store, running or ended, with or without a worker.
           const fromStore = await withStore(config, async (store) => {
             if (!(await store.record(id))) return undefined;
             // The batch's own files (named by its progress or summary, when one answers).
             const status = await batchStatus(handle);
             const named = status.ended ? status.summary : status.progress;
-            if (named) {
-              const own = [named.output, named.csvOutput, named.source.path];
-              if (own.includes(target))
+            if (named && target === named.source.path)
+              throw new UsageError(`--output must not be the batch's input (${target})`);
+            if (named && (target === named.output || target === named.csvOutput)) {
+              // Its own output (a detached batch's is written by whoever watches it): written
+              // whole, as a watch at its end would, once the batch ended.
+              if (!status.ended)
                 throw new UsageError(
-                  `--output must not be the batch's ${target === named.source.path ? 'input' : 'own output'} (${target})`,
+                  `${target} is the batch's own output, and the batch is running: pcds batch watch ${id} writes it as rows finish (or give --output another file for a copy now)`,
                 );
+              const ended: BatchSummary = status.summary;
+              const own = await writeBatchOutputs(store, id, outputsOf(named), ended);
+              return { own: own ?? ended };
             }
+            await refuseExisting();
             const noLine = await noLineOf(handle);
             const report = await exportBatchFromStore(store, {
               batchId: id,
@@ -1303,6 +1377,14 @@ export function registerBatchCommand(program: Command): Command {
             });
             return { report, running: noLine === 'pending' };
           });
+          if (fromStore?.own) {
+            const s = fromStore.own;
+            if (o.json) return printJson(s);
+            process.stdout.write(
+              `wrote the batch's own output, whole: ${s.csvOutput ? `${s.csvOutput} and ` : ''}${s.output} (${s.total} rows; summary: ${summaryPathOf(s.csvOutput ?? s.output)})\n`,
+            );
+            return;
+          }
           if (fromStore) {
             if (o.json) return printJson(fromStore.report);
             const [first, ...notes] = exportText(fromStore.report, fromStore.running);
@@ -1314,6 +1396,7 @@ export function registerBatchCommand(program: Command): Command {
             throw new UsageError(
               `batch ${id} was started before the store: its export is a CSV or a JSONL`,
             );
+          await refuseExisting();
           const files = await batchFiles(handle);
           if (target === files.output || target === files.source.path) {
             throw new UsageError(

@@ -10,6 +10,7 @@ import {
   ASYNC_ENDPOINTS,
   TRANSPORTS,
   findEndpoint,
+  type AsyncEndpointName,
   tenantIdProblem,
   type Transport,
 } from '../contract/index.js';
@@ -201,7 +202,9 @@ export function registerCallCommand(program: Command): Command {
               config.PCDS_TASK_QUEUE,
               'the call is started and runs when one does',
             );
-          const handle = await client.startCall(endpoint.name, params, {
+          // A name and flags from the command line, checked above (validatedParams) and again
+          // when the call starts.
+          const handle = await client.startCall(endpoint.name as AsyncEndpointName, params, {
             ...(flags.id ? { idempotencyKey: flags.id } : {}),
             ...(flags.idPrefix ? { idempotencyKeyPrefix: flags.idPrefix } : {}),
             ...(flags.keyId ? { keyId: flags.keyId } : {}),

@@ -122,8 +122,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       port: options.emulatorPort ?? 8787,
       // Webhook mode works locally: the emulator delivers to the receiver on loopback.
       allowLoopbackCallbacks: true,
-      // The emulator's scale multiplies its durations: 60x faster is 1/60.
-      timeScale: 1 / timeScale,
+      timeScale,
       ...options.emulator,
       limits: {
         ...options.emulator?.limits,

@@ -2,10 +2,11 @@
 import type { Command } from 'commander';
 import { action } from './output.js';
 import { loadConfig, MAX_TIME_SCALE, paceNote } from '../config.js';
+import { pcdsCommand } from './pcds-command.js';
 import { installMetricsExporter } from '../metrics/exporter.js';
 import { startDevStack } from './dev-stack.js';
 import { checkPortsFree } from './ports.js';
-import { numArg, portArg } from './args.js';
+import { portArg, timeScaleArg } from './args.js';
 
 interface DevFlags {
   dataDir?: string;
@@ -59,7 +60,7 @@ export function registerDevCommand(program: Command): Command {
     .option(
       '--time-scale <x>',
       `run the emulator, the throttle and every wait X times faster than the real service (1-${MAX_TIME_SCALE}; 60: a minute lasts a second). Not the real pace: the banner and ETAs say so`,
-      numArg('--time-scale', 1, MAX_TIME_SCALE),
+      timeScaleArg('--time-scale'),
       1,
     )
     .option('--no-limits', "no rate limits: the emulator's off and the workers' throttle off")
@@ -101,10 +102,13 @@ export function registerDevCommand(program: Command): Command {
         });
         const exports = (env: Record<string, string>) =>
           Object.entries(env).map(([k, v]) => `export ${k}=${v}`);
+        // `npx pcds` resolves only in the project's folder: the other shell gets a command that
+        // runs from anywhere.
+        const pcds = pcdsCommand();
         const workerLines = opts.worker
           ? ''
           : `\nNo worker runs in this stack. Start pcds worker beside it (as many as you like; stop and replace them\n` +
-            `at will) in shells with the lines above and:\n${exports(stack.workerEnv).join('\n')}\nthen: pcds worker\n`;
+            `at will) in shells with the lines above and:\n${exports(stack.workerEnv).join('\n')}\nthen: ${pcds} worker\n`;
         process.stdout.write(
           `Temporal Web UI: ${stack.uiUrl ?? '(headless)'}\nEmulator:        ${stack.emulator.url}\n` +
             (stack.codecServer
@@ -113,7 +117,7 @@ export function registerDevCommand(program: Command): Command {
             `Pace:            ${paceLine(stack.config)}\n` +
             `Worker:          ${stack.worker ? `in this process, task queue ${stack.worker.taskQueue}` : 'none (--no-worker)'}\n` +
             `Payloads are encrypted with the key in ${stack.env.PCDS_ENCRYPTION_KEY_FILE ?? 'your PCDS_ENCRYPTION settings'}\n\n` +
-            `In another shell:\n${exports(stack.env).join('\n')}\n${workerLines}\nthen e.g.: pcds call person_enrichment --email someone@example.com\n` +
+            `In another shell:\n${exports(stack.env).join('\n')}\n${workerLines}\nthen e.g.: ${pcds} call person_enrichment --email someone@example.com\n` +
             `Ctrl-C stops everything (workflows are kept in ${stack.config.PCDS_DATA_DIR}/temporal.db).\n`,
         );
         await new Promise<void>((resolve) => {

@@ -9,7 +9,8 @@ import {
   type EmulatorOptionsInput,
   type RunningEmulator,
 } from '../emulator/index.js';
-import { intArg, numArg } from './args.js';
+import { MAX_TIME_SCALE, timeScaleEnv } from '../contract/time-scale.js';
+import { intArg, numArg, timeScaleArg } from './args.js';
 
 export interface EmulatorFlags {
   port?: number;
@@ -50,17 +51,42 @@ export async function emulatorOptionsFromFlags(
   return base as EmulatorOptionsInput;
 }
 
-/** The lines printed at start: where it listens and the development credentials. */
+/** What a worker, the CLI or a service needs to use this emulator, at its pace and limits. */
+export function emulatorEnv(em: RunningEmulator): Record<string, string> {
+  return {
+    PCDS_BASE_URL: em.url,
+    PCDS_API_KEY: em.devKey.key,
+    PCDS_API_SECRET: em.devKey.secret,
+    ...timeScaleEnv(em.options.timeScale),
+    // Without limits, no throttle stands before the requests; with them, it keeps to them.
+    ...(em.options.limits.enabled
+      ? em.options.limits.perMinute !== 100 || em.options.limits.perHour !== 1000
+        ? {
+            PCDS_RATE_PER_MINUTE: String(em.options.limits.perMinute),
+            PCDS_RATE_PER_HOUR: String(em.options.limits.perHour),
+          }
+        : {}
+      : { PCDS_THROTTLE: 'off' }),
+  };
+}
+
+/** The lines printed at start: where it listens, the development credentials, what to export. */
 export function startBanner(em: RunningEmulator): string {
+  const { timeScale, limits } = em.options;
+  const pace =
+    timeScale === 1 ? "the real service's" : `${timeScale} times faster than the real service`;
   return [
     `pcds emulator listening on ${em.url}`,
     `  dev key id:   ${em.devKey.id}`,
     `  API key:      ${em.devKey.key}`,
     `  API secret:   ${em.devKey.secret}`,
     `  admin token:  ${em.adminToken}  (header X-Admin-Token for /v1/api-keys and /admin)`,
-    `  time scale:   ${em.options.timeScale}; limits ${em.options.limits.enabled ? `${em.options.limits.perMinute}/min, ${em.options.limits.perHour}/h` : 'off'}`,
+    `  pace:         ${pace}; limits ${limits.enabled ? `${limits.perMinute}/min, ${limits.perHour}/h` : 'off'}`,
     `  OpenAPI:      ${em.url}/openapi.json`,
-    `  export PCDS_BASE_URL=${em.url} PCDS_API_KEY=${em.devKey.key} PCDS_API_SECRET=${em.devKey.secret}`,
+    `Workers, the CLI and services that use it need:`,
+    `  export ${Object.entries(emulatorEnv(em))
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
   ].join('\n');
 }
 
@@ -75,8 +101,8 @@ export function registerEmulatorCommand(program: Command): Command {
     .option('-c, --config <file>', 'JSON file of emulator options (flags override it)')
     .option(
       '--time-scale <x>',
-      'multiply latencies and rate-limit windows (0.01 for fast tests)',
-      numArg('--time-scale', 0.0001, 100),
+      `run latencies and rate-limit windows X times faster than the real service (1-${MAX_TIME_SCALE}; 60: a minute lasts a second); workers need the same PCDS_TIME_SCALE, which the banner prints`,
+      timeScaleArg('--time-scale'),
     )
     .option('--no-limits', 'turn the per-key rate limits off')
     .option('--seed <n>', 'seed of the synthetic dataset', intArg('--seed', 0, 2 ** 31 - 1))

@@ -2,6 +2,7 @@
 // when its command runs.
 import { Command } from 'commander';
 import { reportError } from './output.js';
+import { unknownCommand } from './unknown-command.js';
 
 // A reader that stops early (`pcds batch status <id> | head -1`) closes the pipe: the rest of the
 // output has nowhere to go, so the command ends quietly, as Unix tools do, instead of crashing.
@@ -55,6 +56,15 @@ const loaders =
     ? [COMMANDS[named]]
     : Object.values(COMMANDS);
 for (const register of await Promise.all(loaders.map((load) => load()))) register(program);
+
+const unknown = unknownCommand(program, process.argv.slice(2));
+if (unknown) {
+  // Commander reads --help before it looks for the command: `pcds doctr --help` would show the
+  // help of `pcds` and exit 0, as if the command existed.
+  process.stderr.write(`error: unknown command '${unknown.word}'\n\n`);
+  unknown.parent.outputHelp({ error: true });
+  process.exit(2);
+}
 
 try {
   await program.parseAsync(process.argv);

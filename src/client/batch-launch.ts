@@ -50,6 +50,7 @@ import {
 import type { NoLineLabel } from '../batch/flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from '../batch/messages.js';
 import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
+import { checkedEncoding, EncodingError } from '../batch-io/text-encoding.js';
 import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
 import { explainProgress } from './batch-waits.js';
 import type { WaitReason } from './wait-reasons.js';
@@ -153,6 +154,11 @@ export interface BatchRequest extends BatchOptions {
   map?: string;
   /** Columns to leave out. */
   ignore?: string[];
+  /**
+   * The input's encoding (utf-8, windows-1252, iso-8859-15, ...). Default: UTF-8, and a line that
+   * is not UTF-8 is read as Windows-1252 (the plan counts those rows).
+   */
+  encoding?: string;
 }
 
 export interface PreparedBatch {
@@ -363,6 +369,13 @@ async function prepareFiles(
       );
     }
   }
+  let encoding: string | undefined;
+  try {
+    encoding = req.encoding === undefined ? undefined : checkedEncoding(req.encoding);
+  } catch (err) {
+    if (err instanceof EncodingError) throw new BatchSetupError('invalid_options', err.message);
+    throw err;
+  }
   try {
     const columnMap = req.map ? parseColumnMap(req.map) : undefined;
     // What the map itself gets wrong is said in full: it tells nothing of the file.
@@ -372,6 +385,7 @@ async function prepareFiles(
       format: formatOf(inputPath, req.format, byRole ? 'the input file' : inputPath),
       ...(columnMap ? { columnMap } : {}),
       ...(req.ignore?.length ? { ignoreColumns: req.ignore } : {}),
+      ...(encoding ? { encoding } : {}),
     };
     const inspection = await inspectInput(
       source,

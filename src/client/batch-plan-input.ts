@@ -4,17 +4,48 @@
 import { TYPICAL_CREDITS } from '../batch/cost.js';
 import { DuplicateFinder } from '../batch-io/duplicates.js';
 import type { PreparedBatch } from './batch-launch.js';
-import { keyWindows, planBatch, type BatchPlan, type SentLog } from '../batch/plan.js';
+import { endpointParameters } from '../batch/columns.js';
+import {
+  keyWindows,
+  planBatch,
+  type BatchPlan,
+  type FieldCounts,
+  type InputText,
+  type SentLog,
+} from '../batch/plan.js';
+import { getEndpoint } from '../contract/index.js';
 import { readRows } from '../batch-io/row-reader.js';
+import { FALLBACK_ENCODING } from '../batch-io/text-encoding.js';
 import { isInvalidRow, type BatchInput, type InputInspection } from '../batch/types.js';
 
 export interface InputCounts {
   rows: number;
   invalid: number;
   duplicates: number;
+  /** Valid rows sent with whitespace trimmed from around a value, and how often per parameter. */
+  trimmed: FieldCounts;
+  /** How the input was read as text, and the valid rows sent without an unreadable value. */
+  text: InputText;
   /** Rows the result cache would answer (found or empty), and the found among them. */
   cached?: number;
   cachedFound?: number;
+}
+
+/**
+ * Counts the rows that list some of their parameters (trimmed, unreadable). A parameter of the
+ * endpoint is named; any other key (a loosely documented endpoint's, from the file) is "other".
+ */
+class FieldCounter {
+  readonly counts: FieldCounts = { rows: 0, fields: {} };
+  constructor(private readonly names: ReadonlySet<string>) {}
+  add(fields: readonly string[] | undefined): void {
+    if (!fields?.length) return;
+    this.counts.rows += 1;
+    for (const field of fields) {
+      const name = this.names.has(field) ? field : 'other';
+      this.counts.fields[name] = (this.counts.fields[name] ?? 0) + 1;
+    }
+  }
 }
 
 /** Counts, of the rows a batch would send, those the result cache would answer. */
@@ -28,6 +59,9 @@ export async function countPlanRows(
   cacheHits?: CacheHitCounter,
 ): Promise<InputCounts> {
   const finder = input.dedupe === false ? undefined : new DuplicateFinder();
+  const names = new Set(endpointParameters(getEndpoint(input.endpoint)).names);
+  const trimmed = new FieldCounter(names);
+  const unreadable = new FieldCounter(names);
   let invalid = 0;
   let cached = 0;
   let cachedFound = 0;
@@ -46,6 +80,8 @@ export async function countPlanRows(
     for (const row of got.rows) {
       if (isInvalidRow(row)) invalid += 1;
       else {
+        trimmed.add(row.trimmed);
+        unreadable.add(row.unreadable);
         finder?.add(row);
         if (!finder?.followers.has(row.row)) sent.push(row.params);
       }
@@ -61,6 +97,14 @@ export async function countPlanRows(
     rows: inspection.total,
     invalid,
     duplicates: finder?.followers.size ?? 0,
+    trimmed: trimmed.counts,
+    text: {
+      encoding: input.source.encoding ?? 'utf-8',
+      ...(inspection.notUtf8Rows
+        ? { notUtf8: { rows: inspection.notUtf8Rows, readAs: FALLBACK_ENCODING } }
+        : {}),
+      unreadable: unreadable.counts,
+    },
     ...(cacheHits ? { cached, cachedFound } : {}),
   };
 }

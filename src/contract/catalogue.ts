@@ -33,16 +33,26 @@ export type McpTool =
   | 'company_search'
   | 'company_enrichment';
 
-export interface EndpointDef {
+/**
+ * One endpoint. The type parameters keep what the entry of ENDPOINTS says, so the client can type
+ * a call by its endpoint's name: the name, the schema of its parameters, where its result sits
+ * and how it is polled.
+ */
+export interface EndpointDef<
+  Name extends string = string,
+  Input extends z.ZodType<Record<string, unknown>> = z.ZodType<Record<string, unknown>>,
+  Result extends ResultPath = ResultPath,
+  Polling extends PollingContract = PollingContract,
+> {
   /** Stable snake_case name used by the CLI, workflows and search attributes. */
-  readonly name: string;
+  readonly name: Name;
   readonly path: `/${string}`;
   /** HTTP method of the submit (or of the single call, for synchronous endpoints). */
   readonly method: 'POST' | 'GET';
   readonly product: Product;
-  readonly input: z.ZodType<Record<string, unknown>>;
-  readonly resultPath: ResultPath;
-  readonly polling: PollingContract;
+  readonly input: Input;
+  readonly resultPath: Result;
+  readonly polling: Polling;
   readonly price: PriceClass;
   /** Identity groups, used for the "input key" of a batch row and for emulator lookups. */
   readonly identity: readonly IdentityGroup[];
@@ -57,19 +67,45 @@ export interface EndpointDef {
 const g = (...fields: string[]): IdentityGroup[] => fields.map((f) => f.split('+'));
 const CONTACT = g('email', 'phone', 'social_media_url', 'name');
 
-type Async = Omit<EndpointDef, 'method' | 'polling'> & { polling?: PollingContract };
-const asyncEndpoint = (e: Async): EndpointDef => ({ method: 'POST', polling: 'general', ...e });
+type AsyncPolling = Exclude<PollingContract, 'sync'>;
+/** The schema of a loosely documented endpoint: any object, as given. */
+type LooseInput = z.ZodType<Record<string, unknown>, Record<string, unknown>>;
+/** An asynchronous entry as written: POST, and the general polling contract unless it says. */
+interface Async<
+  N extends string,
+  I extends z.ZodType<Record<string, unknown>>,
+  R extends ResultPath,
+  P extends AsyncPolling,
+> extends Omit<EndpointDef, 'name' | 'input' | 'resultPath' | 'method' | 'polling'> {
+  readonly name: N;
+  readonly input: I;
+  readonly resultPath: R;
+  readonly polling?: P;
+}
+const asyncEndpoint = <
+  N extends string,
+  I extends z.ZodType<Record<string, unknown>>,
+  R extends ResultPath,
+  P extends AsyncPolling = 'general',
+>(
+  e: Async<N, I, R, P>,
+): EndpointDef<N, I, R, P> => ({ method: 'POST', polling: 'general' as P, ...e });
+
+/** A synchronous entry: one request, nothing to poll. */
+const syncEndpoint = <N extends string, I extends z.ZodType<Record<string, unknown>>>(
+  e: Omit<EndpointDef<N, I, 'data', 'sync'>, 'resultPath' | 'polling'>,
+): EndpointDef<N, I, 'data', 'sync'> => ({ ...e, resultPath: 'data', polling: 'sync' });
 
 /** An endpoint from the "other asynchronous" family: named inputs, loose payload. */
-function other(
-  name: string,
+function other<N extends string, R extends ResultPath>(
+  name: N,
   path: `/${string}`,
   product: Product,
-  resultPath: ResultPath,
+  resultPath: R,
   identity: string[],
   summary: string,
   required: string[] = [],
-): EndpointDef {
+): EndpointDef<N, LooseInput, R, 'general'> {
   const groups = g(...identity);
   const fields = [...new Set([...groups.flat(), ...required])];
   return asyncEndpoint({
@@ -85,8 +121,8 @@ function other(
 }
 
 /** Additional paths of the family whose payloads are not shown: free-form input. */
-function additional(
-  name: string,
+function additional<N extends string>(
+  name: N,
   path: `/${string}`,
   product: Product,
   summary: string,
@@ -105,7 +141,7 @@ function additional(
   });
 }
 
-export const ENDPOINTS: readonly EndpointDef[] = [
+export const ENDPOINTS = [
   asyncEndpoint({
     name: 'person_search',
     path: '/person/search',
@@ -396,42 +432,55 @@ export const ENDPOINTS: readonly EndpointDef[] = [
     'enrichment',
     'Engagements with competitors of a company',
   ),
-  {
+  syncEndpoint({
     name: 'person_enrichment_feedback',
     path: '/person/enrichment/feedback',
     method: 'POST',
     product: 'enrichment',
     input: feedbackInput,
-    resultPath: 'data',
-    polling: 'sync',
     price: 'free',
     identity: [],
     summary: 'Feedback on an enrichment (synchronous; nothing to poll)',
-  },
-  {
+  }),
+  syncEndpoint({
     name: 'usage',
     path: '/usage',
     method: 'GET',
     product: 'none',
     input: usageQuery,
-    resultPath: 'data',
-    polling: 'sync',
     price: 'free',
     identity: [],
     summary: 'Credit usage of the account for a month (synchronous, free)',
-  },
-];
+  }),
+] as const;
 
-const byName = new Map(ENDPOINTS.map((e) => [e.name, e]));
-const byPath = new Map(ENDPOINTS.map((e) => [e.path, e]));
+/** An entry of the catalogue, with its own types. */
+export type Endpoint = (typeof ENDPOINTS)[number];
+/** The name of an endpoint of the catalogue. */
+export type EndpointName = Endpoint['name'];
+/** An endpoint with a durable call (every one but the synchronous feedback and usage). */
+export type AsyncEndpointName = Exclude<Endpoint, { polling: 'sync' }>['name'];
+/** The catalogue's entry of an endpoint, by name. */
+export type EndpointOf<N extends EndpointName> = Extract<Endpoint, { name: N }>;
+/** The parameters an endpoint takes, as its schema types them. */
+export type EndpointParams<N extends EndpointName> = z.input<EndpointOf<N>['input']>;
+
+const byName = new Map<string, EndpointDef>(ENDPOINTS.map((e) => [e.name, e]));
+const byPath = new Map<string, EndpointDef>(ENDPOINTS.map((e) => [e.path, e]));
 
 /** Asynchronous data endpoints: a POST submits a job, a GET on the same path polls it. */
-export const ASYNC_ENDPOINTS = ENDPOINTS.filter((e) => e.polling !== 'sync');
+export const ASYNC_ENDPOINTS = ENDPOINTS.filter(
+  (e): e is Exclude<Endpoint, { polling: 'sync' }> => e.polling !== 'sync',
+);
+
+/** Whether a name (a flag, a tool argument) is an endpoint with a durable call. */
+export const isAsyncEndpointName = (name: string): name is AsyncEndpointName =>
+  ASYNC_ENDPOINTS.some((e) => e.name === name);
 
 /** Look an endpoint up by name (person_enrichment), path (/person/enrichment) or dashed name. */
 export function findEndpoint(nameOrPath: string): EndpointDef | undefined {
   const key = nameOrPath.trim();
-  return byName.get(key) ?? byPath.get(key as `/${string}`) ?? byName.get(key.replace(/-/g, '_'));
+  return byName.get(key) ?? byPath.get(key) ?? byName.get(key.replace(/-/g, '_'));
 }
 
 export function getEndpoint(nameOrPath: string): EndpointDef {

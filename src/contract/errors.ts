@@ -251,6 +251,10 @@ export const ERRORS = [
     "the row was not sent: it could have taken the batch's credits past its --max-credits budget",
   ),
   own('row_already_run', 'a call for this row already completed under this batch id'),
+  own(
+    'batch_before_store',
+    'a batch started before the store (its rows in files): workers of this release do not run it; finish it with the release that started it',
+  ),
   own('row_id_taken', "another workflow holds a row's workflow id: the row was not sent"),
   own('child_failed', "a batch row's call ended without an error code"),
   own('cancelled', 'cancelled before it finished'),

@@ -87,13 +87,35 @@ export function rulesAsJsonSchema(
   return out;
 }
 
-export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
+type WithCallback<S extends Shape> = S & { callback_url: z.ZodOptional<typeof callbackUrl> };
+
+/**
+ * What an endpoint's schema takes and gives, as types: its documented parameters (each optional
+ * or not as the schema says), and for a loosely documented endpoint any further field.
+ */
+export type InputSchema<S extends Shape, Loose extends boolean = false> = z.ZodType<
+  z.output<z.ZodObject<WithCallback<S>>> & (Loose extends true ? Record<string, unknown> : unknown),
+  z.input<z.ZodObject<WithCallback<S>>> & (Loose extends true ? Record<string, unknown> : unknown)
+>;
+
+export function buildInputSchema<S extends Shape>(
+  shape: S,
+  rules?: InputRules & { strict?: true },
+): InputSchema<S>;
+export function buildInputSchema<S extends Shape>(
+  shape: S,
+  rules: InputRules & { strict: false },
+): InputSchema<S, true>;
+export function buildInputSchema<S extends Shape>(
+  shape: S,
+  rules: InputRules = {},
+): InputSchema<S, boolean> {
   const base = z.object({ ...shape, callback_url: callbackUrl.optional() });
   const obj = rules.strict === false ? base.loose() : base.strict();
   // An alias counts only where the endpoint documents the pair (keywords is /person/discover's own
   // field, not an alias of a query it does not take).
   const aliases = aliasesOfShape(Object.keys(shape));
-  return obj.meta(rulesAsJsonSchema(rules, aliases)).superRefine((raw, ctx) => {
+  const checked = obj.meta(rulesAsJsonSchema(rules, aliases)).superRefine((raw, ctx) => {
     const input = raw as Record<string, unknown>;
     for (const [alias, canonical] of Object.entries(aliases)) {
       if (
@@ -121,6 +143,7 @@ export function buildInputSchema(shape: Shape, rules: InputRules = {}) {
       });
     }
   });
+  return checked;
 }
 
 /**
@@ -146,7 +169,7 @@ const bool = z.boolean({ message: 'must be true or false' }).optional();
 const socialUrl = { social_media_url: uri.optional(), linkedin_url: uri.optional() };
 const contact = { email: email.optional(), phone: str, ...socialUrl };
 
-export const personSearchShape: Shape = {
+export const personSearchShape = {
   query: str,
   keywords: str,
   person_name: str,
@@ -179,16 +202,7 @@ export const personSearchShape: Shape = {
   insights: bool,
   high_freshness: bool,
   newsfeed: newsfeed.optional(),
-};
-
-export const PERSON_SEARCH_STRUCTURED = [
-  'person_name',
-  'role',
-  'company_name',
-  'geography',
-  'tenure',
-  'college',
-] as const;
+} satisfies Shape;
 
 // The interface's rule names exactly these five; the structured parts refine a search but do not
 // satisfy the rule alone.
@@ -222,7 +236,7 @@ export const personSearchInput = buildInputSchema(personSearchShape, {
   oneOf: PERSON_SEARCH_REQUIRED_ONE_OF,
 }).superRefine(checkPageOffset);
 
-export const personEnrichmentShape: Shape = {
+export const personEnrichmentShape = {
   ...contact,
   name: str,
   company: str,
@@ -238,7 +252,7 @@ export const personEnrichmentShape: Shape = {
   probability_score: bool,
   ai_enhanced_search: bool,
   required_fields: z.array(nonEmpty).optional(),
-};
+} satisfies Shape;
 export const PERSON_IDENTITY = [['email'], ['phone'], ['social_media_url'], ['name']] as const;
 
 export const personEnrichmentInput = buildInputSchema(personEnrichmentShape, {

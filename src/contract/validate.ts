@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import { ENDPOINTS, type EndpointDef } from './catalogue.js';
 import { aliasesOfShape } from './inputs.js';
+import { trimParams } from './trim.js';
 
 export interface InputProblem {
   /** Dotted path of the field, or '' for a rule about the whole input. */
@@ -11,7 +12,13 @@ export interface InputProblem {
 }
 
 export type Validation =
-  { ok: true; value: Record<string, unknown> } | { ok: false; problems: InputProblem[] };
+  | {
+      ok: true;
+      value: Record<string, unknown>;
+      /** Parameters whose value had whitespace around it, now trimmed (trim.ts). */
+      trimmed: string[];
+    }
+  | { ok: false; problems: InputProblem[] };
 
 /** The value at a path of the input, to tell a missing field from a wrong one. */
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
@@ -198,11 +205,25 @@ export const TOO_DEEP: InputProblem = {
   message: `nests objects or arrays deeper than ${MAX_INPUT_DEPTH} levels`,
 };
 
-export function validateInput(endpoint: EndpointDef, input: unknown): Validation {
-  const given = input ?? {};
-  if (nestsDeeperThan(given)) return { ok: false, problems: [TOO_DEEP] };
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * An input checked against its endpoint, after the whitespace around its text values is trimmed
+ * (what every edge sends, and what duplicate detection and the cache compare). The emulator
+ * passes `trim: false`: it judges values as sent, so a test shows that they were sent trimmed.
+ */
+export function validateInput(
+  endpoint: EndpointDef,
+  input: unknown,
+  opts: { trim?: boolean } = {},
+): Validation {
+  const raw = input ?? {};
+  if (nestsDeeperThan(raw)) return { ok: false, problems: [TOO_DEEP] };
+  const { value: given, trimmed } =
+    isPlainObject(raw) && opts.trim !== false ? trimParams(raw) : { value: raw, trimmed: [] };
   const parsed = endpoint.input.safeParse(given);
-  if (parsed.success) return { ok: true, value: parsed.data };
+  if (parsed.success) return { ok: true, value: parsed.data, trimmed };
   return { ok: false, problems: problemsOf(parsed.error, given, endpoint.input) };
 }
 

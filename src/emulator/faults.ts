@@ -71,7 +71,7 @@ export class FaultInjector {
   slowReplyMs(path: string): number {
     if (!this.applies(path) || this.faults.slowReplyShare === 0) return 0;
     return this.random() < this.faults.slowReplyShare
-      ? this.faults.slowReplyMs * this.timeScale
+      ? this.faults.slowReplyMs / this.timeScale
       : 0;
   }
 
@@ -80,8 +80,8 @@ export class FaultInjector {
     const f = this.faults;
     if (f.dropConnectionShare > 0 && this.random() < f.dropConnectionShare) return { kind: 'drop' };
     if (f.rateLimitBurst) {
-      const duration = f.rateLimitBurst.durationMs * this.timeScale;
-      const every = (f.rateLimitBurst.everyMs ?? Infinity) * this.timeScale;
+      const duration = f.rateLimitBurst.durationMs / this.timeScale;
+      const every = (f.rateLimitBurst.everyMs ?? Infinity) / this.timeScale;
       this.burstFrom ??= now;
       const since = now - this.burstFrom;
       const intoCycle = Number.isFinite(every) ? since % every : since;

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { EmulatorContext } from './context.js';
 import { datasetFor } from './dataset/dataset.js';
 import { FaultInjector } from './faults.js';
+import { submitFingerprint } from './fingerprint.js';
 import { JobStore } from './jobs.js';
 import { KeyStore } from './keys.js';
 import { Ledger } from './ledger.js';
@@ -48,6 +49,11 @@ export interface RunningEmulator {
   /** Direct access for tests: replace faults, read counters, wait for webhooks. */
   setFaults(faults: Partial<Faults>): Faults;
   stats(keyId?: string): KeyStats;
+  /**
+   * Whether a submit of `input` to `endpoint` reached the server, whatever it was answered (its
+   * callback URL aside): what tells a request that may have been sent from one never sent.
+   */
+  submitArrived(endpoint: string, input: Record<string, unknown>): boolean;
   /** Wait until webhook deliveries under way have finished. */
   drainWebhooks(timeoutMs?: number): Promise<void>;
   /** Drop jobs, usage, rate windows and counters (keys and faults stay). */
@@ -127,6 +133,7 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
       jobs.settleDue();
       return structuredClone(stats.of(keyId));
     },
+    submitArrived: (endpoint, input) => stats.hasArrived(submitFingerprint(endpoint, input)),
     drainWebhooks: (timeoutMs) => webhooks.drain(timeoutMs),
     reset: () => {
       jobs.reset();

@@ -1,5 +1,5 @@
 // Jobs and their state machine: queued -> processing -> a terminal status, on a timeline fixed at
-// submit (latency x time scale). Status is read from the clock, so polls cost no timers; one
+// submit (latency shortened by the time scale). Status is read from the clock, so polls cost no timers; one
 // timer per job settles it (charges credits, sends the webhook) when it completes.
 import { randomBytes } from 'node:crypto';
 import {
@@ -94,7 +94,8 @@ export class JobStore {
     page?: { offset: number; limit: number },
   ): Job {
     const now = Date.now();
-    const scale = this.opts.timeScale * this.slowness(endpoint, input);
+    // The time scale is how many times faster than the service: durations are divided by it.
+    const scale = this.slowness(endpoint, input) / this.opts.timeScale;
     const fault = this.faults.forJob(endpoint.path);
     const processingAt = now + this.opts.latency.queuedMs * scale;
     const doneAt =
@@ -159,7 +160,7 @@ export class JobStore {
 
   /** Forget jobs past the retention period; cheap when none is (it stops at the first young job). */
   private evictExpired(now: number): void {
-    const cutoff = now - this.opts.jobRetentionMs * this.opts.timeScale;
+    const cutoff = now - this.opts.jobRetentionMs / this.opts.timeScale;
     for (const job of this.jobs.values()) {
       if (job.createdAt >= cutoff) break;
       if (!job.settled && job.doneAt <= now) this.settle(job);

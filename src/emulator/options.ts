@@ -2,6 +2,7 @@
 // CLI flags, so every way of starting it is validated the same way.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { timeScaleProblem } from '../contract/time-scale.js';
 
 const share = z.number().min(0).max(1);
 const ms = z.number().int().min(0);
@@ -103,14 +104,23 @@ export const emulatorOptionsSchema = z
       })
       .strict()
       .prefault({}),
-    /** Multiplies every latency and rate-limit window: 0.01 makes a minute window 600 ms. */
-    timeScale: z.number().positive().max(100).default(1),
     /**
-     * How long a job stays readable after it was submitted (before the time scale); older jobs
+     * How many times faster than the real service every latency and rate-limit window runs
+     * (1-3600): 100 makes a minute window 600 ms.
+     */
+    timeScale: z
+      .number()
+      .superRefine((v, ctx) => {
+        const problem = timeScaleProblem(v);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .default(1),
+    /**
+     * How long a job stays readable after it was submitted (at the real pace); older jobs
      * are forgotten (their request_id then answers request_not_found), so memory stays bounded.
      */
     jobRetentionMs: ms.min(1).default(24 * 3_600_000),
-    /** Milliseconds a job spends in each stage before its terminal status (before the time scale). */
+    /** Milliseconds a job spends in each stage before its terminal status (at the real pace). */
     latency: z
       .object({ queuedMs: ms.default(300), processingMs: ms.default(1200) })
       .strict()
@@ -138,7 +148,7 @@ export const emulatorOptionsSchema = z
       })
       .strict()
       .prefault({}),
-    /** OAuth on the MCP endpoint: lifetimes before the time scale (access tokens are short-lived). */
+    /** OAuth on the MCP endpoint: lifetimes at the real pace (access tokens are short-lived). */
     mcpOAuth: z
       .object({
         accessTokenTtlMs: ms.min(1).default(900_000),

@@ -51,8 +51,8 @@ export class RateLimiter {
     let w = this.windows.get(keyId);
     if (!w) {
       w = {
-        minute: new Window(60_000 * this.timeScale),
-        hour: new Window(3_600_000 * this.timeScale),
+        minute: new Window(60_000 / this.timeScale),
+        hour: new Window(3_600_000 / this.timeScale),
       };
       this.windows.set(keyId, w);
     }

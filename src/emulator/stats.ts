@@ -25,6 +25,11 @@ export class Stats {
   private readonly byKey = new Map<string, KeyStats>();
   /** Fingerprints of submitted inputs per key, to count duplicates. */
   private readonly seen = new Map<string, Set<string>>();
+  /**
+   * Fingerprints of every submit that reached the server, whatever its answer (a 429 included):
+   * a test tells a request that may have been sent from one that never left its worker.
+   */
+  private readonly arrived = new Set<string>();
 
   of(keyId: string): KeyStats {
     let s = this.byKey.get(keyId);
@@ -53,6 +58,15 @@ export class Stats {
     else set.add(fingerprint);
   }
 
+  /** A submit arrived (before any check of its key, its rate or its input). */
+  submitArrived(fingerprint: string): void {
+    this.arrived.add(fingerprint);
+  }
+
+  hasArrived(fingerprint: string): boolean {
+    return this.arrived.has(fingerprint);
+  }
+
   snapshot(): Record<string, KeyStats> {
     return Object.fromEntries([...this.byKey].map(([k, v]) => [k, structuredClone(v)]));
   }
@@ -64,6 +78,7 @@ export class Stats {
     } else {
       this.byKey.clear();
       this.seen.clear();
+      this.arrived.clear();
     }
   }
 }

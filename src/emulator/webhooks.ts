@@ -1,6 +1,6 @@
 // Webhook delivery: on completion the poll's envelope is POSTed to the job's callback_url,
 // `deliveries` times (receivers must be idempotent on request_id), each retried on failure after
-// a delay scaled by the time scale. Deliveries are never charged.
+// a delay shortened by the time scale. Deliveries are never charged.
 import type { FaultInjector } from './faults.js';
 import type { Job } from './jobs.js';
 import type { EmulatorOptions } from './options.js';
@@ -32,7 +32,7 @@ export class WebhookDispatcher {
     const w = this.opts.webhooks;
     for (let attempt = 0; attempt <= w.retries && !this.stopped; attempt++) {
       if (attempt > 0)
-        await new Promise((r) => setTimeout(r, w.retryDelayMs * this.opts.timeScale));
+        await new Promise((r) => setTimeout(r, w.retryDelayMs / this.opts.timeScale));
       try {
         const res = await fetch(url, {
           method: 'POST',

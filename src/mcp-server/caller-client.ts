@@ -5,6 +5,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { batchNotFound } from '../client/batch-launch.js';
 import { PcdsUsageError, type PcdsClient } from '../client.js';
+import type { EndpointResult } from '../contract/index.js';
 import { isSoleDefaultToken, type McpCaller, type McpToken } from './access.js';
 
 /** The memo field naming the `pcds mcp` caller (its token id, never the token). */
@@ -87,8 +88,8 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
     return { ensure, guarded };
   };
 
-  const getCall: PcdsClient['getCall'] = (workflowId) => {
-    const inner = client.getCall(workflowId);
+  const getCall: PcdsClient['getCall'] = <R>(workflowId: string) => {
+    const inner = client.getCall<R>(workflowId);
     const { ensure, guarded } = ownership(inner.workflow);
     const notFound = () =>
       new PcdsUsageError('call_not_found', `no call with workflow id ${workflowId}`);
@@ -109,8 +110,8 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
     return { ...inner, workflow: guarded, result: () => ensure(notFound, () => inner.result()) };
   };
 
-  const getBatch: PcdsClient['getBatch'] = (batchId) => {
-    const inner = client.getBatch(batchId);
+  const getBatch: PcdsClient['getBatch'] = <R>(batchId: string) => {
+    const inner = client.getBatch<R>(batchId);
     const { ensure, guarded } = ownership(inner.workflow);
     const notFound = () => batchNotFound(inner.batchId);
     return {
@@ -138,7 +139,12 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
       ...options,
       memo: { ...options.memo, ...memo },
     });
-    return getCall(handle.workflowId);
+    return getCall<EndpointResult<typeof endpoint>>(handle.workflowId);
+  };
+
+  const startBatch: PcdsClient['startBatch'] = async (request) => {
+    const handle = await client.startBatch({ ...request, memo: { ...request.memo, ...memo } });
+    return getBatch(handle.batchId);
   };
 
   return {
@@ -161,10 +167,7 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
       return getSearchExport(handle.exportId);
     },
     getSearchExport,
-    startBatch: async (request) => {
-      const handle = await client.startBatch({ ...request, memo: { ...request.memo, ...memo } });
-      return getBatch(handle.batchId);
-    },
+    startBatch,
     getBatch,
   };
 }

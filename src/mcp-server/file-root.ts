@@ -3,7 +3,7 @@
 // message whether it exists or not, so an assistant can neither probe nor touch other files.
 import { lstat, mkdir, open, realpath, rm } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { summaryPathOf } from '../activities/results.js';
+import { summaryPathOf } from '../store/outputs.js';
 import { checkExportOutput, isCsvOutput, streamPathOf } from '../client/batch-launch.js';
 import { PcdsUsageError } from '../client-errors.js';
 import { isSoleDefaultToken, type McpCaller, type McpToken } from './access.js';

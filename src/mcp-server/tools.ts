@@ -6,7 +6,12 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import type { PcdsClient } from '../client.js';
-import { ASYNC_ENDPOINTS, MAX_WEIGHT, MIN_WEIGHT } from '../contract/index.js';
+import {
+  ASYNC_ENDPOINTS,
+  MAX_WEIGHT,
+  MIN_WEIGHT,
+  type AsyncEndpointName,
+} from '../contract/index.js';
 import { PcdsError } from '../contract/pcds-error.js';
 import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, FileRoot, fileRootDir } from './file-root.js';
@@ -45,7 +50,10 @@ export interface PcdsMcpDeps {
   visible?: (memo: Record<string, unknown> | undefined) => boolean;
 }
 
-const ENDPOINT_NAMES = ASYNC_ENDPOINTS.map((e) => e.name) as [string, ...string[]];
+const ENDPOINT_NAMES = ASYNC_ENDPOINTS.map((e) => e.name) as [
+  AsyncEndpointName,
+  ...AsyncEndpointName[],
+];
 const idArg = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,64}$/)
@@ -114,6 +122,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
     start: async ({ endpoint, params, idempotency_key }, memo) => {
       refuseCallbackUrl(params);
       const client = await deps.client();
+      // An assistant's parameters, checked against the endpoint when the call starts.
       const handle = await client.startCall(endpoint, params, {
         ...(idempotency_key ? { idempotencyKey: idempotency_key } : {}),
         ...(memo ? { memo } : {}),
@@ -177,6 +186,12 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
         .describe('path of the JSONL (or .csv) output, in the file root; a new file'),
       endpoint: z.enum(ENDPOINT_NAMES).optional().describe('default person_enrichment'),
       map: z.string().optional().describe('column mapping, e.g. "email=Email Address"'),
+      encoding: z
+        .string()
+        .optional()
+        .describe(
+          "the input's encoding, e.g. windows-1252 (default UTF-8; a line that is not UTF-8 is read as windows-1252)",
+        ),
       batch_id: idArg.optional(),
       window: z.number().int().min(1).optional().describe('rows in flight at once'),
       weight: z
@@ -211,6 +226,7 @@ export function createPcdsMcpServer(deps: PcdsMcpDeps): McpServer {
           output,
           ...(a.endpoint ? { endpoint: a.endpoint } : {}),
           ...(a.map ? { map: a.map } : {}),
+          ...(a.encoding ? { encoding: a.encoding } : {}),
           ...(a.batch_id ? { batchId: a.batch_id } : {}),
           ...(a.window ? { window: a.window } : {}),
           ...(a.weight !== undefined ? { weight: a.weight } : {}),

@@ -142,8 +142,6 @@ const WEBHOOK_OUTCOMES = {
  */
 export type WebhookDeliveryOutcome = keyof typeof WEBHOOK_OUTCOMES;
 
-export const WEBHOOK_REASONS = Object.values(WEBHOOK_OUTCOMES);
-
 export function recordWebhookDelivery(outcome: WebhookDeliveryOutcome): void {
   instruments.webhookDeliveries.add(1, WEBHOOK_OUTCOMES[outcome]);
 }

@@ -2,7 +2,7 @@
 // journal and webhook deliveries of compact rows. "One result per row" is the primary key: a retried, zombie or
 // duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
 import { sql, type Kysely } from 'kysely';
-import type { Claim, JournalEntry } from '../batch-io/row-journal.js';
+import type { Claim, JournalEntry } from '../batch/journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
 import {
   cacheTenantOf,
@@ -1052,7 +1052,7 @@ export class BatchStore {
     return got?.summary ? this.seal.open(got.summary) : undefined;
   }
 
-  // The submit journal (see batch-io/row-journal.ts for the protocol). Each step is one statement
+  // The submit journal (see batch/journal.ts for the protocol). Each step is one statement
   // that compares and sets, so two attempts never both hold a row's claim.
 
   /**

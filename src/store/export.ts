@@ -415,7 +415,8 @@ export interface BatchResultsQuery {
   pageSize?: number;
 }
 
-export type StoredResult = ResultLine & { keyId?: string };
+/** A result line as the store keeps it; `R` is its endpoint's result (client.ts types it). */
+export type StoredResult<R = unknown> = Omit<ResultLine, 'result'> & { result?: R; keyId?: string };
 
 export interface ResultPage {
   lines: StoredResult[];

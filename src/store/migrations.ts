@@ -3,7 +3,7 @@
 // shipped: a change of shape is a new migration.
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import type { Migration, MigrationProvider } from 'kysely/migration';
+import type { Migration, MigrationProvider } from 'kysely';
 
 const m0001_batches: Migration = {
   async up(db: Kysely<unknown>) {

@@ -7,6 +7,7 @@ import SqliteDatabase from 'better-sqlite3';
 import {
   CompiledQuery,
   Kysely,
+  Migrator,
   PostgresDialect,
   SqliteDialect,
   SqliteDriver,
@@ -14,7 +15,6 @@ import {
   type Driver,
   type SqliteDialectConfig,
 } from 'kysely';
-import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { migrationProvider } from './migrations.js';
 import type { StoreSchema } from './schema.js';

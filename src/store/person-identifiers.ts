@@ -7,7 +7,7 @@
 // the same way, so any spelling finds the same subjects. Pure: no I/O.
 import { findPhoneNumbersInText, parsePhoneNumberFromString } from 'libphonenumber-js';
 import normalizeUrl from 'normalize-url';
-import { URL_OPTIONS } from '../batch-io/duplicates.js';
+import { URL_OPTIONS } from '../batch/normalise.js';
 
 /** Parameters and fields that hold an email address or a phone number. */
 const EMAIL_KEYS = new Set(['email', 'work_email', 'personal_email', 'best_business_email']);

@@ -70,7 +70,7 @@ export interface ResultTable {
 }
 
 /**
- * The submit journal of compact rows (see batch-io/row-journal.ts for the protocol): a row is
+ * The submit journal of compact rows (see batch/journal.ts for the protocol): a row is
  * claimed before its POST, marked accepted with its job after a 202, released after a refusal
  * that sent nothing. Ids, codes and times only: nothing personal.
  */

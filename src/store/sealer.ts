@@ -9,7 +9,7 @@ import {
   randomBytes,
 } from 'node:crypto';
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
-import { normalisedParams } from '../batch-io/duplicates.js';
+import { normalisedParams } from '../batch/normalise.js';
 import { identifiersOf } from './person-identifiers.js';
 import type { IdSecret } from '../temporal/idempotency.js';
 

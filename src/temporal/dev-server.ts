@@ -2,7 +2,9 @@
 // stack, with the project's search attributes and a readiness check on the real gRPC API.
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
+  chmodSync,
   closeSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -113,8 +115,11 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
   if (namespace !== 'default') args.push('--namespace', namespace);
   for (const sa of searchAttributeCliArgs()) args.push('--search-attribute', sa);
   if (dbFile) {
-    // The data folder holds every workflow's history: its owner's only.
+    // The data folder holds every workflow's history: its owner's only. The server makes its
+    // database under umask 077 (below), and one left by an earlier run is made private here.
     mkdirSync(dirname(dbFile), { recursive: true, mode: 0o700 });
+    for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`])
+      if (existsSync(file)) chmodSync(file, 0o600);
     args.push('--db-filename', dbFile);
     // WAL without fsync per commit: the dev store is many times faster and a crash of this
     // machine, not of the server, is the only way to lose the last writes.
@@ -140,7 +145,10 @@ async function startDevServerOnce(opts: DevServerOptions): Promise<DevServer> {
     const logFd = openSync(logFile, dbFile ? 'a' : 'w', 0o600);
     writeSync(logFd, `\n=== ${new Date().toISOString()} ${cliPath} ${args.join(' ')}\n`);
     try {
-      child = spawn(cliPath, args, { stdio: ['ignore', logFd, logFd] });
+      // Under umask 077 the files the server makes (its database and WAL files) are 0600.
+      child = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', cliPath, ...args], {
+        stdio: ['ignore', logFd, logFd],
+      });
     } finally {
       closeSync(logFd); // the child holds its own copy
     }

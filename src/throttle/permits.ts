@@ -26,8 +26,9 @@ export interface AcquireOptions {
   requester: Requester;
   signal?: AbortSignal | undefined;
   /**
-   * The caller's last step before sending (a submit records its intent): runs once the permit is
-   * near, while the caller waits for its slot; if it fails, nothing is sent.
+   * The caller's last step before sending (a submit claims its send): runs once the slot is due,
+   * just before the request is written, so a caller lost while it waits holds no claim; if it
+   * fails, nothing is sent.
    */
   beforeSend?: (() => Promise<void>) | undefined;
   /**

@@ -114,10 +114,10 @@ export type PermitAnswer =
   /** The requester's tenant spent a budget: refused, not held, for work a person waits on. */
   | { kind: 'refused'; code: 'tenant_budget'; budget: BudgetName; until: number };
 
-/** Defaults for a time scale that multiplies the windows, as the emulator's does: 0.1 makes a "minute" of 6 s. */
+/** Defaults at a time scale of so many times faster than the service: 10 makes a "minute" of 6 s. */
 export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSettings {
-  const minuteMs = 60_000 * timeScale;
-  const hourMs = 3_600_000 * timeScale;
+  const minuteMs = 60_000 / timeScale;
+  const hourMs = 3_600_000 / timeScale;
   return {
     limits,
     minuteMs,

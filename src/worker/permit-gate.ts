@@ -61,13 +61,13 @@ export interface WorkflowPermitGateOptions {
   keys: ThrottledKey[];
   /** Limits of a key that sets none (PCDS_RATE_PER_MINUTE / PCDS_RATE_PER_HOUR). */
   defaultLimits: WindowLimits;
-  /** Multiplies the windows, as the emulator's time scale does (0.1: a "minute" of 6 s). */
+  /** How many times faster than the service the windows run, as the emulator's (10: a "minute" of 6 s). */
   timeScale?: number;
   /** Overrides of the derived settings (margin, horizon, share kept for submits...). */
   settings?: Partial<Omit<ThrottleSettings, 'limits'>>;
   /**
    * Waits for a permit at least this long are reported to the caller (its workflow then shows
-   * `throttled`). Default: REPORTED_WAIT_MS, scaled by timeScale like the windows.
+   * `throttled`). Default: REPORTED_WAIT_MS, shortened by timeScale like the windows.
    */
   reportWaitsAfterMs?: number;
   /**
@@ -141,7 +141,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     const limits = limitsOf.get(keyId) ?? options.defaultLimits;
     return { ...defaultSettings(limits, options.timeScale ?? 1), ...options.settings, limits };
   };
-  const reportAfterMs = options.reportWaitsAfterMs ?? REPORTED_WAIT_MS * (options.timeScale ?? 1);
+  const reportAfterMs = options.reportWaitsAfterMs ?? REPORTED_WAIT_MS / (options.timeScale ?? 1);
   const scheduling = options.scheduling;
   const poolHourLimit = [...limitsOf.values()].reduce((a, l) => a + l.perHour, 0);
   const channels = new Map<string, KeyChannel>();
@@ -186,7 +186,6 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
       };
       let answer = await keyChannel.ask(fresh);
       let moves = 0;
-      let prepared: Promise<void> | undefined;
       for (;;) {
         signal?.throwIfAborted();
         if (answer.kind === 'refused') {
@@ -213,25 +212,20 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
           answer = await keyChannel.ask({ kind, requester, confirmAt: answer.at });
           continue;
         }
-        // The caller's last step (a submit records its intent to send) runs as late as it can:
-        // one round trip before the slot, so it is done by then, and nothing waits after it. A
-        // worker lost before that step sent nothing, which the workflow can then prove.
-        if (beforeSend && !prepared) {
-          await sleepUntil(answer.at - keyChannel.leadMs(), signal);
-          prepared = beforeSend();
-          prepared.catch(() => undefined);
-        }
         await sleepUntil(answer.at, signal);
-        if (prepared) await prepared;
         // An answer that came back after its time, or a wake-up delayed by a busy process, would be
         // sent later than the log says: the throttle moves it to a fresh slot (a few times at most;
-        // a process slower than that still sends, and a 429 would teach the throttle). A move
-        // keeps the intent already recorded: sending late into a full window would draw a 429.
+        // a process slower than that still sends, and a 429 would teach the throttle).
         if (Date.now() - answer.at > halfMargin && moves < MAX_MOVES) {
           moves += 1;
           answer = await keyChannel.ask({ kind, requester, confirmAt: answer.at, move: true });
           continue;
         }
+        // The caller's last step (a submit claims its send) runs once the slot is due, and the
+        // request is written right after it, however long the claim took (the margin absorbs it):
+        // a worker lost while it waited for its slot holds no claim, so its send is known never
+        // to have left and is made again, not called unknown. A claim is never held over a wait.
+        if (beforeSend) await beforeSend();
         return;
       }
     },

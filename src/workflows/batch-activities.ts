@@ -10,13 +10,7 @@ export const files = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
 });
-/** The first pass over the whole input heartbeats, so a large file may take its time. */
-export const firstPass = proxyActivities<BatchActivities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
-/** The CSV of a whole batch is written by one activity, which heartbeats. */
+/** Reopening a batch's results (a run again for its budget) goes over all of them: it heartbeats. */
 export const exporting = proxyActivities<BatchActivities>({
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '30 seconds',

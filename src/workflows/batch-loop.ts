@@ -38,7 +38,7 @@ export function show(run: BatchRun, next: BatchStateName): void {
 
 /** The next chunk of rows, read into the run. */
 export async function readMore(input: BatchInput, run: BatchRun): Promise<void> {
-  run.read(await readRows(input, run.options.endpoint, run.s));
+  run.read(await readRows(input, run.s));
 }
 
 /** Starts one append if none is running; appends are never concurrent for a batch. */

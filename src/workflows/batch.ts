@@ -1,7 +1,8 @@
-// A batch: the rows of a file fanned out as row calls in a sliding window, results written as
-// they arrive (one line per row), paused instead of failing every row when the key or the account
-// is at fault, and continued-as-new so its history stays bounded at any size. What a run knows and
-// decides is a BatchRun (batch/batch-run.ts); this function wires it to Temporal.
+// A batch: the rows its launcher loaded into the store fanned out as row calls in a sliding
+// window, results written to the store as they arrive (one line per row), paused instead of
+// failing every row when the key or the account is at fault, and continued-as-new so its history
+// stays bounded at any size. What a run knows and decides is a BatchRun (batch/batch-run.ts);
+// this function wires it to Temporal.
 import {
   CancellationScope,
   allHandlersFinished,
@@ -34,7 +35,7 @@ import {
   waitFor,
   windDown,
 } from './batch-loop.js';
-import { checkBatchInput, firstRunState, saveSummary, writeCsv } from './batch-steps.js';
+import { checkBatchInput, firstRunState, saveSummary } from './batch-steps.js';
 import { rowLauncher } from './row-launchers.js';
 
 export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
@@ -97,10 +98,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     // This run's rows were cancelled with it; rows carried from an earlier run are asked here.
     // What finished is written, then the batch stops.
     await CancellationScope.nonCancellable(() => windDown(input, run));
-    const summary = await CancellationScope.nonCancellable(async () => {
-      const csv = await writeCsv(input, run.inputFiles, 'cancelled');
-      return run.summary('cancelled', workflowInfo().historyLength, csv);
-    });
+    const summary = run.summary('cancelled', workflowInfo().historyLength);
     await CancellationScope.nonCancellable(() => saveSummary(input, summary));
     show(run, 'cancelled');
     return summary;
@@ -113,8 +111,7 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
       carried: run.carry(workflowInfo().historyLength),
     });
   }
-  const csv = await writeCsv(input, run.inputFiles, 'done');
-  const summary = run.summary('done', workflowInfo().historyLength, csv);
+  const summary = run.summary('done', workflowInfo().historyLength);
   await saveSummary(input, summary);
   show(run, 'done');
   return summary;

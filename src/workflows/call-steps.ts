@@ -18,7 +18,8 @@ import type { Activities } from '../activities/index.js';
 import { NO_JITTER } from '../calls/backoff.js';
 import { codeOfFailure, type CodedFailure } from '../calls/failure-code.js';
 import { FIRST_SUBMIT, afterSubmitFault, type SubmitFault } from '../calls/policy.js';
-import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
+import { failureDetailsOf } from '../contract/failure-details.js';
+import { PcdsOutcome } from '../temporal/search-attributes.js';
 import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
 
 export {
@@ -37,10 +38,6 @@ export type CallStateAttr =
   | 'throttled'
   | 'done'
   | 'failed';
-
-export function setState(state: CallStateAttr): void {
-  upsertSearchAttributes([{ key: PcdsState, value: state }] as SearchAttributeUpdatePair[]);
-}
 
 export function setOutcome(outcome: 'running' | 'found' | 'empty' | 'failed'): void {
   upsertSearchAttributes([{ key: PcdsOutcome, value: outcome }] as SearchAttributeUpdatePair[]);
@@ -109,7 +106,7 @@ function submitFaultOf(err: ActivityFailure, sending: boolean): SubmitFault {
   if (!(cause instanceof ApplicationFailure) || cause.nonRetryable)
     return { kind: 'refused', code: codeOfFailure(err)?.code ?? '', retryable: false };
   // The activity states its chosen wait in the details (nextRetryDelay is for Temporal's own retries).
-  const chosen = (cause.details?.[0] as { retryDelayMs?: unknown } | undefined)?.retryDelayMs;
+  const chosen = failureDetailsOf(cause.details).retryDelayMs;
   const delayMs =
     typeof chosen === 'number'
       ? chosen
@@ -131,22 +128,28 @@ function submitFaultOf(err: ActivityFailure, sending: boolean): SubmitFault {
  */
 const ACCEPTANCE_GRACE_MS = 2 * 60_000;
 
-/** The accepted job a timed-out attempt left in its last heartbeat, if it is this attempt's. */
-function acceptedInHeartbeat(err: ActivityFailure, token: string): AcceptedSubmit | undefined {
+/** What a timed-out attempt of this token left in its last heartbeat: its claim, or its job. */
+function lastHeartbeatOf(err: ActivityFailure, token: string): Partial<AcceptedSubmit> | undefined {
   const cause = err.cause;
   if (!(cause instanceof TimeoutFailure)) return undefined;
   const details = cause.lastHeartbeatDetails as Partial<AcceptedSubmit> | undefined;
-  if (details?.token !== token || typeof details.requestId !== 'string') return undefined;
-  return details as AcceptedSubmit;
+  return details?.token === token ? details : undefined;
+}
+
+/** The accepted job a timed-out attempt left in its last heartbeat, if it is this attempt's. */
+function acceptedInHeartbeat(err: ActivityFailure, token: string): AcceptedSubmit | undefined {
+  const details = lastHeartbeatOf(err, token);
+  return typeof details?.requestId === 'string' ? (details as AcceptedSubmit) : undefined;
 }
 
 /**
  * Runs one submit-like activity, repeating it only when the service cannot have accepted it: a
  * failure the activity marked retryable (after its nextRetryDelay), or an attempt lost (timed out,
- * its worker gone) before it recorded its intent to send. Each attempt gets a token; the activity
- * records it with the submitIntent update just before its POST, and a lost attempt's token is
- * refused from then on, so an activity that outlived its timeout cannot send after the retry.
- * A lost attempt that had recorded its intent may have been sent: submit_outcome_unknown.
+ * its worker gone) before it claimed its send. Each attempt gets a token; the activity claims its
+ * send just before its POST in a heartbeat carrying the token (older activities: the submitIntent
+ * update), which the server refuses once it gave the attempt up, so an activity that outlived its
+ * timeout cannot send after the retry. A lost attempt that had claimed may have been sent:
+ * submit_outcome_unknown.
  *
  * Only the service's own refusals count against `serviceWaitMs` (the call's maximum wait): the
  * waits it asked for (Retry-After, back-off after a 503). An attempt that timed out waiting for a
@@ -200,7 +203,9 @@ export async function submitOnce<T>(
       // Given up: a late intent for this attempt is refused from now on.
       current = undefined;
       if (!(err instanceof ActivityFailure)) throw err;
-      if (fromAccepted && err.cause instanceof TimeoutFailure && sending) {
+      // Claimed in its last heartbeat, or by the update of an older activity.
+      const claimed = sending || lastHeartbeatOf(err, token) !== undefined;
+      if (fromAccepted && err.cause instanceof TimeoutFailure && claimed) {
         // Sent, and the attempt timed out: the service may have accepted the job. The activity
         // left it in its heartbeat, or hands it over by update once the server answers again.
         const kept = acceptedInHeartbeat(err, token);
@@ -215,7 +220,7 @@ export async function submitOnce<T>(
       const next = afterSubmitFault(
         { maxWaitMs: serviceWaitMs },
         standing,
-        submitFaultOf(err, sending),
+        submitFaultOf(err, claimed),
         NO_JITTER,
       );
       standing = next.standing;

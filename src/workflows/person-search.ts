@@ -4,21 +4,18 @@
 // has_more is true, and stops at the requested maximum, the offset ceiling or a size bound.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { setCurrentDetails, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import type { SearchPage } from '../activities/search-pages.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsKeyId } from '../temporal/search-attributes.js';
 import {
   DEFAULT_MAX_WAIT_MS,
   DEFAULT_POLL_INTERVAL_MS,
-  callFailure,
-  failureCode,
   pollActivities,
   setOutcome,
-  setState,
-  type CallStateAttr,
 } from './call-steps.js';
 import { MAX_SEARCH_OFFSET, resolveSearchPaging } from '../contract/validate.js';
 import { callRequester, type Requester } from '../contract/tenant.js';
-import { showPermitWaits } from './permit-waits.js';
 import {
+  SearchView,
   nextPage,
   readPageUntilDone,
   requestFurtherPage,
@@ -82,38 +79,19 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
     ...(input.batchId ? [{ key: PcdsBatchId, value: input.batchId }] : []),
   ] as SearchAttributeUpdatePair[]);
   setOutcome('running');
-  /** Whether PcdsState shows `throttled` now. */
-  let throttled = false;
-  const show = (attr: CallStateAttr) => {
-    throttled = attr === 'throttled';
-    if (!throttled) waits.reset();
-    setState(attr);
-  };
-  // A request waiting for a permit long enough to matter shows `throttled` and why, until the
-  // step that waited ends (a search makes few requests: one change each way per long wait).
-  const waits = showPermitWaits({
-    label: 'person_search',
-    ended: () => state.phase === 'done',
-    shown: () => throttled,
-    enter: (details) => {
-      show('throttled');
-      setCurrentDetails(`person_search: ${details}`);
-    },
-  });
-  /** A step ended: a wait it showed is over. */
-  const settle = () => {
-    if (throttled) show(state.phase);
-  };
-  show('submitting');
-
-  const fail = (err: unknown, timeoutCode: string): never => {
-    const f = failureCode(err, timeoutCode);
-    state.phase = 'done';
-    show('failed');
-    setOutcome('failed');
-    setCurrentDetails(`person_search: failed: ${f.code}`);
-    throw callFailure(f.code, f.message, f.details);
-  };
+  const view = new SearchView(
+    'person_search',
+    () => state.phase === 'done',
+    () => state.phase,
+  );
+  view.show('submitting');
+  const fail = (err: unknown, timeoutCode: string): never =>
+    view.fail(
+      err,
+      timeoutCode,
+      () => (state.phase = 'done'),
+      () => setOutcome('failed'),
+    );
 
   const params = withoutPaging(input.params);
   let limit = Math.min(pageSize, maxResults);
@@ -130,37 +108,29 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
     input.keyId,
     requester,
     maxWaitMs,
-    () => show('throttled'),
+    () => view.show('throttled'),
     fail,
   );
-  settle();
+  view.settle();
   const { keyId, requestId } = submitted;
   state.requestId = requestId;
   if (!input.keyId)
     upsertSearchAttributes([{ key: PcdsKeyId, value: keyId }] as SearchAttributeUpdatePair[]);
 
-  const rows: unknown[] = [];
-  let bytes = 0;
-  let pages = 0;
+  const rows = new SearchRows(maxResults);
   let stoppedBy: SearchStop;
-  let lastStatus: string;
-  /** Whether the last page read said has_more, and rows of it were left out. */
-  let lastHasMore = false;
-  let leftOut = false;
-  /** The cursor a page handed out, and the offset it leads to. */
-  let cursorAt: { offset: number; cursor: string } | undefined;
   for (;;) {
     const ref = { keyId, requestId, offset, limit, requester };
-    if (pages > 0) {
+    if (rows.pages > 0) {
       state.phase = 'submitting';
-      show('submitting');
-      await requestFurtherPage(ref, maxWaitMs, () => show('throttled'), fail);
+      view.show('submitting');
+      await requestFurtherPage(ref, maxWaitMs, () => view.show('throttled'), fail);
     }
     state.phase = 'polling';
-    show('polling');
+    view.show('polling');
     const read = async () => {
       const page = await pollActivities().readSearchPage(ref);
-      settle();
+      view.settle();
       return page;
     };
     const page = await readPageUntilDone(read, {
@@ -172,24 +142,15 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
         state.lastStatus = p.status;
       },
     });
-    pages += 1;
-    lastStatus = page.status;
-    const pageBytes = JSON.stringify(page.rows).length;
-    if (bytes + pageBytes > MAX_RETURNED_BYTES) {
+    if (!rows.take(page, offset + limit)) {
       stoppedBy = 'size_limit';
       break;
     }
-    bytes += pageBytes;
-    const taken = page.rows.slice(0, maxResults - rows.length);
-    rows.push(...taken);
-    lastHasMore = page.hasMore;
-    leftOut = taken.length < page.rows.length;
-    cursorAt = page.nextCursor ? { offset: offset + limit, cursor: page.nextCursor } : undefined;
     setCurrentDetails(
-      `person_search: ${rows.length} rows in ${pages} pages (request ${requestId})`,
+      `person_search: ${rows.taken.length} rows in ${rows.pages} pages (request ${requestId})`,
     );
     const next = nextPage({
-      taken: rows.length,
+      taken: rows.taken.length,
       maxResults,
       pageSize,
       offset,
@@ -205,20 +166,55 @@ export async function pcdsPersonSearch(input: PersonSearchInput): Promise<Person
   }
 
   state.phase = 'done';
-  show('done');
-  setOutcome(rows.length > 0 ? 'found' : 'empty');
-  const hasMore = stoppedBy === 'size_limit' || leftOut || (stoppedBy !== 'no_more' && lastHasMore);
-  const next = startOffset + rows.length;
-  return {
-    requestId,
-    rows,
-    returned: rows.length,
-    pages,
-    lastStatus,
-    stoppedBy,
-    offset: startOffset,
-    hasMore,
-    ...(hasMore && next <= MAX_SEARCH_OFFSET ? { nextOffset: next } : {}),
-    ...(hasMore && cursorAt?.offset === next ? { nextCursor: cursorAt.cursor } : {}),
-  };
+  view.show('done');
+  setOutcome(rows.taken.length > 0 ? 'found' : 'empty');
+  return rows.result(requestId, startOffset, stoppedBy);
+}
+
+/** The rows a search gathers page by page, within its maximum and the size it may return. */
+class SearchRows {
+  readonly taken: unknown[] = [];
+  pages = 0;
+  lastStatus = '';
+  private bytes = 0;
+  /** Whether the last page read said has_more, and rows of it were left out. */
+  private lastHasMore = false;
+  private leftOut = false;
+  /** The cursor a page handed out, and the offset it leads to. */
+  private cursorAt: { offset: number; cursor: string } | undefined;
+
+  constructor(private readonly maxResults: number) {}
+
+  /** Takes a page read (it ends at `end`); false when its rows would pass the size bound. */
+  take(page: Extract<SearchPage, { kind: 'done' }>, end: number): boolean {
+    this.pages += 1;
+    this.lastStatus = page.status;
+    const pageBytes = JSON.stringify(page.rows).length;
+    if (this.bytes + pageBytes > MAX_RETURNED_BYTES) return false;
+    this.bytes += pageBytes;
+    const rows = page.rows.slice(0, this.maxResults - this.taken.length);
+    this.taken.push(...rows);
+    this.lastHasMore = page.hasMore;
+    this.leftOut = rows.length < page.rows.length;
+    this.cursorAt = page.nextCursor ? { offset: end, cursor: page.nextCursor } : undefined;
+    return true;
+  }
+
+  result(requestId: string, startOffset: number, stoppedBy: SearchStop): PersonSearchResult {
+    const hasMore =
+      stoppedBy === 'size_limit' || this.leftOut || (stoppedBy !== 'no_more' && this.lastHasMore);
+    const next = startOffset + this.taken.length;
+    return {
+      requestId,
+      rows: this.taken,
+      returned: this.taken.length,
+      pages: this.pages,
+      lastStatus: this.lastStatus,
+      stoppedBy,
+      offset: startOffset,
+      hasMore,
+      ...(hasMore && next <= MAX_SEARCH_OFFSET ? { nextOffset: next } : {}),
+      ...(hasMore && this.cursorAt?.offset === next ? { nextCursor: this.cursorAt.cursor } : {}),
+    };
+  }
 }

@@ -65,7 +65,8 @@ function compactLauncher(input: BatchInput, endpoint: string, run: BatchRun): Ro
           key: row.key,
           params: row.params,
           ...(input.rowIdScheme ? { rowIdScheme: input.rowIdScheme } : {}),
-          ...(input.store ? { store: true, ...expectedStoreOf(input) } : { output: input.output }),
+          store: true,
+          ...expectedStoreOf(input),
           ...pollOptions(input, run),
         })
         .then(

@@ -5,16 +5,10 @@ import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
-import { showPermitWaits } from './permit-waits.js';
 import { callRequester, type Requester } from '../contract/tenant.js';
+import { DEFAULT_MAX_WAIT_MS, DEFAULT_POLL_INTERVAL_MS, pollActivities } from './call-steps.js';
 import {
-  DEFAULT_MAX_WAIT_MS,
-  DEFAULT_POLL_INTERVAL_MS,
-  callFailure,
-  failureCode,
-  pollActivities,
-} from './call-steps.js';
-import {
+  SearchView,
   nextPage,
   readPageUntilDone,
   requestFurtherPage,
@@ -70,33 +64,12 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
   let offset = 0;
   let limit = Math.min(pageSize, maxResults);
   let ended = false;
-  /** Whether PcdsState shows `throttled` now. */
-  let throttled = false;
-  const show = (value: 'running' | 'throttled' | 'done' | 'failed') => {
-    throttled = value === 'throttled';
-    if (!throttled) waits.reset();
-    upsertSearchAttributes([{ key: PcdsState, value }] as SearchAttributeUpdatePair[]);
-  };
-  // A submit waiting for a permit long enough to matter shows `throttled` and why, until it ends.
-  const waits = showPermitWaits({
-    label: 'person_search export',
-    ended: () => ended,
-    shown: () => throttled,
-    enter: (details) => {
-      show('throttled');
-      setCurrentDetails(`person_search export: ${details}`);
-    },
-  });
-  const settle = () => {
-    if (throttled) show('running');
-  };
-  const fail = (err: unknown, code: string): never => {
-    const f = failureCode(err, code);
-    ended = true;
-    show('failed');
-    setCurrentDetails(`person_search export: failed: ${f.code}`);
-    throw callFailure(f.code, f.message, f.details);
-  };
+  const view = new SearchView(
+    'person_search export',
+    () => ended,
+    () => 'running',
+  );
+  const fail = (err: unknown, code: string): never => view.fail(err, code, () => (ended = true));
 
   const submitted = await submitSearch(
     params,
@@ -107,7 +80,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
     () => undefined,
     fail,
   );
-  settle();
+  view.settle();
   const { keyId, requestId } = submitted;
 
   let rows = 0;
@@ -118,7 +91,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
     const ref = { keyId, requestId, offset, limit, requester };
     if (pages > 0) {
       await requestFurtherPage(ref, maxWaitMs, () => undefined, fail);
-      settle();
+      view.settle();
     }
     // Read the page by GET until it is terminal; the activity appends its rows to the file.
     const page = await readPageUntilDone(
@@ -129,7 +102,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
           firstRow: rows + 1,
           take: maxResults - rows,
         });
-        settle();
+        view.settle();
         return read;
       },
       { maxWaitMs, intervalMs: input.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS, fail },
@@ -156,7 +129,7 @@ export async function pcdsSearchExport(input: SearchExportInput): Promise<Search
     ({ offset, limit } = next);
   }
   ended = true;
-  show('done');
+  view.show('done');
   const summary: SearchExportSummary = {
     exportId: input.exportId,
     requestId,

@@ -1,17 +1,19 @@
-// A batch with a CSV output, against the emulator: when it ends the CSV holds exactly one row per
-// input row in row order (input columns first, bad rows with their code), also across
-// continue-as-new, and the summary beside it lists the lowest failed rows. A cancelled batch
-// writes its CSV too, the rows it never ran marked and counted. Cells that start like a formula
-// are neutralised unless raw cells are asked for, and the files the batch writes are 0600.
+// A batch with a CSV output, against the emulator: when it ends the CSV its caller writes from the
+// store holds exactly one row per input row in row order (input columns first, bad rows with
+// their code), also across continue-as-new, and the summary beside it lists the lowest failed
+// rows. A cancelled batch gets its CSV too, the rows it never ran marked and counted. Cells that
+// start like a formula are neutralised unless raw cells are asked for, and the files are 0600.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { expect, it } from 'vitest';
 import type { BatchSummary } from '../../src/batch/types.js';
 import { sampleRows } from '../../src/emulator/index.js';
+import { outputsOf, writeBatchOutputs } from '../../src/store/outputs.js';
 import { withWorker } from '../harness/temporal.js';
 import { couldRunAsFormula, FORMULA_PAYLOADS } from '../unit/batch/formula-payloads.js';
 import {
+  batchTestStore,
   readOutput,
   sharedBatchEnv,
   startBatch,
@@ -33,6 +35,11 @@ const input = writeCsv(dir, 'leads.csv', rows as unknown as Record<string, strin
 ]);
 const isBad = (r: { email: string }) => !r.email || r.email.startsWith('not-an-email');
 
+/** What a caller does once its batch ended: the files written from the store, the summary beside. */
+async function writtenOutputs(batchId: string, ended: BatchSummary): Promise<BatchSummary> {
+  return (await writeBatchOutputs(await batchTestStore(), batchId, outputsOf(ended), ended))!;
+}
+
 it(
   'writes the CSV in row order when it ends, across continue-as-new, with the failed rows in the summary',
   { timeout: 120_000 },
@@ -41,16 +48,14 @@ it(
     const summary = await withWorker(
       { activities: env.worker.activities },
       async ({ client, taskQueue }) => {
-        const { handle } = await startCsvBatch(client, taskQueue, 'csv-output', input, {
-          // The CSV written by the worker, as batches of the previous release do.
-          store: false,
+        const { handle, batchId } = await startCsvBatch(client, taskQueue, 'csv-output', input, {
           csvOutput,
           window: 4,
           chunkSize: 7,
           historyThreshold: 60,
           pollIntervalMs: 50,
         });
-        return handle.result();
+        return writtenOutputs(batchId, await handle.result());
       },
     );
     expect(summary.runs).toBeGreaterThan(1);
@@ -123,15 +128,13 @@ it(
       { activities: env.worker.activities },
       async ({ client, taskQueue }) => {
         const { handle, batchId } = await startCsvBatch(client, taskQueue, 'csv-cancel', input, {
-          // The CSV written by the worker, as batches of the previous release do.
-          store: false,
           csvOutput,
           window: 1,
           pollIntervalMs: 50,
         });
         await waitForProgress(client, batchId, (p) => p.done >= 3, 60_000);
         await handle.cancel();
-        const summary = await handle.result();
+        const summary = await writtenOutputs(batchId, await handle.result());
         return { summary, done: summary.done };
       },
     );
@@ -181,9 +184,9 @@ async function payloadBatch(name: string, raw: boolean) {
   const summary = await withWorker(
     { activities: env.worker.activities },
     async ({ client, taskQueue }) => {
+      const batchId = uniqueBatchId(name);
       const handle = await startBatch(client, taskQueue, {
-        store: false,
-        batchId: uniqueBatchId(name),
+        batchId,
         endpoint: 'person_enrichment',
         source: { path: payloadInput, format: 'csv', ignoreColumns: ['note'] },
         output: `${csvOutput}.jsonl`,
@@ -191,7 +194,7 @@ async function payloadBatch(name: string, raw: boolean) {
         ...(raw ? { csvRawCells: true } : {}),
         pollIntervalMs: 50,
       });
-      return handle.result();
+      return writtenOutputs(batchId, await handle.result());
     },
   );
   expect(summary).toMatchObject({ state: 'done', done: PAYLOADS.length, found: PAYLOADS.length });

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { Client } from '@temporalio/client';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types.js';
@@ -150,8 +150,7 @@ export function testStoreEnv(): { PCDS_STORE_URL: string } {
 const storedOutputs = new Map<string, string>();
 
 /**
- * The results of a batch as lines: from the store for a batch the tests started stored (in row
- * order), from the file otherwise (a batch started before the store, or a search export).
+ * The results of a batch as lines, from the store (in row order); a search export's from its file.
  */
 export async function readOutput(path: string): Promise<ResultLine[]> {
   const batchId = storedOutputs.get(path);
@@ -173,12 +172,11 @@ export async function readOutput(path: string): Promise<ResultLine[]> {
 
 /**
  * Starts a batch as a launcher does: its file's rows go into the store first (a batch run again
- * under its id keeps the rows it has), then the workflow runs over them. `store: false` starts a
- * batch as the previous release did (workers read and write the files), for the tests of that path.
+ * under its id keeps the rows it has), then the workflow runs over them.
  */
 export async function startBatch(client: Client, taskQueue: string, input: BatchInput) {
   let args = input;
-  if (input.store === undefined && !input.carried) {
+  if (!input.carried) {
     const store = await batchTestStore();
     if ((await store.record(input.batchId))?.state !== 'loaded')
       await loadFileIntoStore(store, {
@@ -224,6 +222,19 @@ export async function startCsvBatch(
     ...options,
   });
   return { handle, batchId, output };
+}
+
+/** A batch's end: done with every row, and exactly one line per row; its lines. */
+export async function linesWhenDone(
+  handle: { result(): Promise<BatchSummary> },
+  output: string,
+  total: number,
+): Promise<ResultLine[]> {
+  expect(await handle.result()).toMatchObject({ state: 'done', total, done: total });
+  const lines = await readOutput(output);
+  expect(lines).toHaveLength(total);
+  expect(new Set(lines.map((l) => l.row)).size).toBe(total);
+  return lines;
 }
 
 export async function waitForProgress(

@@ -5,7 +5,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBatchRowActivities } from '../../src/activities/batch-row.js';
 import type { ActivityDeps } from '../../src/activities/deps.js';
-import type { JournalEntry } from '../../src/batch-io/row-journal.js';
+import type { JournalEntry } from '../../src/batch/journal.js';
 import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
 import { createServiceClients } from '../../src/http/service-clients.js';
 import { unthrottled } from '../../src/throttle/permits.js';

@@ -9,7 +9,7 @@ import { spawnWorkerProcess } from '../harness/worker-process.js';
 import {
   expectedOutcome,
   fastEmulator,
-  readOutput,
+  linesWhenDone,
   startCsvBatch,
   tempDir,
   waitForProgress,
@@ -66,12 +66,7 @@ it(
       await once(first, 'exit');
       expect(atKill.done).toBeLessThan(rows.length);
       second = await spawnWorker(taskQueue);
-      const summary = await handle.result();
-      expect(summary).toMatchObject({ state: 'done', total: rows.length, done: rows.length });
-
-      const lines = await readOutput(output);
-      expect(lines).toHaveLength(rows.length);
-      expect(new Set(lines.map((l) => l.row)).size).toBe(rows.length);
+      const lines = await linesWhenDone(handle, output, rows.length);
       // A row whose submit was in flight when the worker died may have reached the service: it is
       // never sent again (it could be charged twice) and ends as submit_outcome_unknown. There can
       // be at most as many of those as rows were in flight; every other row has its real outcome.

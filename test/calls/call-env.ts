@@ -41,7 +41,7 @@ export interface CallEnv {
 export async function startCallEnv(emulatorOptions: EmulatorOptionsInput = {}): Promise<CallEnv> {
   const emulator = await startEmulator({
     port: 0,
-    timeScale: 0.05,
+    timeScale: 20,
     limits: { enabled: false },
     keys: [
       // Registered with another secret than the one the worker sends: 401.

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
-import { summaryPathOf } from '../../src/activities/results.js';
+import { summaryPathOf } from '../../src/store/outputs.js';
 import { unthrottled } from '../../src/throttle/permits.js';
 import type { SearchExportInput, SearchExportSummary } from '../../src/workflows/search-export.js';
 import { withWorker } from '../harness/temporal.js';

@@ -1,13 +1,14 @@
-// A submit activity reports to its workflow by update (its intent to send, a job the server no
-// longer waits for). Only a worker running the workflow answers an update: when the worker shuts
-// down, none may be left, and the activity is cancelled. These reports then end at once, so a
-// worker's shutdown never waits on them. Here no worker polls the workflow's task queue at all.
-// An attempt the server gave up on still hands its accepted job over.
+// A submit activity reports to its workflow: its claim to send (an acknowledged heartbeat), and a
+// job the server no longer waits for (by update). Only a worker running the workflow answers an
+// update: when the worker shuts down, none may be left, and the activity is cancelled. These
+// reports then end at once, so a worker's shutdown never waits on them. Here no worker polls the
+// workflow's task queue at all. An attempt the server gave up on still hands its accepted job
+// over, and can no longer claim a send.
 import { ActivityCancellationDetails } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ActivityNotFoundError, type Client, type Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptanceReporter, intentRecorder } from '../../src/activities/submit-intent.js';
+import { acceptanceReporter, claimRecorder } from '../../src/activities/submit-intent.js';
 import { connectClient, uniqueTaskQueue } from '../harness/temporal.js';
 
 let client: Client;
@@ -79,17 +80,21 @@ function refusingHeartbeats(client: Client, workflow?: object): Client {
 }
 
 describe('a submit activity cancelled by its worker shutting down', () => {
-  it('stops waiting for its intent update, and says nothing was sent', async () => {
+  it('claims no send the server refuses to record, and says nothing was sent', async () => {
     const workflowExecution = await unattendedWorkflow();
+    // The mock's task token is no real attempt's: the server refuses the claim's heartbeat, as it
+    // refuses one of an attempt it gave up on.
     const env = new MockActivityEnvironment({ workflowExecution }, { client });
+    const heartbeats: unknown[] = [];
+    env.on('heartbeat', (d: unknown) => heartbeats.push(d));
     const outcome = await cancelledDuring(
       env,
       async () => {
-        const record = intentRecorder('token-1');
-        expect(record).toBeDefined();
-        await record!();
+        const claim = claimRecorder('token-1');
+        expect(claim).toBeDefined();
+        await claim!();
       },
-      1_000,
+      10_000,
       SHUTDOWN,
     );
     expect(outcome.ended).toBe('rejected');
@@ -98,9 +103,10 @@ describe('a submit activity cancelled by its worker shutting down', () => {
       type: 'submit_intent_not_recorded',
       nonRetryable: false,
     });
-    // Ended by the cancellation, not by any timeout of its own (a generous bound: a check, not a
-    // benchmark).
-    expect(outcome.ms).toBeLessThan(15_000);
+    // The SDK's heartbeats carry the claim from then on: none of them can erase it.
+    expect(heartbeats).toContainEqual({ token: 'token-1' });
+    // Refused at once: no workflow task stands between the claim and its answer.
+    expect(outcome.ms).toBeLessThan(10_000);
   }, 30_000);
 
   it('stops retrying the heartbeat that carries an accepted job', async () => {

@@ -3,7 +3,7 @@
 // first; exports of a paused (running) batch mark the rows still to come, exports of a finished
 // one are complete and agree with the batch's own files. Cells that start like a formula are
 // neutralised unless --csv-raw-cells, and the files written are 0600.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { expect, it } from 'vitest';
@@ -174,10 +174,12 @@ it(
       Array.from({ length: paused.done }, (_, i) => i + 1),
     );
 
-    // The export refuses to write over the batch's own output.
+    // The batch's own output, while it runs, is for a watch to write as rows finish.
     const clobber = await pcds('batch', 'export', id, '--format', 'jsonl', '-o', stream);
     expect(clobber.code).toBe(2);
-    expect(clobber.stderr).toBe(`error: --output must not be the batch's own output (${stream})\n`);
+    expect(clobber.stderr).toBe(
+      `error: ${stream} is the batch's own output, and the batch is running: pcds batch watch ${id} writes it as rows finish (or give --output another file for a copy now)\n`,
+    );
 
     expect((await pcds('batch', 'resume', id)).code).toBe(0);
     await shared.cli.client.workflow.getHandle(batchWorkflowId(id)).result();
@@ -209,7 +211,16 @@ it(
     expect(linesDone.slice(0, linesNow.length)).toEqual(linesNow);
     // An export from the store is in row order with or without --sorted.
     expect(readFileSync(finalCopy, 'utf8')).toBe(readFileSync(finalSorted, 'utf8'));
-    // A detached batch's own output is written by whoever watches it: here, after its end.
+    // A detached batch's own output, never written (nobody watched it): once the batch ended, an
+    // export to it writes it whole, as a watch would.
+    expect(existsSync(stream)).toBe(false);
+    const own = await pcds('batch', 'export', id, '-o', stream);
+    expect(own.code, own.stderr).toBe(0);
+    expect(own.stdout).toBe(
+      `wrote the batch's own output, whole: ${stream} (${N} rows; summary: ${stream}.summary.json)\n`,
+    );
+    expect(readLines(stream)).toEqual(linesDone);
+    // A watch after its end writes the same.
     const watched = await pcds('batch', 'watch', id);
     expect(watched.code, watched.stderr).toBe(0);
     expect([...readLines(stream)].sort((a, b) => a.row - b.row)).toEqual(linesDone);

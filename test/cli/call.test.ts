@@ -51,6 +51,26 @@ describe('help', () => {
     );
   });
 
+  it('an unknown command says it is unknown and exits 2, --help or not, at any level', async () => {
+    const runs = await Promise.all([
+      pcds('doctr'),
+      pcds('doctr', '--help'),
+      pcds('help', 'doctr'),
+      pcds('batch', 'stats', '--help'),
+    ]);
+    for (const [r, word] of runs.map(
+      (r, i) => [r, ['doctr', 'doctr', 'doctr', 'stats'][i]] as const,
+    )) {
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(new RegExp(`^error: unknown command '${word}'\\n`));
+    }
+    // The help of a command that exists is still help.
+    const help = await pcds('batch', '--help');
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: pcds batch /);
+  });
+
   it('pcds call --help lists every asynchronous endpoint of the catalogue, once', async () => {
     const r = await pcds('call', '--help');
     expect(r.code).toBe(0);
@@ -197,6 +217,19 @@ describe('calls', () => {
     // stderr holds the workflow id (no personal data in it) and the Web UI link, nothing else.
     expect(r.stderr).toMatch(/^call-person_enrichment-[0-9a-f-]{36} \(http:\/\/.+\)\n$/);
     expect(r.stderr).not.toContain(known.email);
+  });
+
+  it('an email with spaces around it is the email without them: found, keyed by the trimmed email', async () => {
+    const r = await pcds(
+      'call',
+      'person_enrichment',
+      '--email',
+      `  ${known.email}\t`,
+      '--no-cache',
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout) as { outcome: string; result: { altemails?: string[] } };
+    expect(out.outcome).toBe('found');
   });
 
   it('prints outcome empty for an unknown email', async () => {

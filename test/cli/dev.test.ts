@@ -4,17 +4,20 @@
 // --no-worker starts none, and a separate `pcds worker` with the printed settings runs calls; a
 // taken port is named with the flag that moves it (`pcds webhooks` too); the demo prints no Web UI
 // link without --keep.
-import type { ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
+import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/temporal/dev-server.js';
 import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
-import { runCli, spawnCli, tempDir, type CliResult } from './cli-env.js';
+import { childEnv, runCli, spawnCli, tempDir, type CliResult } from './cli-env.js';
+
+const execFileAsync = promisify(execFile);
 
 const BANNER_END = 'Ctrl-C stops everything';
 const dirs: string[] = [];
@@ -106,6 +109,14 @@ describe('pcds dev --time-scale', () => {
       expectFound(
         await runCli(['call', 'person_enrichment', '--email', 'ada@example.com'], real.exports),
       );
+      // The call the banner suggests runs in another shell, outside the project's folder.
+      const suggested = /^then e\.g\.: (.+)$/m.exec(real.stdout)?.[1];
+      expect(suggested).toMatch(/^(pcds|node \/\S+\/bin\/pcds\.mjs) call person_enrichment /);
+      const elsewhere = await execFileAsync('sh', ['-c', suggested!], {
+        cwd: tempDir('elsewhere'),
+        env: childEnv(real.exports),
+      });
+      expect(JSON.parse(elsewhere.stdout)).toMatchObject({ status: 'completed' });
       expect(await throttleWindows(real.exports)).toMatchObject({
         minuteMs: 60_000,
         hourMs: 3_600_000,

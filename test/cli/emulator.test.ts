@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { runCli, spawnCli, STACK_FRAME, tempDir } from './cli-env.js';
 import { testEncryptionEnv } from '../harness/temporal.js';
@@ -44,6 +45,70 @@ it('pcds emulator --port 0 prints its address and a dev key that works, and stop
     expect(stderr).toBe('');
   } finally {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+});
+
+/** Starts `pcds emulator <args>` and resolves with its banner once the exports line is out. */
+async function emulatorBanner(args: string[]): Promise<{ stdout: string; stop(): Promise<void> }> {
+  const child = spawnCli(['emulator', ...args], {});
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => resolve(code)),
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (/export PCDS_BASE_URL=.*\n/.test(stdout)) resolve();
+    });
+    void exited.then((code) => reject(new Error(`exited ${code} before its banner:\n${stderr}`)));
+  });
+  return {
+    stdout,
+    async stop() {
+      child.kill('SIGINT');
+      await exited;
+    },
+  };
+}
+
+it('pcds emulator --time-scale 10 says it runs ten times faster and its banner exports what workers need: PCDS_TIME_SCALE=10', async () => {
+  const em = await emulatorBanner(['--port', '0', '--time-scale', '10', '--no-limits']);
+  try {
+    expect(em.stdout).toMatch(/^ {2}pace: +10 times faster than the real service; limits off$/m);
+    const line = /^ {2}export (.*)$/m.exec(em.stdout)?.[1];
+    const exported = Object.fromEntries(
+      (line ?? '').split(' ').map((pair) => pair.split('=') as [string, string]),
+    );
+    expect(exported).toMatchObject({ PCDS_TIME_SCALE: '10', PCDS_THROTTLE: 'off' });
+    // A worker given these lines runs at the emulator's pace.
+    const config = loadConfig(exported);
+    expect(config).toMatchObject({ PCDS_TIME_SCALE: 10, PCDS_THROTTLE_TIME_SCALE: 10 });
+    expect(config.PCDS_POLL_INTERVAL_MS).toBe(100);
+  } finally {
+    await em.stop();
+  }
+});
+
+it('pcds emulator --time-scale 0.1, the former way to say ten times faster, is refused with the value meant now', async () => {
+  const file = join(tempDir('emulator-scale'), 'emulator.json');
+  writeFileSync(file, '{"timeScale": 0.1}');
+  const [flag, config, tooFast] = await Promise.all([
+    runCli(['emulator', '--time-scale', '0.1'], {}),
+    runCli(['emulator', '--config', file], {}),
+    runCli(['emulator', '--time-scale', '5000'], {}),
+  ]);
+  expect(flag.code).toBe(2);
+  expect(flag.stderr).toMatch(/--time-scale now means times faster: use 10 instead of 0\.1/);
+  expect(config.code).toBe(1);
+  expect(config.stderr).toBe(
+    'error: invalid emulator options: timeScale now means times faster: use 10 instead of 0.1\n',
+  );
+  expect(tooFast.stderr).toMatch(/--time-scale must be at most 3600/);
+  for (const r of [flag, config, tooFast]) {
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(STACK_FRAME);
   }
 });
 

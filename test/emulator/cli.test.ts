@@ -66,7 +66,7 @@ describe('CLI and options', () => {
       file,
       JSON.stringify({
         port: 9999,
-        timeScale: 0.5,
+        timeScale: 2,
         limits: { perMinute: 10 },
         faults: { unavailableShare: 0.1 },
       }),
@@ -76,7 +76,7 @@ describe('CLI and options', () => {
     );
     expect(opts).toMatchObject({
       port: 0,
-      timeScale: 0.5,
+      timeScale: 2,
       limits: { enabled: false, perMinute: 10, perHour: 1000 },
       faults: { unavailableShare: 0.1 },
     });

@@ -16,7 +16,7 @@ export interface Reply {
 export async function start(options: EmulatorOptionsInput = {}): Promise<RunningEmulator> {
   return startEmulator({
     port: 0,
-    timeScale: 0.01,
+    timeScale: 100,
     latency: { queuedMs: 200, processingMs: 800 },
     limits: { enabled: false },
     dataset: { people: 2000, companies: 300 },

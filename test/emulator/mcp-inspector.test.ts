@@ -1,5 +1,6 @@
 // The emulator's MCP endpoint driven by the MCP Inspector's CLI (1.x, the line that runs on
-// Node 20) over Streamable HTTP, as a developer would try it by hand.
+// Node 20; its CLI package alone, without the web client, which declares Node 22) over Streamable
+// HTTP, as a developer would try it by hand.
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -12,8 +13,8 @@ import { sleep, start } from './helpers.js';
 const run = promisify(execFile);
 const require = createRequire(import.meta.url);
 const CLI = join(
-  dirname(require.resolve('@modelcontextprotocol/inspector/package.json')),
-  'cli/build/cli.js',
+  dirname(require.resolve('@modelcontextprotocol/inspector-cli/package.json')),
+  'build/cli.js',
 );
 
 async function inspector(
@@ -28,7 +29,8 @@ async function inspector(
     const { stdout } = await run(
       process.execPath,
       [CLI, '--cli', `${em.url}/mcp`, '--transport', 'http', ...args, ...headers],
-      { timeout: 30_000 },
+      // The CLI finds its own package.json at '../package.json' of the working directory.
+      { cwd: dirname(CLI), timeout: 30_000 },
     );
     return { ok: true, out: stdout };
   } catch (e) {

@@ -107,6 +107,19 @@ describe('pcds mcp', () => {
           (d) => d.state !== 'running',
         );
         expect(call).toMatchObject({ state: 'done', outcome: 'found', status: 'completed' });
+        // Spaces around the email: sent trimmed (the emulator refuses them as sent).
+        const spaced = await tool(client, 'start_call', {
+          endpoint: 'person_enrichment',
+          params: { email: ` ${rows[1].email}\t` },
+        });
+        expect(
+          await until(
+            client,
+            'call_status',
+            { call_id: spaced.doc.call_id },
+            (d) => d.state !== 'running',
+          ),
+        ).toMatchObject({ state: 'done', outcome: 'found' });
         const bad = await tool(client, 'start_call', { endpoint: 'person_enrichment', params: {} });
         expect(bad.isError).toBe(true);
         expect(bad.doc.error.code).toBe('invalid_params');
@@ -115,6 +128,18 @@ describe('pcds mcp', () => {
         });
         expect(missing.isError).toBe(true);
         expect(missing.doc.error.code).toBe('call_not_found');
+
+        // The input's encoding is the batch's to name: one the reader cannot use is refused.
+        const utf16 = await tool(client, 'start_batch', {
+          input,
+          output: join(dir, 'utf16.jsonl'),
+          encoding: 'utf-16le',
+        });
+        expect(utf16.isError).toBe(true);
+        expect(utf16.doc.error).toMatchObject({
+          code: 'invalid_options',
+          message: expect.stringMatching(/utf-16le does not write line ends/),
+        });
 
         // A batch, paused and resumed.
         const batchId = uniqueBatchId('mcp');
@@ -268,9 +293,9 @@ describe('pcds mcp', () => {
   it('rule: the MCP Inspector CLI (1.x) drives the built `pcds mcp` over stdio: tools listed with their task support, usage read', async () => {
     const cli = join(
       dirname(
-        createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/package.json'),
+        createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/package.json'),
       ),
-      'cli/build/cli.js',
+      'build/cli.js',
     );
     const envArgs = Object.entries({
       PCDS_BASE_URL: env.emulator.url,
@@ -278,6 +303,7 @@ describe('pcds mcp', () => {
       PCDS_API_SECRET: env.emulator.devKey.secret,
       // The emulator has no limits, so no throttle (and no Temporal) stands before GET /usage.
       PCDS_THROTTLE: 'off',
+      PCDS_DATA_DIR: join(dir, 'inspected'),
       ...testEncryptionEnv(),
     }).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
     const inspect = async (...args: string[]) => {
@@ -292,7 +318,8 @@ describe('pcds mcp', () => {
           'mcp',
           ...args,
         ],
-        { cwd: projectRoot(), env: childEnv({}), timeout: 30_000 },
+        // The CLI finds its own package.json at '../package.json' of the working directory.
+        { cwd: dirname(cli), env: childEnv({}), timeout: 30_000 },
       );
       return JSON.parse(stdout.slice(stdout.indexOf('{'))) as Doc;
     };

@@ -211,13 +211,13 @@ describe('a small batch', () => {
 describe('a key the service limits harder than the worker believes', () => {
   const env = metricsEnv(
     {
-      timeScale: 0.05,
+      timeScale: 20,
       latency: { queuedMs: 0, processingMs: 2_000 },
       limits: { enabled: true, perMinute: 3, perHour: 1000 },
     },
     () =>
       Promise.resolve({
-        PCDS_THROTTLE_TIME_SCALE: '0.05',
+        PCDS_THROTTLE_TIME_SCALE: '20',
         PCDS_RATE_PER_MINUTE: '100',
         PCDS_RATE_PER_HOUR: '1000',
         PCDS_METRICS_USAGE_INTERVAL_MS: '600000',

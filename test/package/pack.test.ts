@@ -65,8 +65,14 @@ const pcds = await createPcdsClient({
 const report: Record<string, unknown> = {};
 try {
   const email = sampleRows({ rows: 1 })[0]!.email;
-  const outcome: CallSuccess = await pcds.call('person_enrichment', { email });
+  const outcome = await pcds.call('person_enrichment', { email });
   report.call = outcome.outcome;
+  // A found call's result is the endpoint's: a person profile.
+  if (outcome.outcome === 'found') report.profileEmails = [outcome.result.best_business_email, ...(outcome.result.altemails ?? [])].includes(email);
+  const anyOutcome: CallSuccess = outcome;
+  void anyOutcome;
+  // An email with spaces around it is the email: sent trimmed.
+  report.trimmed = (await pcds.call('person_enrichment', { email: \` \${email}\t\` }, { cache: false })).outcome;
 
   try {
     await pcds.call('person_enrichment', { email: 'not an email' });
@@ -87,6 +93,18 @@ try {
   await pcds.call('person_enrichment', { email }, { noSuchOption: true }).catch(() => undefined);
   // @ts-expect-error a call's outcome is typed: no such field
   void outcome.noSuchField;
+  // @ts-expect-error a misspelt endpoint is a type error
+  await pcds.call('person_enrichmentx', { email }).catch(() => undefined);
+  // @ts-expect-error a misspelt parameter is a type error
+  await pcds.call('person_enrichment', { emali: email }).catch(() => undefined);
+  if (outcome.outcome === 'found') {
+    // @ts-expect-error a result field the profile does not have
+    void outcome.result.best_busines_email;
+  }
+  for await (const line of batch.results({ limit: 1 })) {
+    // @ts-expect-error a batch's results are its endpoint's: no such field
+    void line.result?.best_busines_email;
+  }
 } finally {
   await pcds.close();
   worker.shutdown();
@@ -152,13 +170,15 @@ describe('the packed package, installed into a service', () => {
     );
     writeFileSync(join(app, 'src', 'service.ts'), SERVICE);
     // The cache that the project's install filled serves every package: no network is needed.
-    await run(
+    const installed = await run(
       'npm',
       ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts'],
       {
         cwd: app,
       },
     );
+    // Every package's declared engines take this Node: no warning for a service to interpret.
+    expect(installed.stderr).not.toMatch(/EBADENGINE/);
     // The one install script a service needs: the embedded store's native module. Its install
     // (prebuild-install, else a build from source) finds the prebuilt binary in a local folder:
     // the one the project's install made, same version, same Node, packed as a release's
@@ -207,6 +227,8 @@ describe('the packed package, installed into a service', () => {
       unknown
     >;
     expect(report.call).toBe('found');
+    expect(report.profileEmails).toBe(true);
+    expect(report.trimmed).toBe('found');
     expect(report.badInput).toBe('invalid_params');
     expect(report.batch).toEqual({ state: 'done', done: 20, found: 16, empty: 4 });
     expect(report.lines).toBe(20);

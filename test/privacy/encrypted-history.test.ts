@@ -175,7 +175,11 @@ describe('workflow histories, read without the codec', () => {
   let clear: Run;
   beforeAll(async () => {
     encrypted = await runScenario(testEncryptionEnv(), 'encrypted');
-    clear = await runScenario({ PCDS_ENCRYPTION: 'off' }, 'clear');
+    // Payloads in clear; the store's lookups stay keyed (a store opens with no plain hash).
+    clear = await runScenario(
+      { PCDS_ENCRYPTION: 'off', PCDS_ID_SECRET: testEncryptionEnv().PCDS_ID_SECRET },
+      'clear',
+    );
   }, 120_000);
 
   it('covers a batch and its rows, a call by webhook, a person search and the throttle', () => {

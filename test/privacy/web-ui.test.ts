@@ -43,7 +43,7 @@ beforeAll(async () => {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
       PCDS_RATE_PER_MINUTE: '4',
-      PCDS_THROTTLE_TIME_SCALE: '0.05',
+      PCDS_THROTTLE_TIME_SCALE: '20',
     },
   });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });

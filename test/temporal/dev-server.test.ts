@@ -2,9 +2,9 @@
 // running workflows across a restart.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { msToTs } from '@temporalio/common/lib/time.js';
@@ -118,9 +118,17 @@ describe('file-backed dev server', () => {
       // Running, not merely scheduled: its first workflow task has completed.
       await expect.poll(() => handle.query(isWaitingQuery), { timeout: 10_000 }).toBe(true);
     });
+    // Every workflow's history is in it: the owner's only, its folder too, its WAL files too.
+    const modeOf = async (path: string) => (await stat(path)).mode & 0o777;
+    expect(await modeOf(dirname(dbFile))).toBe(0o700);
+    for (const file of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`])
+      if (existsSync(file)) expect(await modeOf(file), file).toBe(0o600);
     await server.stop();
 
+    // A database an earlier release left readable by others is made private at the next start.
+    await chmod(dbFile, 0o644);
     server = await startDevServer({ cliPath, headless: true, dbFile, port });
+    expect(await modeOf(dbFile)).toBe(0o600);
     const result = await withWorker(
       { workflowsPath, activities, address, taskQueue },
       async ({ client }) => {

@@ -14,9 +14,9 @@ import {
   withWorker,
 } from '../harness/temporal.js';
 
-/** A "minute" of 3 s and an "hour" of 180 s. */
-export const TIME_SCALE = 0.05;
-export const MINUTE_MS = 60_000 * TIME_SCALE;
+/** 20 times faster: a "minute" of 3 s and an "hour" of 180 s. */
+export const TIME_SCALE = 20;
+export const MINUTE_MS = 60_000 / TIME_SCALE;
 
 export async function startLimitedEmulator(
   limits: { perMinute: number; perHour: number },

@@ -13,9 +13,9 @@ import { readThrottleStatus, resumeCredits } from '../../src/client/throttle-ope
 import { connectClient, uniqueTaskQueue, withWorker } from '../harness/temporal.js';
 
 const workflowsPath = resolve(fileURLToPath(import.meta.url), '../fixtures/workflows.ts');
-// A "minute" of 1.2 s and an "hour" of 72 s.
-const TIME_SCALE = 0.02;
-const MINUTE = 60_000 * TIME_SCALE;
+// 50 times faster: a "minute" of 1.2 s and an "hour" of 72 s.
+const TIME_SCALE = 50;
+const MINUTE = 60_000 / TIME_SCALE;
 
 function maxInAnyWindow(times: number[], span: number): number {
   let max = 0;
@@ -98,12 +98,12 @@ describe('workflow permit gate', () => {
     const taskQueue = uniqueTaskQueue('throttle-restart');
     const keyId = `k-${taskQueue}`;
     const limits = { perMinute: 4, perHour: 100 };
-    // A long "minute" (6 s) so the window is still full after the restart.
+    // A long "minute" (6 s: 10 times faster) so the window is still full after the restart.
     const opts = {
       taskQueue,
       keys: [{ id: keyId, ...limits }],
       defaultLimits: limits,
-      timeScale: 0.1,
+      timeScale: 10,
     };
     await withWorker({ workflowsPath, taskQueue }, async ({ client }) => {
       const gate = createWorkflowPermitGate({ client, ...opts });

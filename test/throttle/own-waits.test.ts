@@ -16,12 +16,13 @@ import { emails, pcdsClient, requestsSeen, startLimitedEmulator, throttledConfig
  * is the hour's. The throttle's margin (200 ms at least) is real time, not scaled: it absorbs the
  * jitter between a permit and the request's arrival, which no scale shrinks.
  */
-const SCALE = 0.01;
+/** 100 times faster than the service. */
+const SCALE = 100;
 const LIMITS = { perMinute: 10, perHour: 30 };
 const CALLS = 20;
 /** The defaults (1 s polls, 30 minutes' maximum wait), scaled like everything else. */
-const DEFAULTS = { pollIntervalMs: 1_000 * SCALE, maxWaitMs: 30 * 60_000 * SCALE };
-const HOUR_MS = 3_600_000 * SCALE;
+const DEFAULTS = { pollIntervalMs: 1_000 / SCALE, maxWaitMs: (30 * 60_000) / SCALE };
+const HOUR_MS = 3_600_000 / SCALE;
 
 let emulator: RunningEmulator;
 beforeAll(async () => {

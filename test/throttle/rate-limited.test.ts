@@ -56,7 +56,7 @@ it('closes the key for every caller until Retry-After has passed, then the calls
         // so the burst starts with the next request rather than now. Requests sent together all
         // meet it: one event, which must not collapse the key's limits.
         emulator.setFaults({
-          rateLimitBurst: { durationMs: 1_200 / TIME_SCALE, fromFirstRequest: true },
+          rateLimitBurst: { durationMs: 1_200 * TIME_SCALE, fromFirstRequest: true },
         });
         let event: RateLimitEvent | undefined;
         await expect

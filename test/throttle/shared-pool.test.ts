@@ -21,13 +21,13 @@ import {
 } from './env.js';
 
 /** A "minute" of 0.6 s, an "hour" of 36 s, jobs of 0.2 s. */
-const SCALE = 0.01;
+const SCALE = 100;
 const LIMITS = { perMinute: 5, perHour: 30 };
 /** Rows of the narrow batch (window 2) and the wide one (window 8): more than an hour allows. */
 const ROWS = { narrow: 10, wide: 20 };
-const HOUR_MS = 3_600_000 * SCALE;
+const HOUR_MS = 3_600_000 / SCALE;
 /** The defaults (1 s polls, 30 minutes' maximum wait), scaled like everything else. */
-const WAITS = { pollIntervalMs: 1_000 * SCALE, maxWaitMs: 30 * 60_000 * SCALE };
+const WAITS = { pollIntervalMs: 1_000 / SCALE, maxWaitMs: (30 * 60_000) / SCALE };
 /**
  * What batch work may hold of the hour while the throttle is new: all but the reserve's 10% (3 of
  * 30), kept whole until the throttle has seen an hour of demand.

@@ -105,12 +105,12 @@ function mcpServer(tools: McpToolCalls, req: FastifyRequest): Server {
 }
 
 export function registerMcpRoutes(app: FastifyInstance, ctx: EmulatorContext): void {
-  const scale = ctx.opts.timeScale;
+  const faster = ctx.opts.timeScale;
   const lifetimes = ctx.opts.mcpOAuth;
   const oauth = new OAuthStore({
-    accessMs: lifetimes.accessTokenTtlMs * scale,
-    refreshMs: lifetimes.refreshTokenTtlMs * scale,
-    codeMs: lifetimes.authorizationCodeTtlMs * scale,
+    accessMs: lifetimes.accessTokenTtlMs / faster,
+    refreshMs: lifetimes.refreshTokenTtlMs / faster,
+    codeMs: lifetimes.authorizationCodeTtlMs / faster,
   });
   const tools = new McpToolCalls(ctx, oauth);
 

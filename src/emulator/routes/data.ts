@@ -83,7 +83,8 @@ export function submitJob(
     });
     if (!check.ok) return refused(400, 'invalid_callback_url', check.reason);
   }
-  const v = validateInput(endpoint, body);
+  // Values as sent: an email with spaces around it is refused, as the service's format check would.
+  const v = validateInput(endpoint, body, { trim: false });
   if (!v.ok) return refused(400, 'invalid_request', formatProblems(v.problems));
   const input = canonicalInput(v.value, inputAliases(endpoint));
   if (endpoint.restricted && !key.restrictedAccess.includes(endpoint.name)) {
@@ -157,9 +158,11 @@ export function submitJob(
 
 function submitHandler(ctx: EmulatorContext, endpoint: EndpointDef) {
   return async (req: FastifyRequest, reply: FastifyReply) => {
+    const body = bodyObject(req);
+    // Logged on arrival, before any check: a request answered 429 or 401 still left its caller.
+    if (body) ctx.stats.submitArrived(submitFingerprint(endpoint.name, body));
     const key = await admit(ctx, req, reply, { path: endpoint.path, product: endpoint.product });
     if (!key) return reply;
-    const body = bodyObject(req);
     if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
     const outcome = submitJob(ctx, key, endpoint, body);
     if (!outcome.ok) return sendError(reply, outcome.status, outcome.code, outcome.message);
@@ -216,7 +219,7 @@ export function registerDataRoutes(app: FastifyInstance, ctx: EmulatorContext): 
       if (!key) return reply;
       const body = bodyObject(req);
       if (!body) return sendError(reply, 400, 'invalid_request', 'The body must be a JSON object.');
-      const v = validateInput(feedback, body);
+      const v = validateInput(feedback, body, { trim: false });
       if (!v.ok) return sendError(reply, 400, 'invalid_request', formatProblems(v.problems));
       return sendData(reply, 200, { received: true });
     });

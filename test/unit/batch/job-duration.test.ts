@@ -6,10 +6,10 @@ import {
   estimateJobMs,
   firstPollDelayFor,
   jobSampleOf,
-  measuredJobMs,
   recordJobMs,
   requestsPerRow,
 } from '../../../src/batch/job-duration.js';
+import { measuredJobMs } from '../../../src/calls/engine.js';
 import { pollDelayMs } from '../../../src/calls/poll-schedule.js';
 
 const record = (values: number[]) => {

@@ -1,4 +1,4 @@
-// Weighted spread of rows over keys, and keys leaving the pool.
+// Weighted spread of rows over keys, keys leaving the pool, and a key's windows for the ETA.
 import { describe, expect, it } from 'vitest';
 import {
   describeRemoved,
@@ -6,6 +6,7 @@ import {
   pickKey,
   refreshKeyPool,
   removeKey,
+  windowsOfPoolKey,
 } from '../../../src/batch/key-pool.js';
 import {
   etaSeconds,
@@ -57,5 +58,20 @@ describe('rate', () => {
     expect(rowsPerSecond(b, t0 + 120_000, t0)).toBe(1);
     expect(etaSeconds(30, 1)).toBe(30);
     expect(etaSeconds(30, 0)).toBeUndefined();
+  });
+});
+
+describe("a pool key's windows", () => {
+  it("run as many times faster as the worker's time scale; a scale below 1 carried by a batch of an earlier release means its inverse", () => {
+    const key = { id: 'k', weight: 100, perHour: 1000 };
+    expect(windowsOfPoolKey({ ...key, timeScale: 20 })).toMatchObject({
+      minuteMs: 3_000,
+      hourMs: 180_000,
+    });
+    // Earlier releases carried 0.05 for twenty times faster.
+    expect(windowsOfPoolKey({ ...key, timeScale: 0.05 })).toEqual(
+      windowsOfPoolKey({ ...key, timeScale: 20 }),
+    );
+    expect(windowsOfPoolKey(key)).toMatchObject({ minuteMs: 60_000, hourMs: 3_600_000 });
   });
 });

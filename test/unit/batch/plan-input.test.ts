@@ -35,6 +35,58 @@ describe('planPreparedBatch', () => {
     expect(readFileSync(output, 'utf8')).toBe('{"row":1}\n');
   });
 
+  it('counts the rows sent trimmed, the rows not UTF-8 (read as Windows-1252) and the values that could not be read', async () => {
+    const input = join(dir, 'crm.csv');
+    writeFileSync(
+      input,
+      Buffer.concat([
+        Buffer.from('email,name\n a@example.com ,Ann\nb@example.com,\tBo \nc@example.com,Ren'),
+        Buffer.from([0xe9]), // Windows-1252 "é"
+        Buffer.from('\n d@example.com,Ren'),
+        Buffer.from([0xe9, 0x81]), // 0x81: no character in Windows-1252
+        Buffer.from('\ne@example.com,Eve\n'),
+      ]),
+    );
+    const prepared = await prepareBatch(
+      { input, output: join(dir, 'crm.jsonl') },
+      { dryRun: true },
+    );
+    const plan = await planPreparedBatch(prepared, { keys: [KEY] });
+    expect(plan).toMatchObject({
+      rows: 5,
+      invalid: 0,
+      sent: 5,
+      trimmed: { rows: 3, fields: { email: 2, name: 1 } },
+      text: {
+        encoding: 'utf-8',
+        notUtf8: { rows: 2, readAs: 'windows-1252' },
+        unreadable: { rows: 1, fields: { name: 1 } },
+      },
+    });
+    const named = await prepareBatch(
+      { input, output: join(dir, 'crm2.jsonl'), encoding: 'CP1252' },
+      { dryRun: true },
+    );
+    expect((await planPreparedBatch(named, { keys: [KEY] })).text).toEqual({
+      encoding: 'cp1252',
+      unreadable: { rows: 1, fields: { name: 1 } },
+    });
+    await expect(
+      prepareBatch(
+        { input, output: join(dir, 'crm3.jsonl'), encoding: 'utf-16le' },
+        { dryRun: true },
+      ),
+    ).rejects.toThrow(
+      /--encoding: utf-16le does not write line ends, commas and quotes as ASCII bytes/,
+    );
+    await expect(
+      prepareBatch(
+        { input, output: join(dir, 'crm3.jsonl'), encoding: 'klingon' },
+        { dryRun: true },
+      ),
+    ).rejects.toThrow(/"klingon" is not an encoding this reader knows/);
+  });
+
   it('sends every row without dedupe, one request a row with webhooks, and scales the windows', async () => {
     const input = join(dir, 'in2.csv');
     writeFileSync(input, 'email\na@example.com\na@example.com\n');
@@ -42,7 +94,7 @@ describe('planPreparedBatch', () => {
       { input, output: join(dir, 'out2.jsonl'), dedupe: false, webhooks: true },
       { dryRun: true },
     );
-    const plan = await planPreparedBatch(prepared, { keys: [KEY], timeScale: 0.01 });
+    const plan = await planPreparedBatch(prepared, { keys: [KEY], timeScale: 100 });
     expect(plan).toMatchObject({ sent: 2, duplicates: 0, requestsPerRow: 1, requests: 2 });
     expect(plan.durationMs).toBeCloseTo(2 * 600 * 0.01, 6);
   });

@@ -42,8 +42,8 @@ describe('sendMs: both windows of a key', () => {
     expect(sendMs(1200, k)).toBe(120 * MIN);
   });
 
-  it('the windows scale: a time scale of 0.01 makes the same plan a hundred times shorter', () => {
-    const k = keyWindows({ id: 'a', perMinute: 100, perHour: 1000 }, 0.01);
+  it('the windows scale: a time scale of 100 (times faster) makes the same plan a hundred times shorter', () => {
+    const k = keyWindows({ id: 'a', perMinute: 100, perHour: 1000 }, 100);
     expect(sendMs(6000, k)).toBeCloseTo((5 * HOUR + 10 * MIN) / 100, 6);
   });
 });
@@ -164,8 +164,8 @@ describe('planBatch', () => {
 
   it('reports the service hours whatever the time scale', () => {
     const scaled = plan({
-      keys: [keyWindows({ id: 'a', perMinute: 100, perHour: 1000 }, 0.01)],
-      timeScale: 0.01,
+      keys: [keyWindows({ id: 'a', perMinute: 100, perHour: 1000 }, 100)],
+      timeScale: 100,
     });
     expect(scaled.hours).toBeCloseTo(5.17, 2);
     expect(scaled.durationMs).toBeCloseTo((5 * HOUR + 10 * MIN) / 100, 3);

@@ -1,6 +1,7 @@
 // The chunk reader: CSV quoting, byte offsets that resume exactly, --map, and bad rows; broken
-// files (stray quotes, byte-order marks, bytes that are not UTF-8, blank lines, huge lines) fail
-// only their rows, with reasons that never quote a value, in chunks capped in bytes.
+// files (stray quotes, byte-order marks, blank lines, huge lines) fail only their rows, with
+// reasons that never quote a value, in chunks capped in bytes; lines that are not UTF-8 are read
+// as Windows-1252 unless the file's encoding is named.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -324,24 +325,75 @@ describe('broken CSV', () => {
     expectNoValues(rows, ['c@d.co', 'Cy', 'Eve', 'E\uFEFFve']);
   });
 
-  it('fails a row with bytes that are not UTF-8 instead of replacing them', async () => {
+  it('reads a line that is not UTF-8 as Windows-1252 (a spreadsheet on Windows) and counts it', async () => {
     const bytes = Buffer.concat([
       Buffer.from('email,name\nok@b.co,Ok\nbad@b.co,Ren'),
-      Buffer.from([0xe9, 0x65]), // Latin-1 "é" then "e"
+      Buffer.from([0xe9, 0x65]), // Windows-1252 "é" then "e"
       Buffer.from('\nzz@b.co,Zo\xeb\n'), // valid UTF-8 "ë"
       Buffer.from([0xff, 0xfe]),
       Buffer.from('@b.co,X\n'),
     ]);
-    const source: InputSource = { path: file('latin1.csv', bytes), format: 'csv' };
+    const source: InputSource = { path: file('cp1252.csv', bytes), format: 'csv' };
+    expect(await inspectInput(source, 'person_enrichment')).toMatchObject({
+      total: 4,
+      notUtf8Rows: 2,
+    });
     const rows = await readAll(source, 100);
     expect(rows.map(problemOf)).toEqual([
       'ok',
-      ['invalid_row', expect.stringMatching(/^column "name" has bytes that are not valid UTF-8/)],
       'ok',
-      ['invalid_row', expect.stringMatching(/^column "email" has bytes that are not valid UTF-8/)],
+      'ok',
+      ['invalid_row', 'email must be an email address'],
     ]);
+    expect(rows[1]).toMatchObject({ params: { email: 'bad@b.co', name: 'Renée' } });
     expect(rows[2]).toMatchObject({ params: { name: 'Zoë' } });
-    expectNoValues(rows, ['bad@b.co', 'Ren', '\uFFFD']);
+    for (const size of [1, 3]) expect(await readAll(source, size)).toEqual(rows);
+  });
+
+  it('with an encoding named, a value it cannot read is left out: the row goes on by the rest, and fails only when that is not enough', async () => {
+    const bytes = Buffer.concat([
+      Buffer.from('email,name\nok@b.co,Ok\nbad@b.co,Ren'),
+      Buffer.from([0xe9, 0x65]),
+      Buffer.from('\nnobody'),
+      Buffer.from([0xe9]),
+      Buffer.from('@b.co,\n'),
+    ]);
+    const utf8: InputSource = { path: file('strict.csv', bytes), format: 'csv', encoding: 'utf-8' };
+    expect(await inspectInput(utf8, 'person_enrichment')).not.toHaveProperty('notUtf8Rows');
+    const rows = await readAll(utf8, 100);
+    expect(rows.map(problemOf)).toEqual([
+      'ok',
+      'ok',
+      [
+        'invalid_row',
+        expect.stringMatching(
+          /^email could not be read as utf-8 \(name the file's encoding with --encoding, or save it as UTF-8\); without it: needs at least one of/,
+        ),
+      ],
+    ]);
+    expect(rows[1]).toEqual(
+      expect.objectContaining({ params: { email: 'bad@b.co' }, unreadable: ['name'] }),
+    );
+    expectNoValues(rows, ['Ren', '\uFFFD', 'nobody']);
+
+    // Windows-1252 leaves five bytes undefined (0x81, 0x8d, 0x8f, 0x90, 0x9d).
+    const cp1252 = Buffer.concat([
+      Buffer.from('email,name\nok@b.co,Ren'),
+      Buffer.from([0xe9, 0x65, 0x81]),
+      Buffer.from('\n'),
+    ]);
+    const named: InputSource = {
+      path: file('named.csv', cp1252),
+      format: 'csv',
+      encoding: 'windows-1252',
+    };
+    expect(await readAll(named, 100)).toEqual([
+      expect.objectContaining({ params: { email: 'ok@b.co' }, unreadable: ['name'] }),
+    ]);
+    const latin9: InputSource = { ...named, encoding: 'iso-8859-15' };
+    expect(await readAll(latin9, 100)).toEqual([
+      expect.objectContaining({ params: { email: 'ok@b.co', name: 'Renée\u0081' } }),
+    ]);
   });
 
   it('counts blank lines, which are not rows; a row of empty cells is a row', async () => {
@@ -492,12 +544,15 @@ describe('broken JSONL', () => {
     expect(rows.map((r) => [r.row, problemOf(r)])).toEqual([
       [1, 'ok'],
       [2, ['invalid_row', expect.stringMatching(/^line has a byte-order mark/)]],
-      [3, ['invalid_row', expect.stringMatching(/^line has bytes that are not valid UTF-8/)]],
+      [3, 'ok'],
       [4, ['row_too_large', expect.stringMatching(/over the limit of 65536 bytes/)]],
       [5, ['invalid_row', 'line is not a JSON object']],
       [6, 'ok'],
     ]);
-    expectNoValues(rows, ['bom@b.co', 'bad@b.co', 'big@b.co', 'zzzz', 'stray@b.co', 'Neil']);
+    expectNoValues(rows, ['bom@b.co', 'big@b.co', 'zzzz', 'stray@b.co', 'Neil']);
+    // Not UTF-8: read as Windows-1252.
+    expect(rows[2]).toMatchObject({ params: { email: 'bad@b.co', name: 'Ré' } });
+    expect(info.notUtf8Rows).toBe(1);
     for (const size of [1, 4]) expect(await readAll(source, size)).toEqual(rows);
   });
 });

@@ -1,23 +1,18 @@
 // Files the project writes are safe to open and private: CSV cells a spreadsheet would run as
-// formulas are neutralised (OWASP), unless raw cells are asked for, and results, summaries,
-// journals, indexes and exports are 0600 in folders made 0700.
+// formulas are neutralised (OWASP), unless raw cells are asked for, and results, summaries and
+// exports are 0600 in folders made 0700.
 import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createResultActivities } from '../../../src/activities/results.js';
-import { writeDuplicatesIndex } from '../../../src/batch-io/duplicates.js';
+import { createSearchExportActivities } from '../../../src/activities/search-export.js';
+import type { ActivityDeps } from '../../../src/activities/deps.js';
 import { exportBatchOutput } from '../../../src/batch-io/export.js';
 import { BatchSetupError, prepareBatch } from '../../../src/client/batch-launch.js';
 import { spreadsheetSafeCsv } from '../../../src/batch/spreadsheet-safe.js';
-import {
-  appendResultLines,
-  resetOutput,
-  rewriteOutput,
-} from '../../../src/batch-io/result-writer.js';
-import { claimRow, journalPathOf } from '../../../src/batch-io/row-journal.js';
+import { appendResultLines, resetOutput } from '../../../src/batch-io/result-writer.js';
 import type { ResultLine } from '../../../src/batch/types.js';
 import { writeFileAtomic } from '../../../src/files/atomic-write.js';
 import {
@@ -170,23 +165,19 @@ describe('exportBatchOutput to CSV', () => {
   });
 });
 
-describe('modes of the files a batch writes', () => {
+/** A search export's file activities (they need no dependency but the type's). */
+const exportActivities = () => createSearchExportActivities({} as ActivityDeps);
+
+describe('modes of the files a batch or an export writes', () => {
   const line = (row: number): ResultLine => ({ row, key: {}, outcome: 'empty' });
 
-  it('the output is 0600 in new 0700 folders, also after a reset and a rewrite', async () => {
+  it('the output is 0600 in new 0700 folders, also after a reset', async () => {
     const folder = fresh('out');
     const path = join(folder, 'batch', 'results.jsonl');
     await appendResultLines(path, [line(1), line(2)]);
     expect(modeOf(path)).toBe(0o600);
     expect(modeOf(join(folder, 'batch'))).toBe(0o700);
     expect(modeOf(folder)).toBe(0o700);
-
-    await rewriteOutput(
-      path,
-      (l) => l.row === 2,
-      () => undefined,
-    );
-    expect(modeOf(path)).toBe(0o600);
 
     const searched = join(fresh('search'), 'export.jsonl');
     await resetOutput(searched);
@@ -220,41 +211,21 @@ describe('modes of the files a batch writes', () => {
     expect(readFileSync(launched, 'utf8')).toBe('');
     expect(modeOf(launched)).toBe(0o600);
 
-    const activities = createResultActivities();
-    const created = wide('created.jsonl');
-    await activities.createBatchOutput({ path: created });
-    expect(readFileSync(created, 'utf8')).toBe('{"row":1}\n');
-    expect(modeOf(created)).toBe(0o600);
-
     // A search export starts its output afresh through this activity.
     const exported = wide('export.jsonl');
-    await activities.resetBatchOutput({ path: exported });
+    await exportActivities().resetBatchOutput({ path: exported });
     expect(readFileSync(exported, 'utf8')).toBe('');
     expect(modeOf(exported)).toBe(0o600);
   });
 
-  it('the created output, the summary, the journal and the duplicates index are 0600', async () => {
-    const activities = createResultActivities();
-    const output = join(fresh('activity'), 'sub', 'out.jsonl');
-    await activities.createBatchOutput({ path: output });
-    expect(modeOf(output)).toBe(0o600);
-    expect(modeOf(join(output, '..'))).toBe(0o700);
-
-    const summary = await activities.writeBatchSummary({
-      path: join(fresh('summary'), 'out.csv'),
+  it("a search export's summary and a file written atomically are 0600", async () => {
+    const summary = await exportActivities().writeBatchSummary({
+      path: join(fresh('summary'), 'out.jsonl'),
       summary: { state: 'done' },
     });
     expect(JSON.parse(readFileSync(summary, 'utf8'))).toEqual({ state: 'done' });
     expect(modeOf(summary)).toBe(0o600);
     expect(modeOf(join(summary, '..'))).toBe(0o700);
-
-    const journal = journalPathOf(join(fresh('journal'), 'out.jsonl'), 'b1');
-    expect(await claimRow(journal, 1, 'run/1/1')).toEqual({ mine: true });
-    expect(modeOf(journal)).toBe(0o600);
-
-    const index = join(fresh('dupes'), 'out.jsonl.duplicates.json');
-    await writeDuplicatesIndex(index, new Map([[2, 1]]));
-    expect(modeOf(index)).toBe(0o600);
 
     const atomic = fresh('atomic.json');
     await writeFileAtomic(atomic, '{}');

@@ -18,6 +18,13 @@ describe('requestsText', () => {
         'job duration estimate: not learned yet (it needs 5 rows found or empty)',
     );
   });
+
+  it('a batch the result cache answered whole measured nothing, and says why', () => {
+    expect(requestsText({ cached: 275 })).toBe(
+      'requests per row: none measured (the result cache answered 275 rows: they send none); ' +
+        'job duration estimate: not learned yet (it needs 5 rows found or empty from the service)',
+    );
+  });
 });
 
 describe('resumeNotes', () => {
@@ -82,6 +89,31 @@ describe('planText', () => {
       '  1 key (100/min, 1000/h each): about 5h10m at the limits',
       '  credits: up to 3000 (every row sent found; empty results are free)',
       '  shorter: one more key in the pool (PCDS_API_KEYS), about 2h10m; --webhooks (1 request a row), about 2h10m',
+    ]);
+  });
+
+  it('says what was trimmed, which rows were not UTF-8 and which values could not be read', () => {
+    const key = keyWindows({ id: 'k1', perMinute: 100, perHour: 1000 }, 1);
+    const plan = planBatch({
+      rows: 324,
+      duplicates: 0,
+      invalid: 0,
+      trimmed: { rows: 6, fields: { email: 6, name: 2 } },
+      text: {
+        encoding: 'utf-8',
+        notUtf8: { rows: 12, readAs: 'windows-1252' },
+        unreadable: { rows: 1, fields: { name: 1 } },
+      },
+      webhooks: false,
+      keys: [key],
+      creditsPerRow: 1,
+      timeScale: 1,
+    });
+    const lines = planText({ plan, keys: [key], assumed: false }, 1, false);
+    expect(lines.slice(3, 6)).toEqual([
+      '  trimmed: 6 rows had spaces around a value (email 6, name 2): sent without them',
+      "  encoding: 12 rows not UTF-8, read as windows-1252 (a spreadsheet's CSV on Windows); if the file is in another encoding, name it with --encoding",
+      '  unreadable: 1 row had a value that could not be read as UTF-8 or windows-1252 (name 1): sent without it',
     ]);
   });
 });

@@ -144,6 +144,7 @@ describe('what the client refuses before sending anything', () => {
   it('bad parameters: invalid_params, naming the field, not the value', async () => {
     // An unknown key is counted: it may be a value (a JSONL row's key), not a field name.
     const extra = await refusal(
+      // @ts-expect-error keys the endpoint lacks: refused by the types, and at run time
       client.startCall('person_enrichment', { email: EMAIL, [EMAIL]: 1, query: 'x' }),
     );
     expect(extra.code).toBe('invalid_params');
@@ -159,7 +160,10 @@ describe('what the client refuses before sending anything', () => {
   });
 
   it('unknown and synchronous endpoints', async () => {
+    // Refused by the types, and at run time for a caller in JavaScript.
+    // @ts-expect-error not an endpoint of the catalogue
     expect((await refusal(client.call('no_such_endpoint', {}))).code).toBe('unknown_endpoint');
+    // @ts-expect-error synchronous: no durable call
     expect((await refusal(client.call('usage', {}))).code).toBe('not_async_endpoint');
   });
 

@@ -1,6 +1,7 @@
 // PCDS_TIME_SCALE: the paced durations' defaults follow it, explicit values win, the throttle's
-// windows shrink by its inverse, it is refused against a non-loopback service, and the note an
-// estimate or banner prints says when the pace is not the real service's.
+// windows run as many times faster, it is refused against a non-loopback service, and the note an
+// estimate or banner prints says when the pace is not the real service's. Every time scale means
+// times faster: a value of the other convention (0.05) is refused with the value meant now.
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, paceNote } from '../../../src/config.js';
 import { paceLine } from '../../../src/cli/dev.js';
@@ -22,7 +23,7 @@ describe('PCDS_TIME_SCALE', () => {
     const c = loadConfig({ PCDS_TIME_SCALE: '60', PCDS_MAX_WAIT_MS: '5000' });
     expect(c).toMatchObject({
       PCDS_TIME_SCALE: 60,
-      PCDS_THROTTLE_TIME_SCALE: 1 / 60,
+      PCDS_THROTTLE_TIME_SCALE: 60,
       PCDS_POLL_INTERVAL_MS: 17,
       PCDS_WEBHOOK_FALLBACK_POLL_MS: 1_000,
       PCDS_METRICS_USAGE_INTERVAL_MS: 5_000,
@@ -52,7 +53,21 @@ describe('PCDS_TIME_SCALE', () => {
     expect(
       loadConfig({ PCDS_TIME_SCALE: '1', PCDS_BASE_URL: 'https://api.service.example' }),
     ).toMatchObject({ PCDS_TIME_SCALE: 1 });
-    expect(() => loadConfig({ PCDS_TIME_SCALE: '0.5' })).toThrow(/PCDS_TIME_SCALE/);
-    expect(() => loadConfig({ PCDS_TIME_SCALE: '5000' })).toThrow(/PCDS_TIME_SCALE/);
+    expect(() => loadConfig({ PCDS_TIME_SCALE: '5000' })).toThrow(
+      /PCDS_TIME_SCALE: must be at most 3600/,
+    );
+  });
+
+  it('one meaning, times faster: a scale below 1 is refused with the value it meant', () => {
+    expect(() => loadConfig({ PCDS_TIME_SCALE: '0.5' })).toThrow(
+      'PCDS_TIME_SCALE: now means times faster: use 2 instead of 0.5',
+    );
+    expect(() => loadConfig({ PCDS_THROTTLE_TIME_SCALE: '0.05' })).toThrow(
+      'PCDS_THROTTLE_TIME_SCALE: now means times faster: use 20 instead of 0.05',
+    );
+    expect(() => loadConfig({ PCDS_THROTTLE_TIME_SCALE: '0' })).toThrow(
+      /PCDS_THROTTLE_TIME_SCALE: must be from 1 to 3600/,
+    );
+    expect(loadConfig({ PCDS_THROTTLE_TIME_SCALE: '20' }).PCDS_THROTTLE_TIME_SCALE).toBe(20);
   });
 });

@@ -398,7 +398,7 @@ describe('configuration and reporting', () => {
     reserve(state, T0, 'poll');
     expect(reserve(state, T0, 'poll')).toMatchObject({ kind: 'retry', reason: 'minute_window' });
     // Workers at 60x take over: a "minute" is a second, so the third goes a second later.
-    const fast = defaultSettings(limits, 1 / 60);
+    const fast = defaultSettings(limits, 60);
     expect(configureTiming(state, timingOf(fast))).toBe(true);
     expect(state.settings).toMatchObject({ minuteMs: 1_000, hourMs: 60_000, limits });
     expect(granted(reserve(state, T0 + 1_500, 'poll'))).toBeLessThan(T0 + 2_000);
