@@ -26,6 +26,8 @@ export interface BenchEnv {
   emulator: RunningEmulator;
   config: Config;
   client: Client;
+  /** The connection `client` uses, for clients of other kinds (the typed client). */
+  connection: Connection;
   nativeConnection: NativeConnection;
   worker: PcdsWorker;
   store: LazyBatchStore;
@@ -41,6 +43,10 @@ export interface BenchEnvOptions {
   timeScale?: number;
   /** People in the emulator's dataset (5,000 by default): a large input of distinct people. */
   people?: number;
+  /** How long the emulator keeps a finished job (a short one keeps its own memory flat). */
+  jobRetentionMs?: number;
+  /** The result cache off in the worker (PCDS_CACHE=off). */
+  noCache?: boolean;
 }
 
 /** The poll interval and max wait of a bench at a time scale (so many times faster than the service). */
@@ -58,6 +64,7 @@ export async function startBenchEnv(opts: BenchEnvOptions = {}): Promise<BenchEn
     ...(scale === undefined ? { latency: { queuedMs: 0, processingMs: 0 } } : { timeScale: scale }),
     ...(opts.people ? { dataset: { people: opts.people, companies: 600 } } : {}),
     limits: { enabled: false },
+    ...(opts.jobRetentionMs !== undefined ? { jobRetentionMs: opts.jobRetentionMs } : {}),
     devKey: { key: 'pcds_bench_key', secret: 'pcds_bench_secret', credits: null },
   });
   const waits = scale === undefined ? undefined : scaledWaits(scale);
@@ -78,6 +85,9 @@ export async function startBenchEnv(opts: BenchEnvOptions = {}): Promise<BenchEn
     PCDS_HTTP_CONNECTIONS: '64',
     // Encrypted like production: the codec's cost is part of the figures.
     PCDS_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
+    // The store keys its lookups with it, and is not opened without it.
+    PCDS_ID_SECRET: randomBytes(32).toString('hex'),
+    ...(opts.noCache ? { PCDS_CACHE: 'off' } : {}),
   });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const store = benchStore(config);
@@ -98,6 +108,7 @@ export async function startBenchEnv(opts: BenchEnvOptions = {}): Promise<BenchEn
     emulator,
     config,
     client,
+    connection,
     nativeConnection,
     worker,
     store,

@@ -8,44 +8,16 @@
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from '@temporalio/worker';
 import { Pool } from 'undici';
 import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
 import { rowWorkflowId } from '../src/temporal/workflow-ids.js';
 import { sampleRows } from '../src/emulator/index.js';
 import { startBenchEnv, type BenchEnv } from './batch-env.js';
+import { devServerCeiling } from './ceiling.js';
 
 const ROWS = Number(process.argv[2] ?? 2000);
 const WINDOW = Number(process.argv[3] ?? 100);
 const CEILING_WORKFLOWS = Math.min(ROWS, 1000);
-
-async function devServerCeiling(env: BenchEnv): Promise<number> {
-  const taskQueue = 'bench-ceiling';
-  const worker = await Worker.create({
-    connection: env.nativeConnection,
-    taskQueue,
-    workflowsPath: fileURLToPath(new URL('./batch-ceiling-workflow.ts', import.meta.url)),
-    activities: { noop: async () => undefined },
-    maxConcurrentWorkflowTaskExecutions: 100,
-  });
-  return worker.runUntil(async () => {
-    const started = Date.now();
-    const handles = [];
-    for (let i = 0; i < CEILING_WORKFLOWS; i += 100) {
-      const n = Math.min(100, CEILING_WORKFLOWS - i);
-      handles.push(
-        ...(await Promise.all(
-          Array.from({ length: n }, (_, j) =>
-            env.client.workflow.start('oneActivity', { taskQueue, workflowId: `ceiling-${i + j}` }),
-          ),
-        )),
-      );
-    }
-    await Promise.all(handles.map((h) => h.result()));
-    return CEILING_WORKFLOWS / ((Date.now() - started) / 1000);
-  });
-}
 
 async function plainLoop(env: BenchEnv, emails: string[]): Promise<number> {
   const pool = new Pool(env.emulator.url, { connections: 64 });
@@ -134,7 +106,7 @@ const env = await startBenchEnv();
 try {
   const emails = sampleRows({ rows: ROWS, unknownShare: 0.2 }).map((r) => r.email);
   process.stderr.write(`rows ${ROWS}, window ${WINDOW}; measuring the dev-server ceiling...\n`);
-  const ceiling = await devServerCeiling(env);
+  const ceiling = await devServerCeiling(env.client, env.nativeConnection, CEILING_WORKFLOWS);
   process.stderr.write('plain loop...\n');
   const plain = await plainLoop(env, emails);
   // Each figure is printed as it is measured: a long run (10,000 rows) gives what it has.

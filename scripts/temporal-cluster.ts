@@ -13,23 +13,19 @@
 // Binaries live in .tools/temporal-server-<version>/ (git-ignored), state in .data/temporal-cluster/
 // (certificates in its tls/), logs in .data/temporal-cluster-logs/ (kept after `down`). Ports:
 // CLUSTER_PORTS below.
-import { spawn, spawnSync, type SpawnSyncOptions } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import {
-  chmodSync,
-  chownSync,
   closeSync,
   existsSync,
   mkdirSync,
   openSync,
-  readdirSync,
   readFileSync,
   rmSync,
-  statSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
 import { createConnection } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Connection } from '@temporalio/client';
 import type { SearchAttributeType } from '@temporalio/common';
@@ -43,6 +39,7 @@ import {
   PCDS_SEARCH_ATTRIBUTES,
   registerSearchAttributes,
 } from '../src/temporal/search-attributes.js';
+import { run, startPostgres, stopPostgres } from './postgres.js';
 import { makeTestCertificates, testCertificatePaths } from './tls-certs.js';
 import {
   BIN_DIR,
@@ -53,6 +50,7 @@ import {
 } from './temporal-server-build.mjs';
 
 export { TEMPORAL_SERVER_VERSION };
+export { postgresBinDir } from './postgres.js';
 
 const root = projectRoot();
 /** The server configuration docker-compose.yml mounts too. */
@@ -127,123 +125,25 @@ function log(line: string): void {
   process.stderr.write(`[cluster] ${line}\n`);
 }
 
-/** Runs a command to its end; throws with its output when it fails. */
-function run(cmd: string, args: string[], opts: SpawnSyncOptions = {}): string {
-  const result = spawnSync(cmd, args, { encoding: 'utf8', ...opts });
-  if (result.error) throw new Error(`${cmd}: ${result.error.message}`);
-  if (result.status !== 0) {
-    throw new Error(
-      `${cmd} ${args.join(' ')} failed (exit ${result.status ?? result.signal}):\n` +
-        `${String(result.stdout)}${String(result.stderr)}`.trim(),
-    );
-  }
-  return String(result.stdout);
-}
-
 function seconds(since: number): string {
   return ((Date.now() - since) / 1000).toFixed(1);
 }
 
 // ---- PostgreSQL ------------------------------------------------------------------------------
 
-/** Debian's PostgreSQL binaries (the newest installed), installing the package when absent. */
-export function postgresBinDir(): string {
-  const find = () => {
-    const base = '/usr/lib/postgresql';
-    if (!existsSync(base)) return undefined;
-    const versions = readdirSync(base)
-      .filter((v) => existsSync(join(base, v, 'bin', 'pg_ctl')))
-      .sort((a, b) => Number(b) - Number(a));
-    return versions.length > 0 ? join(base, versions[0], 'bin') : undefined;
-  };
-  const found = find();
-  if (found) return found;
-  if (process.getuid?.() !== 0) {
-    throw new Error(
-      'PostgreSQL is not installed (no /usr/lib/postgresql/*/bin). Install it as root: ' +
-        'apt-get update && apt-get install -y postgresql',
-    );
-  }
-  log('PostgreSQL is missing: apt-get install -y postgresql');
-  run('apt-get', ['update'], { stdio: 'inherit' });
-  run('apt-get', ['install', '-y', 'postgresql'], {
-    stdio: 'inherit',
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
-  });
-  const installed = find();
-  if (!installed) throw new Error('apt-get installed postgresql, yet no pg_ctl was found');
-  return installed;
-}
-
-/**
- * PostgreSQL refuses to run as root: as root, its commands run as the `postgres` user (which the
- * Debian package creates) and the folders it writes are handed to that user.
- */
-function asPostgres(bin: string, args: string[]): [string, string[]] {
-  return process.getuid?.() === 0
-    ? ['runuser', ['-u', 'postgres', '--', bin, ...args]]
-    : [bin, args];
-}
-
-function ownedByPostgres(dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  if (process.getuid?.() !== 0) return;
-  const uid = Number(run('id', ['-u', 'postgres']).trim());
-  const gid = Number(run('id', ['-g', 'postgres']).trim());
-  chownSync(dir, uid, gid);
-  // The data folder is private (0700): the `postgres` user may pass through it to its own folders
-  // (search only, o+x: it lists nothing, and the files beside them are 0600).
-  for (let up = dirname(dir); up.startsWith(`${root}/`); up = dirname(up)) {
-    const mode = statSync(up).mode & 0o777;
-    if ((mode & 0o001) === 0) chmodSync(up, mode | 0o001);
-  }
-}
-
-function startPostgres(): void {
-  const bin = postgresBinDir();
+function startClusterPostgres(): void {
   const started = Date.now();
-  ownedByPostgres(STATE_DIR);
-  ownedByPostgres(PG_SOCKET_DIR);
-  // initdb reads the superuser's password from a file it can open.
-  const pwFile = join(STATE_DIR, 'pg-password');
-  writeFileSync(pwFile, `${DB_PASSWORD}\n`, { mode: 0o644 });
-  try {
-    run(
-      ...asPostgres(join(bin, 'initdb'), [
-        '-D',
-        PG_DATA,
-        '-U',
-        DB_USER,
-        `--pwfile=${pwFile}`,
-        '--auth-local=trust',
-        '--auth-host=scram-sha-256',
-        '--encoding=UTF8',
-        '--locale=C',
-      ]),
-    );
-  } finally {
-    rmSync(pwFile, { force: true });
-  }
-  // A throwaway test database: no fsync. Loopback TCP only, the socket in our own folder.
-  const options = [
-    `-p ${CLUSTER_PORTS.postgres}`,
-    '-c listen_addresses=127.0.0.1',
-    `-c unix_socket_directories=${PG_SOCKET_DIR}`,
-    '-c fsync=off',
-    '-c synchronous_commit=off',
-    '-c full_page_writes=off',
-    '-c max_connections=200',
-  ].join(' ');
-  run(
-    ...asPostgres(join(bin, 'pg_ctl'), ['-D', PG_DATA, '-l', PG_LOG, '-o', options, '-w', 'start']),
-  );
-  log(`PostgreSQL (${bin}) on 127.0.0.1:${CLUSTER_PORTS.postgres} in ${seconds(started)} s`);
-}
-
-function stopPostgres(): void {
-  if (!existsSync(join(PG_DATA, 'postmaster.pid'))) return;
-  const bin = postgresBinDir();
-  run(...asPostgres(join(bin, 'pg_ctl'), ['-D', PG_DATA, '-m', 'fast', '-w', 'stop']));
+  startPostgres({
+    dataDir: PG_DATA,
+    socketDir: PG_SOCKET_DIR,
+    port: CLUSTER_PORTS.postgres,
+    logFile: PG_LOG,
+    user: DB_USER,
+    password: DB_PASSWORD,
+    within: root,
+    settings: { max_connections: 200 },
+  });
+  log(`PostgreSQL on 127.0.0.1:${CLUSTER_PORTS.postgres} in ${seconds(started)} s`);
 }
 
 /** Both databases, their schemas at the newest version, with Temporal's own SQL tool. */
@@ -528,9 +428,8 @@ export async function up(namespace = CLUSTER_NAMESPACE): Promise<ClusterInfo> {
   mkdirSync(STATE_DIR, { recursive: true });
   makeTestCertificates(CLUSTER_TLS.dir);
   rmSync(LOG_DIR, { recursive: true, force: true });
-  ownedByPostgres(LOG_DIR); // PostgreSQL writes its log there
   try {
-    startPostgres();
+    startClusterPostgres();
     setupSchemas();
     await startServer();
     await setupNamespace(namespace);
@@ -552,7 +451,7 @@ export async function up(namespace = CLUSTER_NAMESPACE): Promise<ClusterInfo> {
 export async function down(): Promise<void> {
   const started = Date.now();
   await stopServer();
-  stopPostgres();
+  stopPostgres(PG_DATA);
   rmSync(STATE_DIR, { recursive: true, force: true });
   log(`down in ${seconds(started)} s`);
 }

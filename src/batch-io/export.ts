@@ -1,7 +1,7 @@
 // Ordered copies of a batch's output: a CSV (the input's columns, the outcome, the result
-// flattened) or a JSONL, one row per input row in row order, at any time. Memory stays bounded
-// whatever the size: one pass over the results notes where each row's line starts and which
-// result columns exist; a second pass walks the input in order and reads each row's line back.
+// flattened) or a JSONL, one row per input row in row order, at any time. One pass over the
+// results notes where each row's line starts (12 bytes a row, line-offsets.ts) and which result
+// columns exist; a second pass walks the input in order and reads each row's line back.
 import { createReadStream, createWriteStream } from 'node:fs';
 import { access, open, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -18,6 +18,7 @@ import {
 import { spreadsheetSafeCsv } from '../batch/spreadsheet-safe.js';
 import { writeAtomically } from '../files/atomic-write.js';
 import { csvItems, type CsvItem } from './csv-records.js';
+import { LineOffsets } from './line-offsets.js';
 import { jsonlItems, parseObject, rowLimitOf } from './row-reader.js';
 import type { ExportReport, InputFiles, ResultLine } from '../batch/types.js';
 
@@ -47,7 +48,7 @@ const FIRST_SHOWN = 10;
 
 interface LineIndex {
   /** Row -> [byte offset, byte length] of its first line, newline left out. */
-  rows: Map<number, [number, number]>;
+  rows: LineOffsets;
   /** Complete lines (every line up to the last newline). */
   lines: number;
   /** Bytes of the complete lines: a line being written past them is not read. */
@@ -56,12 +57,12 @@ interface LineIndex {
 
 function rowOf(line: unknown): number | undefined {
   const row = (line as { row?: unknown } | null)?.row;
-  return typeof row === 'number' && Number.isInteger(row) && row >= 1 ? row : undefined;
+  return typeof row === 'number' && Number.isSafeInteger(row) && row >= 1 ? row : undefined;
 }
 
 /** The first pass: where each row's line is, and (for a CSV) the result columns. */
 async function indexLines(path: string, columns?: ResultColumns): Promise<LineIndex> {
-  const index: LineIndex = { rows: new Map(), lines: 0, end: 0 };
+  const index: LineIndex = { rows: new LineOffsets(), lines: 0, end: 0 };
   let stream: AsyncIterable<Buffer>;
   try {
     const fh = await open(path, 'r');
@@ -87,7 +88,7 @@ async function indexLines(path: string, columns?: ResultColumns): Promise<LineIn
       }
       const row = rowOf(parsed);
       if (row !== undefined && !index.rows.has(row)) {
-        index.rows.set(row, [offset, nl]);
+        index.rows.setFirst(row, offset, nl);
         columns?.note(
           row,
           flattenResult((parsed as ResultLine).result).map(([name]) => name),

@@ -347,9 +347,12 @@ export class BatchRun {
     return this.draining || this.handingOver;
   }
 
-  /** The state for the next run. */
-  carry(historyLength: number): CarriedState {
-    return this.rules.carry(historyLength, this.handingOver);
+  /**
+   * The state for the next run. `leadersInStore`: the next run reads how leaders ended from the
+   * store with their duplicates, so they are not carried (a stored batch).
+   */
+  carry(historyLength: number, opts: { leadersInStore?: boolean } = {}): CarriedState {
+    return this.rules.carry(historyLength, this.handingOver, opts.leadersInStore === true);
   }
 
   // ---- The loop ----

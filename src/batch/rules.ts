@@ -503,14 +503,18 @@ export class BatchRules {
   /**
    * The state for the next run: rows read but not started are read again from the first one's
    * offset; rows in flight go along when `keepInFlight` (their calls report to the batch's
-   * workflow id, whichever run it is in).
+   * workflow id, whichever run it is in). `dropLeaders`: how leaders ended stays behind, since
+   * every line of this run is written and the next run's reads give it with each duplicate; a
+   * leader still in flight is carried with the duplicates parked behind it, and records its end
+   * in the next run.
    */
-  carry(historyLength: number, keepInFlight: boolean): CarriedState {
+  carry(historyLength: number, keepInFlight: boolean, dropLeaders = false): CarriedState {
     const first = this.queue[0];
     if (first) this.s.cursor = { row: first.row, byteOffset: first.offset, done: false };
     this.s.historyEvents += historyLength;
     if (keepInFlight) this.s.inFlight = [...this.inFlight.values()];
     else delete this.s.inFlight;
+    if (dropLeaders) delete this.s.leaders;
     return this.s;
   }
 

@@ -48,8 +48,8 @@ export interface ValidRow {
   /** How many later rows share this row's call. */
   followers?: number;
   /**
-   * How the leader's line in the output ended, when the batch was reopened over its output and
-   * the leader is not run again (set by the reader).
+   * How the leader's line ended, when it is in the output or the store already (set by the
+   * reader: a stored batch's duplicates, or a batch reopened over its output).
    */
   leaderLine?: { outcome: ResultLine['outcome']; code?: string };
   /**
@@ -335,7 +335,10 @@ export interface CarriedState {
    * Counted with the rows read ahead, so at most a window's worth.
    */
   parked?: ParkedRow[];
-  /** How leader rows ended, while rows that share their call are still to come. */
+  /**
+   * How leader rows ended, while rows that share their call are still to come. A stored batch
+   * keeps it within a run only: its reads give each duplicate its leader's end from the store.
+   */
   leaders?: Record<string, LeaderEnd>;
   /** The credit budget is spent: every row left is written as skipped. */
   budgetSpent?: boolean;

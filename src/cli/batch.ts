@@ -89,7 +89,13 @@ import {
   type FieldCounts,
   type InputText,
 } from '../batch/plan.js';
-import { planPreparedBatch, type CacheHitCounter } from '../client/batch-plan-input.js';
+import {
+  loadedInputCounts,
+  planOfCounts,
+  planPreparedBatch,
+  type CacheHitCounter,
+  type InputCounts,
+} from '../client/batch-plan-input.js';
 
 const listArg = (v: string) =>
   v
@@ -554,36 +560,50 @@ function planKeys(
   };
 }
 
+export type PlannedBatch = {
+  plan: BatchPlan;
+  keys: KeyWindows[];
+  assumed: boolean;
+  use?: Map<string, KeyWindowUse>;
+};
+
+/**
+ * The keys a plan counts on, and what they already spent (other work on them included): a key
+ * whose hour is nearly spent sends this batch's first requests only as its window slides.
+ */
+async function planLimitsOf(config: Config, prepared: PreparedBatch) {
+  const { keys, assumed } = planKeys(config, prepared.input.keyIds);
+  const use = await keyUseForPlan(
+    config,
+    keys.map((k) => k.id),
+  );
+  const sent = use && Object.fromEntries([...use].map(([id, u]) => [id, u.sent]));
+  const limits = {
+    keys,
+    timeScale: config.PCDS_THROTTLE_TIME_SCALE,
+    ...(sent && Object.keys(sent).length ? { sent, nowMs: Date.now() } : {}),
+  };
+  return { keys, assumed, limits, ...(use?.size ? { use } : {}) };
+}
+
 /** What a batch will take: its rows and requests, the hours its keys' limits imply, its credits. */
 export async function batchPlanOf(
   config: Config,
   prepared: PreparedBatch,
   cacheHits?: CacheHitCounter,
-): Promise<{
-  plan: BatchPlan;
-  keys: KeyWindows[];
-  assumed: boolean;
-  use?: Map<string, KeyWindowUse>;
-}> {
-  const { keys, assumed } = planKeys(config, prepared.input.keyIds);
-  // What the keys already spent (other work on them included) counts: a key whose hour is
-  // nearly spent sends this batch's first requests only as its window slides.
-  const use = await keyUseForPlan(
-    config,
-    keys.map((k) => k.id),
-  );
-  const nowMs = Date.now();
-  const sent = use && Object.fromEntries([...use].map(([id, u]) => [id, u.sent]));
-  const plan = await planPreparedBatch(
-    prepared,
-    {
-      keys,
-      timeScale: config.PCDS_THROTTLE_TIME_SCALE,
-      ...(sent && Object.keys(sent).length ? { sent, nowMs } : {}),
-    },
-    cacheHits,
-  );
-  return { plan, keys, assumed, ...(use?.size ? { use } : {}) };
+): Promise<PlannedBatch> {
+  const { limits, ...planned } = await planLimitsOf(config, prepared);
+  return { plan: await planPreparedBatch(prepared, limits, cacheHits), ...planned };
+}
+
+/** The same, from counts of the batch's rows (as the store gives them once they are loaded). */
+async function batchPlanFromCounts(
+  config: Config,
+  prepared: PreparedBatch,
+  counts: InputCounts,
+): Promise<PlannedBatch> {
+  const { limits, ...planned } = await planLimitsOf(config, prepared);
+  return { plan: planOfCounts(prepared, counts, limits), ...planned };
 }
 
 /** How long a plan waits for Temporal and the keys' throttles before planning without them. */
@@ -613,6 +633,23 @@ async function keyUseForPlan(
   } finally {
     await connection?.close().catch(() => undefined);
   }
+}
+
+/** The plan's lines, with the credit check against GET /usage unless --no-estimate. */
+async function printPlan(
+  config: Config,
+  prepared: PreparedBatch,
+  planned: PlannedBatch,
+  o: Pick<StartFlags, 'webhooks' | 'estimate'>,
+  out: NodeJS.WritableStream,
+): Promise<void> {
+  const lines = planText(
+    planned,
+    config.PCDS_THROTTLE_TIME_SCALE,
+    o.webhooks === true,
+    o.estimate ? await usageNote(config, prepared, planned.plan.sent) : undefined,
+  );
+  out.write(`${lines.join('\n')}\n`);
 }
 
 const fmtHours = (h: number | undefined, timeScale: number) => {
@@ -650,12 +687,7 @@ function inputTextLines(text: InputText): string[] {
 
 /** The plan, for people: a few lines, then what would shorten it. */
 export function planText(
-  {
-    plan,
-    keys,
-    assumed,
-    use,
-  }: { plan: BatchPlan; keys: KeyWindows[]; assumed: boolean; use?: Map<string, KeyWindowUse> },
+  { plan, keys, assumed, use }: PlannedBatch,
   timeScale: number,
   webhooks: boolean,
   /** The credit check against the account (GET /usage), in place of the plain estimate. */
@@ -1063,35 +1095,27 @@ export function registerBatchCommand(program: Command): Command {
           throw new UsageError((err as Error).message);
         }
         let prepared: PreparedBatch;
-        let planned: Awaited<ReturnType<typeof batchPlanOf>>;
         try {
           prepared = await prepareBatch(req, { dryRun: o.dryRun === true });
-          // The plan counts the hits the batch would get: its tenant's entries, or the shared ones.
-          const planCache = scopedCacheUse(
-            cache,
-            prepared.input.tenant ?? OPERATOR_TENANT,
-            config.PCDS_CACHE_SCOPE,
-          );
-          planned = await withPlanCache(config, planCache, prepared.endpoint.name, (hits) =>
-            batchPlanOf(config, prepared, hits),
-          );
+          if (o.dryRun) {
+            // Nothing goes into the store: the plan comes from one pass over the file, and counts
+            // the hits the batch would get (its tenant's entries, or the shared ones).
+            const planCache = scopedCacheUse(
+              cache,
+              prepared.input.tenant ?? OPERATOR_TENANT,
+              config.PCDS_CACHE_SCOPE,
+            );
+            const planned = await withPlanCache(config, planCache, prepared.endpoint.name, (hits) =>
+              batchPlanOf(config, prepared, hits),
+            );
+            await printPlan(config, prepared, planned, o, process.stdout);
+            process.stdout.write('dry run: nothing started, no file written\n');
+            return;
+          }
         } catch (err) {
           if (err instanceof BatchSetupError) throw new UsageError(err.message);
           if (err instanceof InputError) throw new UsageError(err.message);
           throw err;
-        }
-        // A dry run's plan is its output; before a real start it goes beside the progress.
-        const out = o.dryRun ? process.stdout : process.stderr;
-        const lines = planText(
-          planned,
-          config.PCDS_THROTTLE_TIME_SCALE,
-          o.webhooks === true,
-          o.estimate ? await usageNote(config, prepared, planned.plan.sent) : undefined,
-        );
-        out.write(`${lines.join('\n')}\n`);
-        if (o.dryRun) {
-          out.write('dry run: nothing started, no file written\n');
-          return;
         }
         const { client, close } = await connectTemporal(config);
         const store = await openStoreFromSettings(config);
@@ -1099,12 +1123,26 @@ export function registerBatchCommand(program: Command): Command {
           let handle: BatchHandle;
           // The file is read here and its rows go into the store: workers never open it.
           const loading = loadProgressBar();
+          const batchStore = new BatchStore(store);
           try {
             handle = await startBatchWorkflow(client, config.PCDS_TASK_QUEUE, prepared, {
-              store: new BatchStore(store),
+              store: batchStore,
               onLoad: loading.onProgress,
               cache,
               cacheScope: config.PCDS_CACHE_SCOPE,
+              // The plan, from the rows loaded: the store counts their duplicates and cached
+              // rows (each row's lookup is its tenant's, or the shared one, since the load), so
+              // the file is read once and nothing is held per row however large it is.
+              onLoaded: async (loaded) => {
+                loading.stop();
+                const counts = loadedInputCounts(
+                  prepared,
+                  loaded,
+                  await batchStore.planCounts(prepared.input.batchId, cache),
+                );
+                const planned = await batchPlanFromCounts(config, prepared, counts);
+                await printPlan(config, prepared, planned, o, process.stderr);
+              },
             });
           } catch (err) {
             if (err instanceof BatchSetupError) throw new UsageError(err.message);

@@ -29,6 +29,7 @@ export function loadProgressBar(out: NodeJS.WritableStream = process.stderr): {
     },
     stop() {
       if (started) bar.stop();
+      started = false;
     },
   };
 }

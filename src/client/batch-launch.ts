@@ -65,6 +65,7 @@ import {
   loadFileIntoStore,
   loadRowsIntoStore,
   type LoadProgress,
+  type LoadResult,
 } from '../store/load.js';
 import {
   BATCH_ID_PATTERN,
@@ -441,6 +442,8 @@ export interface StartBatchOptions {
   memo?: Record<string, string>;
   /** Told as the input's rows go into the store (a large file takes a while). */
   onLoad?: (p: LoadProgress) => void;
+  /** Called once the rows are in the store, before the batch starts (the CLI shows its plan). */
+  onLoaded?: (loaded: LoadResult) => Promise<void>;
   /**
    * How the batch uses the result cache; absent: not at all (the CLI and the client pass their
    * default, PCDS_CACHE, which is on).
@@ -488,6 +491,7 @@ export async function startBatchWorkflow(
       'batch_exists',
       `a batch with id ${input.batchId} already exists: choose another --id`,
     );
+  let loaded: LoadResult;
   try {
     const common = {
       batchId: input.batchId,
@@ -505,7 +509,7 @@ export async function startBatchWorkflow(
           }
         : {}),
     };
-    const loaded = opts.rows
+    loaded = opts.rows
       ? await loadRowsIntoStore(opts.store, { ...common, rows: opts.rows })
       : await loadFileIntoStore(opts.store, {
           ...common,
@@ -522,6 +526,7 @@ export async function startBatchWorkflow(
     if (err instanceof LoadError) throw new BatchSetupError(err.code, err.message);
     throw err;
   }
+  await opts.onLoaded?.(loaded);
   try {
     return await client.workflow.start<typeof batchWorkflow>(BATCH_WORKFLOW_TYPE, {
       taskQueue,

@@ -3,8 +3,8 @@
 // fingerprints of distinct rows stay in memory, as in the worker's duplicates pass.
 import { TYPICAL_CREDITS } from '../batch/cost.js';
 import { DuplicateFinder } from '../batch-io/duplicates.js';
+import type { LoadResult } from '../store/load.js';
 import type { PreparedBatch } from './batch-launch.js';
-import { endpointParameters } from '../batch/columns.js';
 import {
   keyWindows,
   planBatch,
@@ -13,9 +13,9 @@ import {
   type InputText,
   type SentLog,
 } from '../batch/plan.js';
-import { getEndpoint } from '../contract/index.js';
 import { readRows } from '../batch-io/row-reader.js';
 import { FALLBACK_ENCODING } from '../batch-io/text-encoding.js';
+import { ValueNotes } from '../batch/field-counts.js';
 import { isInvalidRow, type BatchInput, type InputInspection } from '../batch/types.js';
 
 export interface InputCounts {
@@ -31,27 +31,41 @@ export interface InputCounts {
   cachedFound?: number;
 }
 
-/**
- * Counts the rows that list some of their parameters (trimmed, unreadable). A parameter of the
- * endpoint is named; any other key (a loosely documented endpoint's, from the file) is "other".
- */
-class FieldCounter {
-  readonly counts: FieldCounts = { rows: 0, fields: {} };
-  constructor(private readonly names: ReadonlySet<string>) {}
-  add(fields: readonly string[] | undefined): void {
-    if (!fields?.length) return;
-    this.counts.rows += 1;
-    for (const field of fields) {
-      const name = this.names.has(field) ? field : 'other';
-      this.counts.fields[name] = (this.counts.fields[name] ?? 0) + 1;
-    }
-  }
-}
-
 /** Counts, of the rows a batch would send, those the result cache would answer. */
 export type CacheHitCounter = (
   params: Record<string, unknown>[],
 ) => Promise<{ rows: number; found: number }>;
+
+/** How a batch's input was read as text: its encoding, rows not UTF-8, values unreadable. */
+export function inputTextOf(
+  input: Pick<BatchInput, 'source'>,
+  inspection: Pick<InputInspection, 'notUtf8Rows'>,
+  unreadable: FieldCounts,
+): InputText {
+  return {
+    encoding: input.source.encoding ?? 'utf-8',
+    ...(inspection.notUtf8Rows
+      ? { notUtf8: { rows: inspection.notUtf8Rows, readAs: FALLBACK_ENCODING } }
+      : {}),
+    unreadable,
+  };
+}
+
+/**
+ * A loaded batch's counts for its plan: the store's (rows, invalid, duplicates, cached), with
+ * what the load saw of the values (trimmed, unreadable) and of the file's text.
+ */
+export function loadedInputCounts(
+  prepared: Pick<PreparedBatch, 'input' | 'inspection'>,
+  loaded: Pick<LoadResult, 'trimmed' | 'unreadable'>,
+  stored: Omit<InputCounts, 'trimmed' | 'text'>,
+): InputCounts {
+  return {
+    ...stored,
+    trimmed: loaded.trimmed,
+    text: inputTextOf(prepared.input, prepared.inspection, loaded.unreadable),
+  };
+}
 
 export async function countPlanRows(
   input: Pick<BatchInput, 'source' | 'endpoint' | 'maxRowBytes' | 'dedupe'>,
@@ -59,9 +73,7 @@ export async function countPlanRows(
   cacheHits?: CacheHitCounter,
 ): Promise<InputCounts> {
   const finder = input.dedupe === false ? undefined : new DuplicateFinder();
-  const names = new Set(endpointParameters(getEndpoint(input.endpoint)).names);
-  const trimmed = new FieldCounter(names);
-  const unreadable = new FieldCounter(names);
+  const notes = new ValueNotes(input.endpoint);
   let invalid = 0;
   let cached = 0;
   let cachedFound = 0;
@@ -80,8 +92,7 @@ export async function countPlanRows(
     for (const row of got.rows) {
       if (isInvalidRow(row)) invalid += 1;
       else {
-        trimmed.add(row.trimmed);
-        unreadable.add(row.unreadable);
+        notes.note(row);
         finder?.add(row);
         if (!finder?.followers.has(row.row)) sent.push(row.params);
       }
@@ -97,14 +108,8 @@ export async function countPlanRows(
     rows: inspection.total,
     invalid,
     duplicates: finder?.followers.size ?? 0,
-    trimmed: trimmed.counts,
-    text: {
-      encoding: input.source.encoding ?? 'utf-8',
-      ...(inspection.notUtf8Rows
-        ? { notUtf8: { rows: inspection.notUtf8Rows, readAs: FALLBACK_ENCODING } }
-        : {}),
-      unreadable: unreadable.counts,
-    },
+    trimmed: notes.trimmed.counts,
+    text: inputTextOf(input, inspection, notes.unreadable.counts),
     ...(cacheHits ? { cached, cachedFound } : {}),
   };
 }
@@ -127,9 +132,25 @@ export async function planPreparedBatch(
   limits: PlanLimits,
   cacheHits?: CacheHitCounter,
 ): Promise<BatchPlan> {
+  return planOfCounts(
+    prepared,
+    await countPlanRows(prepared.input, prepared.inspection, cacheHits),
+    limits,
+  );
+}
+
+/**
+ * The plan of a prepared batch from counts of its rows: those of a pass over its input, or
+ * those the store gives once its rows are loaded (BatchStore.planCounts).
+ */
+export function planOfCounts(
+  prepared: PreparedBatch,
+  counts: InputCounts,
+  limits: PlanLimits,
+): BatchPlan {
   const timeScale = limits.timeScale ?? 1;
   return planBatch({
-    ...(await countPlanRows(prepared.input, prepared.inspection, cacheHits)),
+    ...counts,
     webhooks: prepared.input.webhooks === true,
     keys: limits.keys.map((k) => keyWindows(k, timeScale)),
     creditsPerRow: TYPICAL_CREDITS[prepared.endpoint.price],

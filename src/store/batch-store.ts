@@ -287,6 +287,48 @@ export class BatchStore {
     });
   }
 
+  /**
+   * What a loaded batch's plan counts, by the database: its rows, the invalid ones, the
+   * duplicates, and (with `cache`) the rows it sends that the result cache would answer now.
+   * Nothing is held per row, however many rows the batch has.
+   */
+  async planCounts(
+    batchId: string,
+    cache?: CacheUse,
+    nowMs = Date.now(),
+  ): Promise<{
+    rows: number;
+    invalid: number;
+    duplicates: number;
+    cached?: number;
+    cachedFound?: number;
+  }> {
+    const record = await this.loadedRecord(batchId);
+    const counts = {
+      rows: record.total,
+      invalid: record.invalid,
+      duplicates: await this.duplicateCount(batchId),
+    };
+    if (!readsCache(record.endpoint, cache)) return counts;
+    const since = freshSince(cache, nowMs);
+    const hits = await this.db
+      .selectFrom('pcds_rows as r')
+      .innerJoin('pcds_cache as c', 'c.lookup', 'r.lookup')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('cached'),
+        eb.fn
+          .sum<number>(eb.case().when('c.outcome', '=', 'found').then(1).else(0).end())
+          .as('found'),
+      ])
+      .where('r.batch_id', '=', batchId)
+      .where('r.problem', 'is', null)
+      .where('r.duplicate_of', 'is', null)
+      .where('c.expires_at', '>', nowMs)
+      .$if(Number.isFinite(since), (q) => q.where('c.fetched_at', '>=', since))
+      .executeTakeFirstOrThrow();
+    return { ...counts, cached: Number(hits.cached), cachedFound: Number(hits.found ?? 0) };
+  }
+
   /** How many rows share an earlier row's call (marked by finishLoad). */
   async duplicateCount(batchId: string): Promise<number> {
     const got = await this.db
@@ -345,8 +387,9 @@ export class BatchStore {
   }
 
   /**
-   * Up to `count` rows from row `from` on, in row order, as the batch runs them. `skipWritten`:
-   * rows that have their result are left out (a reopened batch); their leaders' ends are given.
+   * Up to `count` rows from row `from` on, in row order, as the batch runs them, each duplicate
+   * with its leader's end when the leader has its result. `skipWritten`: rows that have their
+   * result are left out (a reopened batch).
    */
   async readRows(
     batchId: string,
@@ -396,12 +439,15 @@ export class BatchStore {
       batchId,
       chosen.filter((g) => g.problem === null && g.duplicate_of === null).map((g) => Number(g.row)),
     );
-    const leaderEnds = opts.skipWritten
-      ? await this.outcomes(
-          batchId,
-          chosen.flatMap((g) => (g.duplicate_of !== null ? [Number(g.duplicate_of)] : [])),
-        )
-      : new Map<number, { outcome: ResultLine['outcome']; code?: string }>();
+    // A duplicate whose leader has its result takes its line from it: the batch need not carry
+    // how its leaders ended from one run to the next.
+    const leaderEnds =
+      opts.skipWritten || opts.dedupe !== false
+        ? await this.outcomes(
+            batchId,
+            chosen.flatMap((g) => (g.duplicate_of !== null ? [Number(g.duplicate_of)] : [])),
+          )
+        : new Map<number, { outcome: ResultLine['outcome']; code?: string }>();
     const rows = chosen.map((g): InputRow => {
       const row = Number(g.row);
       const data = this.seal.open(g.data) as {

@@ -4,6 +4,8 @@
 import { stat } from 'node:fs/promises';
 import { ColumnError } from '../batch/columns.js';
 import { fileRows, InputError, objectRow } from '../batch-io/row-reader.js';
+import { ValueNotes } from '../batch/field-counts.js';
+import type { FieldCounts } from '../batch/plan.js';
 import type { InputRow, InputSource } from '../batch/types.js';
 import { getEndpoint } from '../contract/index.js';
 import type { CacheUse } from '../calls/cache-policy.js';
@@ -46,6 +48,9 @@ export interface LoadResult {
   blankLines: number;
   /** Rows that share an earlier row's call (0 without dedupe). */
   duplicates: number;
+  /** Valid rows with values trimmed, or left out as unreadable, by parameter (for the plan). */
+  trimmed: FieldCounts;
+  unreadable: FieldCounts;
 }
 
 interface LoadCommon {
@@ -127,14 +132,19 @@ class Chunker {
   private chunk: LoadedRow[] = [];
   rows = 0;
   invalid = 0;
+  readonly notes: ValueNotes;
   constructor(
     private readonly store: BatchStore,
     private readonly batchId: string,
     private readonly endpoint: string,
     private readonly size: number,
-  ) {}
+  ) {
+    this.notes = new ValueNotes(endpoint);
+  }
   /** True when the row filled a chunk, which went to the store. */
-  async add(row: LoadedRow): Promise<boolean> {
+  async add(input: InputRow, cells: unknown): Promise<boolean> {
+    this.notes.note(input);
+    const row = loadedRow(input, cells);
     this.chunk.push(row);
     this.rows += 1;
     if ('problem' in row) this.invalid += 1;
@@ -153,6 +163,7 @@ async function finish(
   store: BatchStore,
   opts: LoadCommon,
   blankLines: number,
+  notes: ValueNotes,
   columns?: string[],
 ): Promise<LoadResult> {
   if (columns) await store.setColumns(opts.batchId, columns);
@@ -163,6 +174,8 @@ async function finish(
     invalid: record.invalid,
     blankLines: record.blankLines,
     duplicates: opts.dedupe ? await store.duplicateCount(opts.batchId) : 0,
+    trimmed: notes.trimmed.counts,
+    unreadable: notes.unreadable.counts,
   };
 }
 
@@ -212,12 +225,12 @@ export async function loadFileIntoStore(
         continue;
       }
       keys?.note(item.cells);
-      if (await chunks.add(loadedRow(item.row, item.cells))) progress();
+      if (await chunks.add(item.row, item.cells)) progress();
     }
     await chunks.flush();
     bytes = Math.max(bytes, totalBytes);
     progress();
-    return await finish(store, opts, blankLines, keys?.columns);
+    return await finish(store, opts, blankLines, chunks.notes, keys?.columns);
   } catch (err) {
     if (began) await store.abandonLoad(batchId).catch(() => undefined);
     throw loadFailure(err, name);
@@ -246,11 +259,11 @@ export async function loadRowsIntoStore(
       opts.signal?.throwIfAborted();
       const got = objectRow(endpoint, obj, chunks.rows + 1, opts.maxRowBytes);
       keys.note(got.cells);
-      if (await chunks.add(loadedRow(got.row, got.cells))) opts.onProgress?.({ rows: chunks.rows });
+      if (await chunks.add(got.row, got.cells)) opts.onProgress?.({ rows: chunks.rows });
     }
     await chunks.flush();
     opts.onProgress?.({ rows: chunks.rows });
-    return await finish(store, opts, 0, keys.columns);
+    return await finish(store, opts, 0, chunks.notes, keys.columns);
   } catch (err) {
     await store.abandonLoad(batchId).catch(() => undefined);
     throw err;

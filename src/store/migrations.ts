@@ -209,6 +209,21 @@ const m0006_cache_scope: Migration = {
   },
 };
 
+const m0007_duplicates_index: Migration = {
+  async up(db: Kysely<unknown>) {
+    // Each read of a batch's rows counts its leaders' duplicates: without it, a scan of all
+    // the batch's rows per chunk read, slower as the batch grows.
+    await db.schema
+      .createIndex('pcds_rows_duplicate_of')
+      .on('pcds_rows')
+      .columns(['batch_id', 'duplicate_of'])
+      .execute();
+  },
+  async down(db: Kysely<unknown>) {
+    await db.schema.dropIndex('pcds_rows_duplicate_of').ifExists().execute();
+  },
+};
+
 /** Every migration by name; names sort in the order they run. */
 export const migrations: Record<string, Migration> = {
   '0001_batches': m0001_batches,
@@ -217,6 +232,7 @@ export const migrations: Record<string, Migration> = {
   '0004_store_identity': m0004_store_identity,
   '0005_erasure_subjects': m0005_erasure_subjects,
   '0006_cache_scope': m0006_cache_scope,
+  '0007_duplicates_index': m0007_duplicates_index,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -108,7 +108,10 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     show(run, 'draining');
     return continueAsNew<typeof batchWorkflow>({
       ...input,
-      carried: run.carry(workflowInfo().historyLength),
+      carried: run.carry(workflowInfo().historyLength, {
+        // Versioned: runs started before carried how every leader ended, however many there were.
+        leadersInStore: input.store === true && patched('batch-leader-ends-read-from-store'),
+      }),
     });
   }
   const summary = run.summary('done', workflowInfo().historyLength);

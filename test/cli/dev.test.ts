@@ -12,7 +12,7 @@ import { createServer, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../src/temporal/dev-server.js';
 import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
 import { childEnv, runCli, spawnCli, tempDir, type CliResult } from './cli-env.js';
@@ -185,9 +185,13 @@ describe('pcds dev --no-limits --no-worker', () => {
 
       worker = spawnCli(['worker'], { ...baseEnv(), ...dev.exports });
       children.push(worker);
+      // A call refuses (no_worker) when nothing polls within its grace: wait for the worker first.
+      await vi.waitFor(async () => expect((await pollers()).length).toBeGreaterThan(0), {
+        timeout: 60_000,
+        interval: 500,
+      });
       const email = 'grace.hopper@example.com';
       expectFound(await runCli(['call', 'person_enrichment', '--email', email], dev.exports));
-      expect((await pollers()).length).toBeGreaterThan(0);
       // The worker read PCDS_THROTTLE=off: the call took no permit, so no throttle was started.
       await expect(
         connection.workflowService.describeWorkflowExecution({

@@ -81,6 +81,34 @@ describe('duplicates in the rules', () => {
     expect(started(rules)).toEqual([5]);
   });
 
+  it("a run of a stored batch leaves its leaders' ends behind; one still in flight goes along", () => {
+    const rules = rulesWith([
+      row(1, { followers: 1 }),
+      row(2, { followers: 1 }),
+      row(3, { duplicateOf: 2 }),
+    ]);
+    expect(started(rules)).toEqual([1, 2]);
+    rules.settle(1, end('found'), NOW, AT);
+    expect(rules.s.leaders).toEqual({ 1: ['found', 1] });
+    const carried = rules.carry(0, true, true);
+    expect(carried.leaders).toBeUndefined();
+    // Row 2 is in flight with its duplicate parked behind it: both are carried, and the next
+    // run records row 2's end when it comes.
+    expect(carried.inFlight?.map((r) => r.row.row)).toEqual([2]);
+    expect(carried.parked).toEqual([{ row: 3, key: row(3).key, duplicateOf: 2 }]);
+    const next = new BatchRules(structuredClone(carried));
+    next.settle(2, end('empty'), NOW, AT);
+    expect(next.results.map((l) => [l.row, l.outcome, l.duplicateOf])).toEqual([
+      [2, 'empty', undefined],
+      [3, 'empty', 2],
+    ]);
+    // A batch that reads from files keeps them: its reads cannot give them.
+    const files = rulesWith([row(1, { followers: 1 })]);
+    started(files);
+    files.settle(1, end('found'), NOW, AT);
+    expect(files.carry(0, false).leaders).toEqual({ 1: ['found', 1] });
+  });
+
   it("a reopened batch's duplicate takes the end of its leader's line that stays", () => {
     const rules = rulesWith([row(7, { duplicateOf: 2, leaderLine: { outcome: 'found' } })]);
     expect(rules.canStart()).toBe(true);
