@@ -22,7 +22,13 @@ import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { loadConfig } from '../src/config.js';
 import { unthrottled } from '../src/throttle/permits.js';
-import { interactiveRequester } from '../src/contract/index.js';
+import {
+  OPERATOR_TENANT,
+  backgroundRequester,
+  batchRequester,
+  interactiveRequester,
+} from '../src/contract/index.js';
+import { TenantBudgetError } from '../src/throttle/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { connectTemporalClient, connectTemporalNative } from '../src/temporal/connection.js';
@@ -464,9 +470,10 @@ async function runsOf(client: Client, batchId: string, firstRunId: string): Prom
 }
 
 /**
- * The throttle of one key through the permit gate, as activities use it: permits of both kinds,
- * the credit breaker opened and reset, until it has continued as new twice; the first two runs
- * are saved.
+ * The throttle of one key through the permit gate, as activities use it: permits of every class
+ * (a person's calls, two batches of different weights, background reads) under a policy with a
+ * tenant's weight and budgets, one call refused for its tenant's budget, the credit breaker
+ * opened and reset, until it has continued as new twice; the first two runs are saved.
  */
 async function recordThrottle(client: Client, recorded: Recorded) {
   const keyId = 'replay';
@@ -475,17 +482,38 @@ async function recordThrottle(client: Client, recorded: Recorded) {
     taskQueue: TASK_QUEUE,
     keys: [{ id: keyId }],
     defaultLimits: { perMinute: 1_000, perHour: 100_000 },
+    scheduling: {
+      mode: 'fair',
+      reserve: 0.1,
+      tenants: { analysts: { weight: 2 }, assistant: { requestsPerHour: 3 } },
+      unlisted: { requestsPerHour: 1_000 },
+    },
   });
   await gate.acquire(keyId, 'submit', { requester: interactiveRequester() });
   const first = await client.workflow.getHandle(throttleWorkflowId(keyId)).describe();
   await gate.creditsExhausted(keyId);
   await gate.resetCredits(keyId, 'replay recording');
-
+  // The assistant's fourth request of the hour is refused for its tenant's budget.
+  for (let i = 0; i < 4; i++) {
+    try {
+      await gate.acquire(keyId, 'usage', { requester: interactiveRequester('assistant') });
+    } catch (err) {
+      if (!(err instanceof TenantBudgetError) || i < 3) throw err;
+    }
+  }
+  const requesters = [
+    interactiveRequester(),
+    batchRequester('nightly', 'analysts', 2),
+    batchRequester('adhoc', OPERATOR_TENANT),
+    backgroundRequester(),
+  ];
   const runIds = [first.runId];
   for (let i = 0; runIds.length < 3; i++) {
     if (i >= 200) throw new Error('the throttle did not continue as new after 200 permits');
+    const requester = requesters[i % requesters.length];
     await gate.acquire(keyId, i % 3 === 0 ? 'submit' : 'poll', {
-      requester: interactiveRequester(),
+      requester,
+      ...(i % 3 === 0 ? { credits: 1 } : {}),
     });
     const last = client.workflow.getHandle(throttleWorkflowId(keyId), runIds.at(-1));
     const { status } = await last.describe();

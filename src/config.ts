@@ -8,6 +8,11 @@ import { ConfigError } from './config-error.js';
 import { tenantIdProblem } from './contract/tenant.js';
 import { idSecretEnvShape } from './temporal/idempotency.js';
 import { MAX_TIME_SCALE, timeScaleProblem } from './contract/time-scale.js';
+import {
+  schedulingEnvShape,
+  tenantSettings,
+  type TenantSettings,
+} from './throttle/scheduling-settings.js';
 
 export { MAX_TIME_SCALE };
 
@@ -108,6 +113,7 @@ export const envSchema = z.object({
    * (1 for the real service). Default: PCDS_TIME_SCALE.
    */
   PCDS_THROTTLE_TIME_SCALE: timeScale(),
+  ...schedulingEnvShape,
   /**
    * How many times faster than the real service the clock runs (`pcds dev --time-scale`): 60 makes
    * a minute last a second. Only for the bundled emulator; it sets the defaults of every duration
@@ -195,6 +201,8 @@ export type Env = z.infer<typeof envSchema>;
 
 export interface Config extends Env {
   keys: ApiKeyConfig[];
+  /** How the throttles schedule: reserve, tenants' weights and budgets (pool-wide). */
+  scheduling: TenantSettings;
 }
 
 /** A label for a key that reveals nothing about it. */
@@ -294,7 +302,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (ids.has(k.id)) throw new ConfigError(`key id "${k.id}" is used twice`);
     ids.add(k.id);
   }
-  return { ...e, keys };
+  const poolPerHour = keys.reduce((a, k) => a + (k.perHour ?? e.PCDS_RATE_PER_HOUR), 0);
+  const scheduling = tenantSettings(e, poolPerHour || e.PCDS_RATE_PER_HOUR);
+  return { ...e, keys, scheduling };
 }
 
 /** The listener bounds the configuration sets (PCDS_LISTEN_*); a listener's defaults fill the rest. */

@@ -94,6 +94,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
   const clients = createServiceClients(config, { wrap: meteredServiceClient });
   const permits = meteredPermitGate(
     opts.permits ?? permitGateFromConfig(config, connection, taskQueue),
+    Object.keys(config.scheduling.tenants),
   );
   const store = opts.store ?? lazyBatchStore(() => openStoreFromSettings(config));
   // Told to the activities, which stop reporting to workflows that no worker may be left to run.

@@ -8,7 +8,12 @@ import type {
   SubmitOutcome,
   Transport,
 } from '../contract/index.js';
-import { PermitRefusedError, type PermitWait, type RequestKind } from '../throttle/permits.js';
+import {
+  PermitRefusedError,
+  TenantBudgetError,
+  type PermitWait,
+  type RequestKind,
+} from '../throttle/permits.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure } from './failures.js';
@@ -25,6 +30,8 @@ export interface GuardedRequest {
   beforeSend?: (() => Promise<void>) | undefined;
   /** For a submit: the polls its job will need (see PermitGate.acquire). */
   followUps?: number | undefined;
+  /** For a submit: what its job costs when found (its tenant's daily credit budget counts it). */
+  credits?: number | undefined;
   /** The MCP endpoint's tool calls take the same permits as the HTTP API's requests. */
   transport?: Transport | undefined;
   /** Hears of a long wait for the permit (see PermitGate.acquire). */
@@ -32,7 +39,7 @@ export interface GuardedRequest {
 }
 
 export async function guardedRequest(deps: ActivityDeps, r: GuardedRequest): Promise<Reply> {
-  const { keyId, kind, requester, beforeSend, followUps, onWait } = r;
+  const { keyId, kind, requester, beforeSend, followUps, credits, onWait } = r;
   const client = deps.clients.get(keyId, r.transport ?? 'http');
   return withHeartbeat(async (signal) => {
     try {
@@ -41,11 +48,15 @@ export async function guardedRequest(deps: ActivityDeps, r: GuardedRequest): Pro
         signal,
         beforeSend,
         followUps,
+        credits,
         onWait,
       });
     } catch (err) {
       // The key is closed for good (credits exhausted): nothing was sent, and retrying will not help.
       if (err instanceof PermitRefusedError) throw terminalFailure({ code: err.code });
+      // The caller's tenant spent a budget: nothing was sent; the message says which and until when.
+      if (err instanceof TenantBudgetError)
+        throw terminalFailure({ code: err.code }, undefined, err.message);
       throw err;
     }
     const reply = await r.send(client);

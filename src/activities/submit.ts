@@ -34,6 +34,7 @@ import {
   type Requester,
   type Transport,
 } from '../contract/index.js';
+import { TYPICAL_CREDITS } from '../batch/cost.js';
 import { TransportError } from '../http/errors.js';
 import type { PermitWait } from '../throttle/permits.js';
 import type { ActivityDeps } from './deps.js';
@@ -164,6 +165,7 @@ export async function sendSubmit(
         if (!claim.mine) throw new ClaimedEarlier(claim);
       },
       followUps: submit.followUps,
+      credits: TYPICAL_CREDITS[endpoint.price],
       transport: submit.transport,
       onWait: submit.onWait,
     });

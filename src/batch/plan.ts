@@ -5,7 +5,9 @@
 // A key sends at its minute limit until its hour window is full, then only as requests leave the
 // hour window: a batch of 6,000 requests on one key of 100/min and 1,000/h sends 1,000 in ten
 // minutes, then waits for the hour to slide, about five hours in all. A rows-per-second figure
-// taken in the first ten minutes says an hour; this model says five.
+// taken in the first ten minutes says an hour; this model says five. A batch that shares its keys
+// with other work (the throttle's fair shares, a person's calls) gets part of each key: the ETA
+// takes the part it has been getting (measuredShare).
 
 /** One key's limits and the length of its windows (shortened by the worker's time scale). */
 export interface KeyWindows {
@@ -133,11 +135,46 @@ export interface EtaInput {
   tailMs?: number;
 }
 
+/** Shares this close to the whole are the whole: rows in flight are not counted yet, and the reserve. */
+const WHOLE_SHARE = 0.85;
+const MIN_SHARE = 0.01;
+
+/**
+ * The part of a key's windows the batch has been getting: what it sent since it began sending on
+ * the key (within the last hour) over what the windows allow in that time. Below 1 while other
+ * work shares the key (or the batch's rows ask no faster); 1 until two minutes are measured.
+ */
+export function measuredShare(
+  sent: SentLog,
+  key: Pick<KeyWindows, 'perMinute' | 'perHour' | 'minuteMs' | 'hourMs'>,
+  nowMs: number,
+): number {
+  const from = Math.max(nowMs - key.hourMs, sent[0]?.[0] ?? nowMs);
+  const span = nowMs - from;
+  if (span < 2 * key.minuteMs) return 1;
+  let own = 0;
+  for (const [start, count] of sent) if (start + key.minuteMs > from) own += count;
+  const allowed = Math.min(key.perHour, Math.ceil(span / key.minuteMs) * key.perMinute);
+  const share = own / allowed;
+  return share >= WHOLE_SHARE ? 1 : Math.max(MIN_SHARE, share);
+}
+
 /** Seconds until the batch ends; undefined while paused or when no key can send. */
 export function etaSeconds(e: EtaInput): number | undefined {
   if (e.paused) return undefined;
   if (e.rowsLeft <= 0) return 0;
-  const ms = poolSendMs(Math.ceil(e.rowsLeft * e.requestsPerRow), e.keys, e.sent, e.nowMs);
+  // Each key as the batch gets it: its windows times the share it has been getting of them.
+  const keys = e.keys.map((k) => {
+    const share = measuredShare(e.sent[k.id] ?? [], k, e.nowMs);
+    return share >= 1
+      ? k
+      : {
+          ...k,
+          perMinute: Math.max(1, Math.floor(k.perMinute * share)),
+          perHour: Math.max(1, Math.floor(k.perHour * share)),
+        };
+  });
+  const ms = poolSendMs(Math.ceil(e.rowsLeft * e.requestsPerRow), keys, e.sent, e.nowMs);
   return ms === undefined ? undefined : Math.ceil((ms + (e.tailMs ?? 0)) / 1000);
 }
 

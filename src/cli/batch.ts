@@ -80,6 +80,7 @@ import { waitLines, type WaitReason } from '../client/wait-reasons.js';
 import { ageArg, intArg, TENANT_HELP, tenantArg, weightArg } from './args.js';
 import { registerBatchListCommand } from './batch-list.js';
 import { readEachThrottleStatus } from '../client/throttle-operator.js';
+import { batchShareNotes } from '../throttle/status-text.js';
 import { MIN_JOB_SAMPLES } from '../batch/job-duration.js';
 import {
   keyWindows,
@@ -1197,7 +1198,7 @@ export function registerBatchCommand(program: Command): Command {
     )
     .action(
       action(async (given: string, o: { json?: boolean; failed?: boolean; tenant?: string }) =>
-        withBatch(given, o.tenant, async (handle, config, _client, id) => {
+        withBatch(given, o.tenant, async (handle, config, client, id) => {
           // A stored batch's failed rows are read from the store: no worker, no file needed.
           if (o.failed && (await withStore(config, (store) => printFailedRows(store, id, o.json))))
             return;
@@ -1235,6 +1236,12 @@ export function registerBatchCommand(program: Command): Command {
             process.stdout.write(`  ${line}\n`);
           process.stdout.write(`  ${requestsText(p)}\n`);
           for (const n of poolNotes(p)) process.stdout.write(`  ${n}\n`);
+          // What the batch gets of its keys, and what its waiting requests wait for.
+          const readings = await readEachThrottleStatus(
+            client,
+            p.pool.filter((k) => !k.removed).map((k) => k.id),
+          );
+          for (const n of batchShareNotes(id, readings)) process.stdout.write(`  ${n}\n`);
           const failedRows = failedRowsText(p.failedRows, p.failed);
           if (failedRows) process.stdout.write(`  ${failedRows}\n`);
           process.stdout.write(

@@ -182,6 +182,10 @@ export const ERRORS = [
   ),
   own('unknown_throttle', 'no throttle runs for that key id'),
   own(
+    'tenant_budget',
+    "the caller's tenant spent a budget the operator set (requests an hour or credits a day across the pool): nothing was sent; more is allowed once the budget frees",
+  ),
+  own(
     'usage_rate_limited',
     "pcds mcp: a caller's usage readings reach the service at most once a minute (ask again shortly)",
   ),

@@ -34,21 +34,21 @@ export const METRICS = {
   throttleWait: {
     name: 'pcds_throttle_wait_seconds',
     type: 'histogram',
-    help: 'Time a request waited at the shared throttle before its permit, by key id and permit kind.',
-    labels: ['key', 'kind'],
+    help: 'Time a request waited at the shared throttle before its permit, by key id, permit kind, requester class and tenant (configured tenants by name, others as "other").',
+    labels: ['key', 'kind', 'class', 'tenant'],
     buckets: WAIT_BUCKETS,
   },
   permitsGranted: {
     name: 'pcds_throttle_permits_granted_total',
     type: 'counter',
-    help: 'Permits the shared throttle granted, by key id and permit kind (submit, poll, page, usage, feedback).',
-    labels: ['key', 'kind'],
+    help: 'Permits the shared throttle granted, by key id, permit kind (submit, poll, page, usage, feedback), requester class (interactive, batch, background) and tenant (configured tenants by name, others as "other").',
+    labels: ['key', 'kind', 'class', 'tenant'],
   },
   permitsRefused: {
     name: 'pcds_throttle_permits_refused_total',
     type: 'counter',
-    help: "Permits refused because the key's credit breaker is open (a 402 was seen), by key id.",
-    labels: ['key'],
+    help: "Permits refused, by key id, code (insufficient_credits: the key's credit breaker is open after a 402; tenant_budget: the tenant spent a budget), requester class and tenant.",
+    labels: ['key', 'code', 'class', 'tenant'],
   },
   rows: {
     name: 'pcds_batch_rows_total',

@@ -87,13 +87,19 @@ export function recordRequest(r: RequestRecord): void {
   if (r.status === 429) instruments.rateLimited.add(1, { key: r.key, endpoint: r.endpoint });
 }
 
-export function recordPermit(key: string, kind: string, waitedMs: number): void {
-  instruments.permitsGranted.add(1, { key, kind });
-  instruments.throttleWait.record(Math.max(0, waitedMs) / 1000, { key, kind });
+/** Who asked for a permit, as labels: its class, and its tenant (bounded: see meteredPermitGate). */
+export interface PermitLabels {
+  class: string;
+  tenant: string;
 }
 
-export function recordPermitRefused(key: string): void {
-  instruments.permitsRefused.add(1, { key });
+export function recordPermit(key: string, kind: string, waitedMs: number, who: PermitLabels): void {
+  instruments.permitsGranted.add(1, { key, kind, ...who });
+  instruments.throttleWait.record(Math.max(0, waitedMs) / 1000, { key, kind, ...who });
+}
+
+export function recordPermitRefused(key: string, code: string, who: PermitLabels): void {
+  instruments.permitsRefused.add(1, { key, code, ...who });
 }
 
 export function recordRows(outcome: RowOutcome, count: number): void {

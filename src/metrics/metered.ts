@@ -5,7 +5,8 @@
 import { ServiceError } from '../http/errors.js';
 import { McpUnsupportedError } from '../http/mcp-client.js';
 import type { PermitGate } from '../throttle/permits.js';
-import { PermitRefusedError } from '../throttle/permits.js';
+import { PermitRefusedError, TenantBudgetError } from '../throttle/permits.js';
+import { OPERATOR_TENANT } from '../contract/index.js';
 import type { ServiceClient } from '../http/service-client.js';
 import type { Reply } from '../contract/index.js';
 import { USAGE_PATH, type RequestMetricKind } from './catalogue.js';
@@ -79,18 +80,28 @@ export function creditsOf(
   return { used, available };
 }
 
-/** `gate` with each permit counted and its wait timed. */
-export function meteredPermitGate(gate: PermitGate): PermitGate {
+/**
+ * `gate` with each permit counted and its wait timed, by requester class and tenant. Tenants are
+ * labelled by name only when configured (`named`, and the operator's `default`): any other
+ * (a `pcds mcp` token's label, a client's tenant) is `other`, so the label's values stay few.
+ */
+export function meteredPermitGate(gate: PermitGate, named: Iterable<string> = []): PermitGate {
+  const known = new Set([OPERATOR_TENANT, ...named]);
   return {
     async acquire(keyId, kind, options) {
       const asked = Date.now();
+      const who = {
+        class: options.requester.class,
+        tenant: known.has(options.requester.tenant) ? options.requester.tenant : 'other',
+      };
       try {
         await gate.acquire(keyId, kind, options);
       } catch (err) {
-        if (err instanceof PermitRefusedError) recordPermitRefused(keyId);
+        if (err instanceof PermitRefusedError || err instanceof TenantBudgetError)
+          recordPermitRefused(keyId, err.code, who);
         throw err;
       }
-      recordPermit(keyId, kind, Date.now() - asked);
+      recordPermit(keyId, kind, Date.now() - asked, who);
     },
     rateLimited: (keyId, retryAfterMs) => gate.rateLimited(keyId, retryAfterMs),
     creditsExhausted: (keyId) => gate.creditsExhausted(keyId),

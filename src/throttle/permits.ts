@@ -3,7 +3,7 @@
 // `unthrottled`.
 
 import { PcdsError, type Requester } from '../contract/index.js';
-import type { PermitKind, WaitReason } from './windows.js';
+import type { BudgetName, PermitKind, WaitReason } from './windows.js';
 
 export type RequestKind = PermitKind;
 
@@ -16,6 +16,8 @@ export interface PermitWait {
   until: number;
   /** The shortest wait reported: a request sent sooner than this after asking was not throttled. */
   reportAfterMs: number;
+  /** For reason `budget`: which of the tenant's budgets is spent. */
+  budget?: BudgetName;
 }
 
 /** What a permit request says beyond its key and kind. */
@@ -34,6 +36,8 @@ export interface AcquireOptions {
    * before it grants new submits (default 1; 0 when a webhook delivers the result).
    */
   followUps?: number | undefined;
+  /** For a submit: the credits its job costs when found (its tenant's daily budget counts them). */
+  credits?: number | undefined;
   /** Hears of a wait longer than the gate's reporting threshold, once per reason. */
   onWait?: ((wait: PermitWait) => void) | undefined;
 }
@@ -71,3 +75,37 @@ export class PermitRefusedError extends PcdsError {
     );
   }
 }
+
+const BUDGET_WORDS: Record<BudgetName, string> = {
+  requests_per_hour: 'requests an hour',
+  credits_per_day: 'credits a day',
+};
+
+/**
+ * The caller's tenant spent a budget the operator set: nothing was sent. The message names the
+ * tenant (the caller's own), the budget and when more is allowed, never another caller's work.
+ */
+export class TenantBudgetError extends PcdsError {
+  override name = 'TenantBudgetError';
+  declare readonly code: 'tenant_budget';
+  constructor(
+    readonly tenant: string,
+    readonly budget: BudgetName,
+    /** The tenant's budget across the pool, when the worker's configuration says it. */
+    readonly limit: number | undefined,
+    /** When the budget allows more again (epoch ms). */
+    readonly until: number,
+  ) {
+    super(
+      'tenant_budget',
+      `tenant_budget: tenant ${tenant} spent its budget` +
+        (limit !== undefined
+          ? ` of ${limit} ${BUDGET_WORDS[budget]}`
+          : ` (${BUDGET_WORDS[budget]})`) +
+        ` across the key pool; nothing was sent; more is allowed from about ${new Date(until).toISOString().replace(/\.\d+Z$/, 'Z')}`,
+    );
+  }
+}
+
+/** "requests an hour", "credits a day". */
+export const budgetWords = (b: BudgetName): string => BUDGET_WORDS[b];

@@ -2,10 +2,9 @@
 // defined once so the permit gate, the operator commands and other workflows agree.
 // Workflow code may import this module (it only defines messages).
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { Requester } from '../contract/tenant.js';
+import type { PermitAsk, SchedulerPolicy, SchedulerSnapshot } from './scheduler.js';
 import type {
   PermitAnswer,
-  PermitKind,
   RateLimitEvent,
   ThrottleSettings,
   ThrottleSnapshot,
@@ -34,19 +33,18 @@ export interface ThrottleInput {
   state?: ThrottleState;
 }
 
-/** A new reservation, or the confirmation of one made earlier for `confirmAt`. */
-export interface PermitRequest {
-  kind: PermitKind;
-  confirmAt?: number;
-  /** How long the answer takes to reach the caller (its measured round trip): grants start that late. */
-  leadMs?: number;
-  /** With confirmAt: the caller is past the reserved time; move the reservation to a fresh slot. */
-  move?: boolean;
-  /** For a new submit: how many later requests (polls) its job needs held (default 1; 0 with a webhook). */
-  followUps?: number;
-  /** Who asks (absent from senders before requesters existed: the operator's interactive work). */
-  requester?: Requester;
-}
+/**
+ * A new reservation, or the confirmation of one made earlier for `confirmAt`:
+ * - `leadMs`: how long the answer takes to reach the caller (its measured round trip); grants
+ *   start that late;
+ * - `move` (with confirmAt): the caller is past the reserved time; move it to a fresh slot;
+ * - `followUps` (a new submit): the later requests (polls) its job needs held (default 1; 0 with
+ *   a webhook);
+ * - `requester`: who asks (absent from senders before requesters existed: the operator's
+ *   interactive work);
+ * - `credits` (a submit): what its job costs when found, for its tenant's daily budget.
+ */
+export type PermitRequest = PermitAsk;
 
 /** The requests one worker process gathered for a key; answered in order. */
 export interface PermitBatch {
@@ -58,6 +56,12 @@ export interface PermitBatch {
    * the latest, so a key's throttle started at one pace does not keep it when the workers change.
    */
   timing?: ThrottleTiming;
+  /**
+   * The sender's scheduling: first-come or fair, the interactive reserve, tenants' weights and
+   * budgets (this key's part of each). The throttle follows the latest; absent from senders before
+   * the scheduler existed (the throttle then keeps what it had, fair with a 10% reserve at first).
+   */
+  policy?: SchedulerPolicy;
 }
 
 export const MAX_PERMIT_BATCH = 500;
@@ -81,6 +85,8 @@ export interface ThrottleStatus {
     'minuteMs' | 'hourMs' | 'marginMs' | 'horizonMs' | 'submitShare'
   >;
   snapshot: ThrottleSnapshot;
+  /** Who asks and what they get: absent from throttles running code from before the scheduler. */
+  scheduler?: SchedulerSnapshot;
 }
 
 /** The state as of `now` (the caller's clock; the workflow's last task time when omitted). */

@@ -1,7 +1,10 @@
-// The operator's view of a key's throttle as text: one block per key, from the state query; and
-// one request's wait for a permit in a line (a call's details, a compact row's heartbeat).
-import type { PermitWait } from './permits.js';
+// The operator's view of a key's throttle as text: one block per key, from the state query (its
+// windows, then who asks and what they get); and one request's wait for a permit in a line (a
+// call's details, a compact row's heartbeat).
+import { budgetWords, type PermitWait } from './permits.js';
 import type { ThrottleStatus } from './protocol.js';
+import { requesterId, batchRequester } from '../contract/tenant.js';
+import type { SchedulerSnapshot } from './scheduler.js';
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
@@ -26,6 +29,7 @@ export function formatThrottleStatus(status: ThrottleStatus): string {
       : `  credits ok${s.breaker.resetAt ? ` (breaker reset ${iso(s.breaker.resetAt)} by ${s.breaker.resetBy ?? 'operator'})` : ''}`,
     `  granted submit ${s.counts.submit}, poll ${s.counts.poll}, page ${s.counts.page}, usage ${s.counts.usage}; told to wait ${s.counts.retryLater}; refused ${s.counts.refused}; 429s ${s.counts.rateLimited}`,
   ];
+  if (status.scheduler) lines.push(...schedulerLines(status.scheduler));
   if (s.recent429s.length > 0) {
     lines.push('  recent 429s:');
     for (const e of s.recent429s) {
@@ -38,14 +42,106 @@ export function formatThrottleStatus(status: ThrottleStatus): string {
   return lines.join('\n');
 }
 
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+/** The scheduler's part of a key's block: the reserve, each requester's share and waits, budgets. */
+function schedulerLines(sc: SchedulerSnapshot): string[] {
+  const lines = [
+    sc.mode === 'fair'
+      ? `  reserve ${pct(sc.reserve.share)} for interactive and background work: minute ${sc.reserve.minute.used}/${sc.reserve.minute.kept} used, hour ${sc.reserve.hour.used}/${sc.reserve.hour.kept} used (hour reserve follows last hour's demand, ${sc.reserve.hour.floor}-${sc.reserve.hour.ceiling})`
+      : '  scheduler first-come (PCDS_THROTTLE_SCHEDULER): no reserve, no shares',
+  ];
+  if (sc.requesters.length > 0) {
+    lines.push('  requesters (share of the last minute / hour, waiting):');
+    for (const r of sc.requesters) {
+      const weight = r.weight !== undefined && r.weight !== 1 ? ` weight ${r.weight}` : '';
+      const waits =
+        r.waiting > 0
+          ? `, ${r.waiting} waiting (${r.reason ? WAITING_FOR[r.reason] : 'throttled'}${r.budget ? `: ${budgetWords(r.budget)}` : ''})`
+          : '';
+      lines.push(
+        `    ${r.id} (${r.class}, tenant ${r.tenant}${weight}): ${pct(r.minuteShare)} / ${pct(r.hourShare)} (${r.minute} / ${r.hour})${waits}`,
+      );
+    }
+  }
+  const budgeted = sc.tenants.filter(
+    (t) => t.requestsPerHour !== undefined || t.creditsPerDay !== undefined || t.weight !== 1,
+  );
+  if (budgeted.length > 0) {
+    lines.push("  tenants (this key's part of each budget):");
+    for (const t of budgeted) {
+      const parts = [
+        ...(t.weight !== 1 ? [`weight ${t.weight}`] : []),
+        ...(t.requestsPerHour !== undefined
+          ? [
+              `${Math.max(0, Math.floor(t.requestsPerHour) - t.hour)} of ${Math.floor(t.requestsPerHour)} requests left this hour`,
+            ]
+          : []),
+        ...(t.creditsPerDay !== undefined
+          ? [
+              `${Math.max(0, t.creditsPerDay - t.creditsToday)} of ${t.creditsPerDay} credits left today`,
+            ]
+          : []),
+      ];
+      lines.push(`    ${t.tenant}: ${parts.join(', ')}`);
+    }
+  }
+  return lines;
+}
+
+const WAITING_FOR: Record<PermitWait['reason'], string> = {
+  minute_window: 'minute window',
+  hour_window: 'hour window',
+  closed: 'key closed',
+  fair_share: 'fair share',
+  budget: 'budget',
+};
+
 const WHY: Record<PermitWait['reason'], string> = {
   minute_window: "the key's minute window is full",
   hour_window: "the key's hour window is full",
   closed: 'the key is closed after a 429 (Retry-After)',
+  fair_share: "other requesters' fair shares of the key come first",
+  budget: "the tenant's budget is spent",
 };
 
 /** E.g. "poll waits for a permit on key k1: the key's minute window is full, until 12:00:05Z". */
 export function describePermitWait(wait: PermitWait): string {
   const until = new Date(wait.until).toISOString().replace(/\.\d+Z$/, 'Z');
-  return `${wait.kind} waits for a permit on key ${wait.keyId}: ${WHY[wait.reason]}, until about ${until}`;
+  const why =
+    wait.reason === 'budget' && wait.budget
+      ? `the tenant's budget of ${budgetWords(wait.budget)} is spent`
+      : WHY[wait.reason];
+  return `${wait.kind} waits for a permit on key ${wait.keyId}: ${why}, until about ${until}`;
+}
+
+/**
+ * What a batch gets on each of its keys, from their throttles: its share of the last hour and,
+ * while its requests wait, for what (its fair share, its tenant's budget, a full window). E.g.
+ * "key k1: 33% of the last hour (312 requests); 40 requests wait for its fair share".
+ */
+export function batchShareNotes(
+  batchId: string,
+  readings: readonly { keyId: string; status?: ThrottleStatus }[],
+): string[] {
+  const id = requesterId(batchRequester(batchId));
+  const notes: string[] = [];
+  for (const { keyId, status } of readings) {
+    const me = status?.scheduler?.requesters.find((r) => r.id === id);
+    if (!me) continue;
+    const waits =
+      me.waiting > 0
+        ? `; ${me.waiting} ${me.waiting === 1 ? 'request waits' : 'requests wait'} for ${
+            me.reason === 'fair_share'
+              ? 'its fair share (other work shares the key)'
+              : me.reason === 'budget'
+                ? `its tenant's budget${me.budget ? ` of ${budgetWords(me.budget)}` : ''}`
+                : me.reason
+                  ? WAITING_FOR[me.reason]
+                  : 'a permit'
+          }`
+        : '';
+    notes.push(`key ${keyId}: ${pct(me.hourShare)} of the last hour (${me.hour} requests)${waits}`);
+  }
+  return notes;
 }

@@ -6,6 +6,10 @@
 // reservation in (x - span, x] for every x whose window holds T stays within the limit, where
 // span = window + margin (the margin absorbs the jitter between T and the request's arrival).
 // The caller sleeps until T and sends; reservations farther than the horizon are not made.
+// Who gets a reservation (classes, shares, budgets) is the scheduler's part (scheduler.ts): it
+// asks this module for fits within a class's cap and horizon.
+import type { SchedulerState } from './scheduler.js';
+import { countIn, indexOf, insertSorted, upperBound } from './sorted-times.js';
 
 export const PERMIT_KINDS = ['submit', 'poll', 'page', 'usage', 'feedback'] as const;
 export type PermitKind = (typeof PERMIT_KINDS)[number];
@@ -24,6 +28,12 @@ export interface ThrottleSettings {
   marginMs: number;
   /** Reservations farther ahead than this are not made: the caller asks again later. */
   horizonMs: number;
+  /**
+   * How far beyond its lead batch work is granted (the fair scheduler): short, so batches hold no
+   * queue of reservations that a person's call or another batch would wait behind. Absent in
+   * settings carried from before it existed: a twentieth of the minute window.
+   */
+  batchHorizonMs?: number;
   /**
    * Time between a grant and its send that a caller asks for when it does not say: the answer's
    * trip back to the caller. A grant is for now + lead, so every request is sent at the time the
@@ -78,10 +88,18 @@ export interface ThrottleState {
    * state carried from before it existed.
    */
   followUps?: number[];
+  /** Who asked and got what: the scheduler's state. Absent in a state carried from before it. */
+  scheduler?: SchedulerState;
 }
 
-/** Why a permit is later than asked for: a full window, or the key closed after a 429. */
-export type WaitReason = 'closed' | 'minute_window' | 'hour_window';
+/**
+ * Why a permit is later than asked for: a full window, the key closed after a 429, other
+ * requesters' fair shares going first, or the requester's tenant over its budget.
+ */
+export type WaitReason = 'closed' | 'minute_window' | 'hour_window' | 'fair_share' | 'budget';
+
+/** A tenant's budgets (src/throttle/scheduler.ts). */
+export type BudgetName = 'requests_per_hour' | 'credits_per_day';
 
 export type PermitAnswer =
   /**
@@ -89,10 +107,12 @@ export type PermitAnswer =
    * meanwhile). `waitFor` names what holds a grant later than asked for: a full window or a closure.
    */
   | { kind: 'granted'; at: number; confirm: boolean; waitFor?: WaitReason }
-  /** No reservation was made: ask again at `retryAt`. */
-  | { kind: 'retry'; retryAt: number; reason: WaitReason }
+  /** No reservation was made: ask again at `retryAt` (`budget`: which one, for reason `budget`). */
+  | { kind: 'retry'; retryAt: number; reason: WaitReason; budget?: BudgetName }
   /** Refused until an operator acts. */
-  | { kind: 'refused'; code: 'insufficient_credits'; since: number };
+  | { kind: 'refused'; code: 'insufficient_credits'; since: number }
+  /** The requester's tenant spent a budget: refused, not held, for work a person waits on. */
+  | { kind: 'refused'; code: 'tenant_budget'; budget: BudgetName; until: number };
 
 /** Defaults at a time scale of so many times faster than the service: 10 makes a "minute" of 6 s. */
 export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSettings {
@@ -105,6 +125,7 @@ export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSe
     // Arrival jitter does not shrink with the time scale: keep an absolute floor.
     marginMs: Math.max(200, Math.round(minuteMs * 0.01)),
     horizonMs: minuteMs / 2,
+    batchHorizonMs: batchHorizonFor(minuteMs),
     leadMs: 250,
     confirmAfterMs: 50,
     submitShare: 0.1,
@@ -115,12 +136,16 @@ export function defaultSettings(limits: WindowLimits, timeScale = 1): ThrottleSe
   };
 }
 
+/** Batch work's horizon for a minute window: a twentieth of it (3 s at the real pace). */
+export const batchHorizonFor = (minuteMs: number): number => Math.round(minuteMs / 20);
+
 /** The settings that follow the time scale (window lengths and the spans derived from them). */
 export const TIMING_SETTINGS = [
   'minuteMs',
   'hourMs',
   'marginMs',
   'horizonMs',
+  'batchHorizonMs',
   'followUpTtlMs',
   'submitShareLeadMs',
   'defaultRetryAfterMs',
@@ -204,6 +229,46 @@ export function configureLimits(state: ThrottleState, limits: WindowLimits): voi
 export const defaultFollowUps = (kind: PermitKind): number => (kind === 'submit' ? 1 : 0);
 
 /**
+ * What a class of requests may hold beside the others (the scheduler's batch work): its own
+ * reservations, counted against a lower limit in each window, so the rest of each window stays
+ * free for the other classes.
+ */
+export interface ClassCap {
+  /** The class's reservations, sorted: a subset of the log, kept in step by reserve and confirm. */
+  log: number[];
+  /** Share of the minute window the class leaves to the others (see minuteReserveOf). */
+  minuteReserveShare: number;
+  /** Most the class may hold in any hour span (submits also leave the class's holds free). */
+  hourLimit: number;
+  /** Hour-window budget held for the follow-ups of the class's submits, sorted by expiry. */
+  held: number[];
+}
+
+export interface ReserveOptions {
+  /** Reservations later than now + this are not made (default: the settings' horizon). */
+  horizonMs?: number;
+  cap?: ClassCap;
+  /**
+   * Called with the time found, before anything is recorded: a reason refuses it (the answer is
+   * a retry with that reason, at `now`, for the caller to reschedule).
+   */
+  admit?: (at: number) => WaitReason | undefined;
+  /**
+   * Fits found too far ahead, shared by the requests of one update (one `now`): until a grant
+   * changes the log, another request of the same kind, lead and class finds no earlier fit, so its
+   * answer is the same without searching the log again. (A searched fit could only be earlier
+   * after the log lost an entry, which grants never do: the memo can only delay, never over-grant.)
+   */
+  memo?: Map<string, { at: number; boundBy: WaitReason }>;
+}
+
+/** Requests of the minute window kept from a capped class: a share, at least one, none of a limit below 2. */
+export function minuteReserveOf(limit: number, share: number): number {
+  if (!(share > 0) || limit < 2) return 0;
+  return Math.min(limit - 1, Math.max(1, Math.floor(limit * share)));
+}
+
+/**
  * Hands out the earliest time one more request of `kind` fits, and records it. A granted submit
  * holds hour-window budget for `followUps` later requests (its polls); a granted poll or page
  * read uses one such hold. `track` is off when a reservation only moves (see `confirm`).
@@ -215,6 +280,7 @@ export function reserve(
   leadMs: number = state.settings.leadMs,
   followUps: number = defaultFollowUps(kind),
   track = true,
+  options: ReserveOptions = {},
 ): PermitAnswer {
   prepare(state, now);
   if (state.breaker.open && kind === 'submit') {
@@ -222,30 +288,62 @@ export function reserve(
     return { kind: 'refused', code: 'insufficient_credits', since: state.breaker.since ?? now };
   }
   const s = state.settings;
+  const horizonMs = options.horizonMs ?? s.horizonMs;
+  const cap = options.cap;
   const held = state.followUps ?? [];
   const holds = kind === 'submit' ? followUps : 0;
-  if (kind === 'submit' && held.length + holds >= effectiveAt(state, now).hour) {
+  if (
+    kind === 'submit' &&
+    (held.length + holds >= effectiveAt(state, now).hour ||
+      (cap !== undefined && cap.held.length + holds >= cap.hourLimit))
+  ) {
     // Every request the hour allows is held for jobs already accepted: they go first.
+    const first = cap && cap.held.length + holds >= cap.hourLimit ? cap.held[0] : held[0];
     state.counts.retryLater += 1;
     return {
       kind: 'retry',
-      retryAt: Math.max(now + 1, Math.min(held[0], now + s.horizonMs)),
+      retryAt: Math.max(now + 1, Math.min(first ?? now + horizonMs, now + horizonMs)),
       reason: 'hour_window',
     };
   }
-  const { at, boundBy } = earliestFit(state, now, kind, now + leadMs, track ? holds : 0);
-  if (at > now + s.horizonMs) {
+  const memoKey = options.memo
+    ? [
+        now,
+        state.log.length,
+        state.closedUntil,
+        kind,
+        leadMs,
+        track ? holds : 0,
+        horizonMs,
+        cap ? cap.log.length : '-',
+      ].join('|')
+    : undefined;
+  const known = memoKey !== undefined ? options.memo!.get(memoKey) : undefined;
+  const { at, boundBy } =
+    known ?? earliestFit(state, now, kind, now + leadMs, track ? holds : 0, cap);
+  if (at > now + horizonMs) {
+    if (memoKey !== undefined && !known) options.memo!.set(memoKey, { at, boundBy });
     state.counts.retryLater += 1;
-    return { kind: 'retry', retryAt: Math.max(now + 1, at - s.horizonMs), reason: boundBy };
+    return { kind: 'retry', retryAt: Math.max(now + 1, at - horizonMs), reason: boundBy };
+  }
+  const refusedBy = options.admit?.(at);
+  if (refusedBy !== undefined) {
+    state.counts.retryLater += 1;
+    return { kind: 'retry', retryAt: now, reason: refusedBy };
   }
   insertSorted(state.log, at);
+  if (cap) insertSorted(cap.log, at);
   state.counts[kind] += 1;
   if (track) {
     if (kind === 'submit' && followUps > 0) {
       const until = at + (s.followUpTtlMs ?? 30 * s.minuteMs);
-      for (let i = 0; i < followUps; i++) insertSorted(held, until);
-    } else if ((kind === 'poll' || kind === 'page') && held.length > 0) {
-      held.shift();
+      for (let i = 0; i < followUps; i++) {
+        insertSorted(held, until);
+        if (cap) insertSorted(cap.held, until);
+      }
+    } else if (kind === 'poll' || kind === 'page') {
+      if (held.length > 0) held.shift();
+      if (cap && cap.held.length > 0) cap.held.shift();
     }
     state.followUps = held;
   }
@@ -263,7 +361,7 @@ export function reserve(
  * The caller of a reservation that needed confirming (or that reached it late) is about to send.
  * Granted at once unless the key closed (or its breaker opened) meanwhile; then the reservation
  * is dropped and the caller is told when to ask again. A reservation no longer in the log, or
- * one confirmed well after its time, is made afresh.
+ * one confirmed well after its time, is made afresh (within `options`' cap and horizon).
  */
 export function confirm(
   state: ThrottleState,
@@ -273,6 +371,7 @@ export function confirm(
   leadMs: number = state.settings.leadMs,
   /** The caller knows it is late (its clock says so): move the reservation whatever ours says. */
   move = false,
+  options: Omit<ReserveOptions, 'admit'> = {},
 ): PermitAnswer {
   prepare(state, now);
   const index = indexOf(state.log, at);
@@ -280,6 +379,8 @@ export function confirm(
   const drop = () => {
     if (index < 0) return;
     state.log.splice(index, 1);
+    const mine = options.cap ? indexOf(options.cap.log, at) : -1;
+    if (mine >= 0) options.cap!.log.splice(mine, 1);
     state.counts[kind] = Math.max(0, state.counts[kind] - 1);
   };
   if (state.breaker.open && kind === 'submit') {
@@ -300,7 +401,7 @@ export function confirm(
   }
   drop();
   // A moved reservation already holds (or used) its follow-up budget.
-  return reserve(state, now, kind, leadMs, 0, false);
+  return reserve(state, now, kind, leadMs, 0, false, options);
 }
 
 /**
@@ -466,7 +567,8 @@ function recover(state: ThrottleState, now: number): void {
   raise('hour', s.hourMs + s.marginMs, s.limits.perHour);
 }
 
-function effectiveAt(state: ThrottleState, t: number): { minute: number; hour: number } {
+/** The limits in force at `t`: the learned ones, the minute's halved while the key eases back in. */
+export function effectiveAt(state: ThrottleState, t: number): { minute: number; hour: number } {
   const minute =
     t < state.easeUntil
       ? Math.max(1, Math.ceil(state.effective.perMinute / 2))
@@ -495,6 +597,7 @@ function earliestFit(
   from: number,
   /** Follow-ups this request will hold: they must fit the hour beside it. */
   holds = 0,
+  cap?: ClassCap,
 ): { at: number; boundBy: WaitReason } {
   const s = state.settings;
   const log = state.log;
@@ -503,7 +606,7 @@ function earliestFit(
   const start = Math.max(from, state.closedUntil);
   const held = state.followUps ?? [];
   /** Holds still live at `t` (a hold that expires before `t` frees its budget by then). */
-  const heldAt = (t: number) => held.length - upperBound(held, t);
+  const heldAt = (list: number[], t: number) => list.length - upperBound(list, t);
   const fitsAt = (t: number): 'minute_window' | 'hour_window' | null => {
     const eff = effectiveAt(state, t);
     if (!fits(log, t, minuteSpan, limitFor(state, eff.minute, kind, t, now)))
@@ -511,8 +614,15 @@ function earliestFit(
     // The share is kept in the minute window only: kept in the hour window, it could hold polls
     // back for most of an hour once the hour's budget runs low. What submits leave in the hour
     // window is the other way round: the follow-ups of accepted jobs are held there for them.
-    if (!fits(log, t, hourSpan, eff.hour - (kind === 'submit' ? heldAt(t) + holds : 0)))
+    if (!fits(log, t, hourSpan, eff.hour - (kind === 'submit' ? heldAt(held, t) + holds : 0)))
       return 'hour_window';
+    if (cap) {
+      const classMinute = eff.minute - minuteReserveOf(eff.minute, cap.minuteReserveShare);
+      if (!fits(cap.log, t, minuteSpan, limitFor(state, classMinute, kind, t, now)))
+        return 'minute_window';
+      const classHour = cap.hourLimit - (kind === 'submit' ? heldAt(cap.held, t) + holds : 0);
+      if (!fits(cap.log, t, hourSpan, classHour)) return 'hour_window';
+    }
     return null;
   };
   let blocked = fitsAt(start);
@@ -525,7 +635,10 @@ function earliestFit(
   for (let i = upperBound(log, start - hourSpan); i < log.length; i++)
     candidates.push(log[i] + hourSpan);
   if (state.easeUntil > start) candidates.push(state.easeUntil);
-  if (kind === 'submit') for (const t of held) if (t > start) candidates.push(t);
+  if (kind === 'submit') {
+    for (const t of held) if (t > start) candidates.push(t);
+    if (cap) for (const t of cap.held) if (t > start) candidates.push(t);
+  }
   candidates.sort((a, b) => a - b);
   let previous = start;
   for (const t of candidates) {
@@ -549,30 +662,4 @@ function fits(log: number[], t: number, span: number, limit: number): boolean {
     if (countEndingAt(log[j]) + 1 > limit) return false;
   }
   return true;
-}
-
-/** Reservations in (from, to]. */
-function countIn(log: number[], from: number, to: number): number {
-  return upperBound(log, to) - upperBound(log, from);
-}
-
-/** Index of the first element greater than `x`. */
-function upperBound(log: number[], x: number): number {
-  let lo = 0;
-  let hi = log.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (log[mid] <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function indexOf(log: number[], x: number): number {
-  const i = upperBound(log, x) - 1;
-  return i >= 0 && log[i] === x ? i : -1;
-}
-
-function insertSorted(log: number[], x: number): void {
-  log.splice(upperBound(log, x), 0, x);
 }

@@ -17,6 +17,7 @@ import type { Config } from '../config.js';
 import { temporalClient } from '../temporal/data-converter.js';
 import {
   PermitRefusedError,
+  TenantBudgetError,
   unthrottled,
   type AcquireOptions,
   type PermitGate,
@@ -39,10 +40,13 @@ import {
 import {
   defaultSettings,
   timingOf,
+  type BudgetName,
   type PermitAnswer,
   type ThrottleSettings,
   type WindowLimits,
 } from '../throttle/windows.js';
+import { DEFAULT_POLICY, type SchedulerPolicy, type TenantPolicy } from '../throttle/scheduler.js';
+import { policyOfTenant, type TenantSettings } from '../throttle/scheduling-settings.js';
 
 export interface ThrottledKey {
   id: string;
@@ -66,6 +70,41 @@ export interface WorkflowPermitGateOptions {
    * `throttled`). Default: REPORTED_WAIT_MS, shortened by timeScale like the windows.
    */
   reportWaitsAfterMs?: number;
+  /**
+   * How the throttles schedule (PCDS_THROTTLE_SCHEDULER, PCDS_INTERACTIVE_RESERVE, PCDS_TENANTS,
+   * PCDS_TENANT_BUDGET): pool-wide budgets, which each key's throttle enforces in part (below).
+   */
+  scheduling?: TenantSettings;
+}
+
+/**
+ * A key's part of pool-wide budgets: each key's throttle holds a tenant to the share of its budget
+ * that the key's hour limit is of the pool's, so the pool as a whole never gives a tenant more
+ * than its budget (a tenant whose work goes to fewer keys gets less of it).
+ */
+export function keyPolicy(
+  scheduling: TenantSettings | undefined,
+  keyHourLimit: number,
+  poolHourLimit: number,
+): SchedulerPolicy {
+  if (!scheduling) return DEFAULT_POLICY;
+  const part = poolHourLimit > 0 ? keyHourLimit / poolHourLimit : 1;
+  const split = (b: Omit<TenantPolicy, 'weight'>): Omit<TenantPolicy, 'weight'> => ({
+    ...(b.requestsPerHour !== undefined ? { requestsPerHour: b.requestsPerHour * part } : {}),
+    ...(b.creditsPerDay !== undefined ? { creditsPerDay: b.creditsPerDay * part } : {}),
+  });
+  const unlisted = scheduling.unlisted ? split(scheduling.unlisted) : undefined;
+  return {
+    mode: scheduling.mode,
+    reserve: scheduling.reserve,
+    tenants: Object.fromEntries(
+      Object.entries(scheduling.tenants).map(([id, t]) => [
+        id,
+        { ...(t.weight !== undefined ? { weight: t.weight } : {}), ...split(t) },
+      ]),
+    ),
+    ...(unlisted && Object.keys(unlisted).length > 0 ? { unlisted } : {}),
+  };
 }
 
 /**
@@ -103,37 +142,64 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     return { ...defaultSettings(limits, options.timeScale ?? 1), ...options.settings, limits };
   };
   const reportAfterMs = options.reportWaitsAfterMs ?? REPORTED_WAIT_MS / (options.timeScale ?? 1);
+  const scheduling = options.scheduling;
+  const poolHourLimit = [...limitsOf.values()].reduce((a, l) => a + l.perHour, 0);
   const channels = new Map<string, KeyChannel>();
   const channel = (keyId: string) => {
     let c = channels.get(keyId);
     if (!c) {
-      c = new KeyChannel(client, taskQueue, keyId, settingsFor(keyId));
+      const settings = settingsFor(keyId);
+      const policy = keyPolicy(
+        scheduling,
+        settings.limits.perHour,
+        poolHourLimit || settings.limits.perHour,
+      );
+      c = new KeyChannel(client, taskQueue, keyId, settings, policy);
       channels.set(keyId, c);
     }
     return c;
   };
+  /** The tenant's pool-wide budget, for the refusal's message. */
+  const poolBudget = (tenant: string, budget: BudgetName): number | undefined => {
+    const t = policyOfTenant(scheduling, tenant);
+    return budget === 'requests_per_hour' ? t?.requestsPerHour : t?.creditsPerDay;
+  };
 
   return {
     async acquire(keyId: string, kind: RequestKind, options: AcquireOptions): Promise<void> {
-      const { requester, signal, beforeSend, followUps, onWait } = options;
+      const { requester, signal, beforeSend, followUps, credits, onWait } = options;
       const keyChannel = channel(keyId);
       const askedAt = Date.now();
       let reported: PermitWait['reason'] | undefined;
       /** Tells the caller of a long wait, once per reason. */
-      const waiting = (reason: PermitWait['reason'], until: number) => {
+      const waiting = (reason: PermitWait['reason'], until: number, budget?: BudgetName) => {
         if (!onWait || reason === reported || until - askedAt < reportAfterMs) return;
         reported = reason;
-        onWait({ keyId, kind, reason, until, reportAfterMs });
+        onWait({ keyId, kind, reason, until, reportAfterMs, ...(budget ? { budget } : {}) });
       };
       const halfMargin = keyChannel.settings.marginMs / 2;
-      const fresh = { kind, requester, ...(followUps !== undefined ? { followUps } : {}) };
+      const fresh = {
+        kind,
+        requester,
+        ...(followUps !== undefined ? { followUps } : {}),
+        ...(credits ? { credits } : {}),
+      };
       let answer = await keyChannel.ask(fresh);
       let moves = 0;
       for (;;) {
         signal?.throwIfAborted();
-        if (answer.kind === 'refused') throw new PermitRefusedError(keyId, answer.since);
+        if (answer.kind === 'refused') {
+          if (answer.code === 'tenant_budget')
+            throw new TenantBudgetError(
+              requester.tenant,
+              answer.budget,
+              poolBudget(requester.tenant, answer.budget),
+              answer.until,
+            );
+          throw new PermitRefusedError(keyId, answer.since);
+        }
         if (answer.kind === 'retry') {
-          waiting(answer.reason, answer.retryAt);
+          waiting(answer.reason, answer.retryAt, answer.budget);
           // A little spread, so the callers told the same time do not all come back at once.
           await sleepUntil(answer.retryAt + Math.random() * 100, signal);
           answer = await keyChannel.ask(fresh);
@@ -197,6 +263,7 @@ class KeyChannel {
     private readonly taskQueue: string,
     private readonly keyId: string,
     readonly settings: ThrottleSettings,
+    private readonly policy: SchedulerPolicy,
   ) {
     this.workflowId = throttleWorkflowId(keyId);
   }
@@ -222,6 +289,7 @@ class KeyChannel {
       requests: taken.map((p) => p.request),
       limits: this.settings.limits,
       timing: timingOf(this.settings),
+      policy: this.policy,
     };
     const sentAt = Date.now();
     this.update(permitsUpdate, [batch])
@@ -304,6 +372,7 @@ export function permitGateFromConfig(
     | 'PCDS_RATE_PER_HOUR'
     | 'PCDS_TEMPORAL_NAMESPACE'
     | 'keys'
+    | 'scheduling'
     | keyof EncryptionSettings
   >,
   connection: ConnectionLike,
@@ -316,5 +385,6 @@ export function permitGateFromConfig(
     keys: config.keys,
     defaultLimits: { perMinute: config.PCDS_RATE_PER_MINUTE, perHour: config.PCDS_RATE_PER_HOUR },
     timeScale: config.PCDS_THROTTLE_TIME_SCALE,
+    scheduling: config.scheduling,
   });
 }

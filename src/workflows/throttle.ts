@@ -1,7 +1,8 @@
 // One key's throttle, shared by every worker process: a long-lived workflow that owns the key's
-// reservation log (src/throttle/windows.ts) and answers permit updates at once, never blocking
-// inside a handler (a workflow holds at most ten updates in flight). It continues-as-new with its
-// state, so it survives worker restarts and keeps its history short.
+// reservation log (src/throttle/windows.ts) and its scheduler (src/throttle/scheduler.ts: who
+// goes next, shares, budgets), and answers permit updates at once, never blocking inside a
+// handler (a workflow holds at most ten updates in flight). It continues-as-new with its state,
+// so it survives worker restarts and keeps its history short.
 import {
   allHandlersFinished,
   condition,
@@ -13,6 +14,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { PcdsState } from '../temporal/search-attributes.js';
+import {
+  REQUEST_CLASSES,
+  tenantIdProblem,
+  weightProblem,
+  type RequestClass,
+  type Requester,
+} from '../contract/tenant.js';
 import {
   creditsExhaustedUpdate,
   MAX_PERMIT_BATCH,
@@ -26,6 +34,15 @@ import {
   type ThrottleStatus,
 } from '../throttle/protocol.js';
 import { formatThrottleStatus } from '../throttle/status-text.js';
+import {
+  configurePolicy,
+  SCHEDULER_MODES,
+  scheduleRateLimited,
+  schedulePermit,
+  schedulerSnapshot,
+  type SchedulerMode,
+  type SchedulerPolicy,
+} from '../throttle/scheduler.js';
 import {
   configureLimits,
   configureTiming,
@@ -41,6 +58,7 @@ import {
   summaryLine,
   type PermitKind,
   type ThrottleState,
+  type WaitReason,
 } from '../throttle/windows.js';
 
 /** Well under the 51,200-event limit, so replay after a worker restart stays quick. */
@@ -49,6 +67,9 @@ const KINDS: ReadonlySet<string> = new Set<PermitKind>(PERMIT_KINDS);
 
 export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
   const state = input.state ?? createThrottleState(input.settings, Date.now());
+  // Runs recorded before the scheduler answered first come, first served and knew no requester;
+  // they replay on that path. A state they carried on continues here with no requester data yet.
+  const scheduling = patched('throttle-scheduler');
   const statusAt = (now: number): ThrottleStatus => ({
     keyId: input.keyId,
     settings: {
@@ -59,6 +80,7 @@ export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
       submitShare: state.settings.submitShare,
     },
     snapshot: snapshot(state, now),
+    ...(scheduling ? { scheduler: schedulerSnapshot(state, now) } : {}),
   });
   // The Web UI's details are the text `pcds throttle status` prints, refreshed while what it
   // shows changes with time (see refreshDelayMs). Runs of 0.1.x kept one line, set on messages only.
@@ -88,10 +110,14 @@ export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
       // Only senders of this release carry `timing`, so replaying older histories takes the same path.
       if (batch.timing) configureTiming(state, batch.timing);
       const now = Date.now();
+      if (scheduling && batch.policy) configurePolicy(state, batch.policy, now);
+      const memo = new Map<string, { at: number; boundBy: WaitReason }>();
       const answers = batch.requests.map((r) =>
-        r.confirmAt !== undefined
-          ? confirm(state, now, r.confirmAt, r.kind, r.leadMs, r.move === true)
-          : reserve(state, now, r.kind, r.leadMs, r.followUps ?? defaultFollowUps(r.kind)),
+        scheduling
+          ? schedulePermit(state, now, r, memo)
+          : r.confirmAt !== undefined
+            ? confirm(state, now, r.confirmAt, r.kind, r.leadMs, r.move === true)
+            : reserve(state, now, r.kind, r.leadMs, r.followUps ?? defaultFollowUps(r.kind)),
       );
       publish();
       return answers;
@@ -101,7 +127,11 @@ export async function pcdsKeyThrottle(input: ThrottleInput): Promise<void> {
   setHandler(
     rateLimitedUpdate,
     ({ retryAfterMs }) => {
-      const event = rateLimited(state, Date.now(), retryAfterMs);
+      const event = (scheduling ? scheduleRateLimited : rateLimited)(
+        state,
+        Date.now(),
+        retryAfterMs,
+      );
       publish();
       return event;
     },
@@ -196,5 +226,40 @@ function validatePermitBatch(batch: PermitBatch): void {
       !(Number.isInteger(r.followUps) && r.followUps >= 0 && r.followUps <= 10)
     )
       throw new TypeError('followUps must be an integer from 0 to 10');
+    if (r.credits !== undefined && !(Number.isFinite(r.credits) && r.credits >= 0))
+      throw new TypeError('credits must be a non-negative number');
+    if (r.requester !== undefined) validateRequester(r.requester);
+  }
+  if (batch.policy !== undefined) validatePolicy(batch.policy);
+}
+
+const CLASSES: ReadonlySet<string> = new Set<RequestClass>(REQUEST_CLASSES);
+const MODES: ReadonlySet<string> = new Set<SchedulerMode>(SCHEDULER_MODES);
+const isBudget = (v: unknown) =>
+  v === undefined || (typeof v === 'number' && v >= 0 && Number.isFinite(v));
+
+function validateRequester(r: Requester): void {
+  if (!r || !CLASSES.has(r.class))
+    throw new TypeError('requester.class is interactive, batch or background');
+  if (typeof r.tenant !== 'string' || tenantIdProblem(r.tenant))
+    throw new TypeError(`requester.tenant: ${tenantIdProblem(String(r.tenant)) ?? 'a string'}`);
+  if (r.batchId !== undefined && !(typeof r.batchId === 'string' && r.batchId.length <= 200))
+    throw new TypeError('requester.batchId is a batch id');
+  if (r.weight !== undefined && weightProblem(r.weight))
+    throw new TypeError(`requester.weight: ${weightProblem(r.weight)}`);
+}
+
+function validatePolicy(p: SchedulerPolicy): void {
+  if (!p || !MODES.has(p.mode)) throw new TypeError('policy.mode is fair or first-come');
+  if (!(typeof p.reserve === 'number' && p.reserve >= 0 && p.reserve <= 0.5))
+    throw new TypeError('policy.reserve is a share from 0 to 0.5');
+  if (typeof p.tenants !== 'object' || p.tenants === null)
+    throw new TypeError('policy.tenants is an object');
+  for (const t of [...Object.values(p.tenants), ...(p.unlisted ? [p.unlisted] : [])]) {
+    const weight = (t as { weight?: number }).weight;
+    if (weight !== undefined && weightProblem(weight))
+      throw new TypeError(`policy tenant weight: ${weightProblem(weight)}`);
+    if (!isBudget(t.requestsPerHour) || !isBudget(t.creditsPerDay))
+      throw new TypeError('policy budgets are non-negative numbers');
   }
 }

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   etaSeconds,
   keyWindows,
+  measuredShare,
   planBatch,
   recordSent,
   sendMs,
@@ -97,6 +98,21 @@ describe('etaSeconds', () => {
   it('no key left: no ETA; nothing left: 0', () => {
     expect(etaSeconds({ ...base, rowsLeft: 10, keys: [] })).toBeUndefined();
     expect(etaSeconds({ ...base, rowsLeft: 0 })).toBe(0);
+  });
+
+  it('a batch getting a third of its key (other batches share it) is told three times as long', () => {
+    // Ten minutes at a third of the minute window: 330 of the 1,000 the key allowed.
+    const shared: SentLog = [];
+    for (let i = 10; i > 0; i--) recordSent(shared, NOW - i * MIN, 33, key());
+    expect(measuredShare(shared, key(), NOW)).toBeCloseTo(0.33, 2);
+    const alone = etaSeconds({ ...base, rowsLeft: 3000, sent: { a: burst(10, 100) } })!;
+    const third = etaSeconds({ ...base, rowsLeft: 3000, sent: { a: shared } })!;
+    expect(third / alone).toBeGreaterThan(2.5);
+    expect(third / alone).toBeLessThan(3.5);
+    // A batch alone that filled the key (within the reserve) is taken as having it whole.
+    expect(measuredShare(burst(10, 90), key(), NOW)).toBe(1);
+    // Too little measured to tell: the whole key.
+    expect(measuredShare(burst(1, 10), key(), NOW)).toBe(1);
   });
 
   it('adds the last jobs\u2019 duration', () => {

@@ -23,7 +23,10 @@ const found = (polls: number) => ({
   },
 });
 
-/** A 3,000-row batch on `keys` (100/min, 1,000/h each) whose first `done` rows ran at 50 a minute. */
+/**
+ * A 3,000-row batch on `keys` (100/min, 1,000/h each) whose first `done` rows ran at 50 a minute
+ * on each key: each key's whole minute window (two requests a row).
+ */
 function burstBatch(keys: string[], done: number) {
   const rules = new BatchRules(
     batchState({
@@ -34,11 +37,12 @@ function burstBatch(keys: string[], done: number) {
   );
   for (let i = 1; i <= done; i++) rules.queue.push(valid(i));
   const started = rules.takeStartable(NOW);
+  const perMinute = 50 * keys.length;
   started.forEach((s, i) =>
-    rules.settle(s.row.row, found(1), NOW + Math.floor(i / 50) * 60_000, AT),
+    rules.settle(s.row.row, found(1), NOW + Math.floor(i / perMinute) * 60_000, AT),
   );
   // Half a minute after the last minute's rows ended.
-  return { rules, now: NOW + (Math.ceil(done / 50) - 1) * 60_000 + 30_000 };
+  return { rules, now: NOW + (Math.ceil(done / perMinute) - 1) * 60_000 + 30_000 };
 }
 
 describe('BatchRules progress ETA', () => {
@@ -55,12 +59,36 @@ describe('BatchRules progress ETA', () => {
 
   it('two keys halve it; a key out of the pool counts no more', () => {
     const one = burstBatch(['a'], 500);
-    const two = burstBatch(['a', 'b'], 500);
+    const two = burstBatch(['a', 'b'], 1000);
     const etaOne = one.rules.progress(one.now, 'running').etaSeconds!;
     const etaTwo = two.rules.progress(two.now, 'running').etaSeconds!;
+    // 4,000 requests left on two keys against 5,000 on one.
     expect(etaTwo).toBeLessThan(etaOne * 0.6);
     two.rules.s.pool.keys[1].removed = { code: 'invalid_credentials', at: AT };
-    expect(two.rules.progress(two.now, 'running').etaSeconds!).toBeGreaterThan(etaOne * 0.9);
+    // Its rest on one key: nearly twice as long.
+    expect(two.rules.progress(two.now, 'running').etaSeconds!).toBeGreaterThan(etaTwo * 1.6);
+  });
+
+  it('a batch that got a third of its key (other work shares it) is told it takes three times as long', () => {
+    const alone = burstBatch(['a'], 500);
+    const shared = new BatchRules(
+      batchState({
+        total: 3000,
+        window: 1000,
+        pool: newKeyPool([{ id: 'a', perMinute: 100, perHour: 1000 }]),
+      }),
+    );
+    for (let i = 1; i <= 166; i++) shared.queue.push(valid(i));
+    // 166 rows (332 requests) over ten minutes: a third of what the key allowed it.
+    shared
+      .takeStartable(NOW)
+      .forEach((s, i) => shared.settle(s.row.row, found(1), NOW + Math.floor(i / 17) * 60_000, AT));
+    const now = NOW + 9 * 60_000 + 30_000;
+    const etaAlone = alone.rules.progress(alone.now, 'running').etaSeconds!;
+    const etaShared = shared.progress(now, 'running').etaSeconds!;
+    // 5,668 requests left at a third of the key, against 5,000 with the whole key.
+    expect(etaShared / etaAlone).toBeGreaterThan(2.5);
+    expect(etaShared / etaAlone).toBeLessThan(4);
   });
 
   it('a paused batch shows no ETA', () => {

@@ -1,10 +1,14 @@
 import { beforeEach, describe, expect, it } from 'vitest';
-import { getEndpoint, interactiveRequester } from '../../../src/contract/index.js';
+import { batchRequester, getEndpoint, interactiveRequester } from '../../../src/contract/index.js';
 
 const requester = interactiveRequester();
 import { ServiceError, TransportError } from '../../../src/http/errors.js';
 import { McpUnsupportedError } from '../../../src/http/mcp-client.js';
-import { PermitRefusedError, type PermitGate } from '../../../src/throttle/permits.js';
+import {
+  PermitRefusedError,
+  TenantBudgetError,
+  type PermitGate,
+} from '../../../src/throttle/permits.js';
 import type { ServiceClient } from '../../../src/http/service-client.js';
 import { METRICS } from '../../../src/metrics/catalogue.js';
 import {
@@ -179,10 +183,18 @@ describe('meteredPermitGate', () => {
     const metered = meteredPermitGate(gate(() => new Promise((r) => setTimeout(r, 60))));
     await metered.acquire('pool-a', 'submit', { requester });
     expect(meter.of(name(M.permitsGranted))).toMatchObject([
-      { value: 1, tags: { key: 'pool-a', kind: 'submit' } },
+      {
+        value: 1,
+        tags: { key: 'pool-a', kind: 'submit', class: requester.class, tenant: 'default' },
+      },
     ]);
     const [wait] = meter.of(name(M.throttleWait));
-    expect(wait.tags).toEqual({ key: 'pool-a', kind: 'submit' });
+    expect(wait.tags).toEqual({
+      key: 'pool-a',
+      kind: 'submit',
+      class: requester.class,
+      tenant: 'default',
+    });
     expect(wait.value).toBeGreaterThanOrEqual(0.05);
     expect(wait.value).toBeLessThan(5);
   });
@@ -207,8 +219,36 @@ describe('meteredPermitGate', () => {
     await expect(metered.acquire('pool-a', 'submit', { requester })).rejects.toBeInstanceOf(
       PermitRefusedError,
     );
-    expect(meter.sum(name(M.permitsRefused), { key: 'pool-a' })).toBe(1);
+    expect(meter.sum(name(M.permitsRefused), { key: 'pool-a', code: 'insufficient_credits' })).toBe(
+      1,
+    );
     expect(meter.of(name(M.permitsGranted))).toEqual([]);
+  });
+
+  it('labels tenants by name only when configured, others as other, and counts budget refusals', async () => {
+    const metered = meteredPermitGate(
+      gate(async (_keyId, kind, { requester: who }) => {
+        if (who.tenant === 'mallory' && kind === 'usage')
+          throw new TenantBudgetError('mallory', 'requests_per_hour', 100, Date.now());
+      }),
+      ['alice'],
+    );
+    await metered.acquire('pool-a', 'poll', { requester: batchRequester('b1', 'alice') });
+    await metered.acquire('pool-a', 'poll', { requester: interactiveRequester('bob') });
+    await expect(
+      metered.acquire('pool-a', 'usage', { requester: interactiveRequester('mallory') }),
+    ).rejects.toBeInstanceOf(TenantBudgetError);
+    const granted = name(M.permitsGranted);
+    expect(meter.sum(granted, { class: 'batch', tenant: 'alice' })).toBe(1);
+    expect(meter.sum(granted, { class: 'interactive', tenant: 'other' })).toBe(1);
+    expect(meter.sum(granted, { tenant: 'bob' })).toBe(0);
+    expect(
+      meter.sum(name(M.permitsRefused), {
+        code: 'tenant_budget',
+        class: 'interactive',
+        tenant: 'other',
+      }),
+    ).toBe(1);
   });
 });
 
