@@ -8,7 +8,7 @@
 // The caller sleeps until T and sends; reservations farther than the horizon are not made.
 // Who gets a reservation (classes, shares, budgets) is the scheduler's part (scheduler.ts): it
 // asks this module for fits within a class's cap and horizon.
-import type { SchedulerState } from './scheduler.js';
+import type { BudgetName, SchedulerState, WaitReason } from './scheduler-state.js';
 import { countIn, indexOf, insertSorted, upperBound } from './sorted-times.js';
 
 export const PERMIT_KINDS = ['submit', 'poll', 'page', 'usage', 'feedback'] as const;
@@ -92,14 +92,7 @@ export interface ThrottleState {
   scheduler?: SchedulerState;
 }
 
-/**
- * Why a permit is later than asked for: a full window, the key closed after a 429, other
- * requesters' fair shares going first, or the requester's tenant over its budget.
- */
-export type WaitReason = 'closed' | 'minute_window' | 'hour_window' | 'fair_share' | 'budget';
-
-/** A tenant's budgets (src/throttle/scheduler.ts). */
-export type BudgetName = 'requests_per_hour' | 'credits_per_day';
+export type { BudgetName, WaitReason } from './scheduler-state.js';
 
 export type PermitAnswer =
   /**
