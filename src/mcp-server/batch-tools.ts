@@ -14,6 +14,7 @@ import {
   idArg,
   readOnly,
   toolError,
+  startedAnswer,
   workerWarning,
   type ToolDeps,
 } from './tool-parts.js';
@@ -130,8 +131,7 @@ function registerStartBatch(server: McpServer, deps: ToolDeps, files: FileRoot):
           ...(memo ? { memo } : {}),
           filesByRole: true,
         });
-        const doc = { batch_id: batch.batchId, state: 'running', ...(await workerWarning(client)) };
-        return { doc, taskId: batch.workflowId };
+        return await startedAnswer(client, 'batch_id', batch.batchId, batch.workflowId);
       } catch (err) {
         await undo();
         throw err;

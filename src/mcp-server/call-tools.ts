@@ -11,9 +11,10 @@ import {
   ENDPOINT_NAMES,
   readOnly,
   toolError,
+  startedAnswer,
   workerWarning,
-  type ToolDeps,
 } from './tool-parts.js';
+import type { ToolDeps } from './tool-parts.js';
 
 /** Registers start_call and call_status; gives start_call for routeStartTools. */
 export function registerCallTools(server: McpServer, deps: ToolDeps): AnyStartTool {
@@ -48,12 +49,7 @@ export function registerCallTools(server: McpServer, deps: ToolDeps): AnyStartTo
         ...(idempotency_key ? { idempotencyKey: idempotency_key } : {}),
         ...(memo ? { memo } : {}),
       });
-      const doc = {
-        call_id: handle.workflowId,
-        state: 'running',
-        ...(await workerWarning(client)),
-      };
-      return { doc, taskId: handle.workflowId };
+      return startedAnswer(client, 'call_id', handle.workflowId, handle.workflowId);
     },
   });
 

@@ -9,7 +9,15 @@ import { refuseCallbackUrl } from './callbacks.js';
 import { claimOutput, type FileRoot } from './file-root.js';
 import { withShownPaths } from './shown-paths.js';
 import { registerStartTool, type AnyStartTool } from './task-tools.js';
-import { closed, idArg, readOnly, toolError, workerWarning, type ToolDeps } from './tool-parts.js';
+import {
+  closed,
+  idArg,
+  readOnly,
+  startedAnswer,
+  toolError,
+  workerWarning,
+  type ToolDeps,
+} from './tool-parts.js';
 
 /** Registers start_search_export and search_export_status; gives the first for routeStartTools. */
 export function registerSearchExportTools(
@@ -57,12 +65,7 @@ export function registerSearchExportTools(
           ...(a.overwrite ? { overwrite: true } : {}),
           ...(memo ? { memo } : {}),
         });
-        const doc = {
-          export_id: handle.exportId,
-          state: 'running',
-          ...(await workerWarning(client)),
-        };
-        return { doc, taskId: handle.workflowId };
+        return await startedAnswer(client, 'export_id', handle.exportId, handle.workflowId);
       } catch (err) {
         await undo();
         throw err;

@@ -18,6 +18,19 @@ export async function workerWarning(client: PcdsClient): Promise<{ warning?: str
   return warning ? { warning: `${warning}; it runs when one does` } : {};
 }
 
+/**
+ * A start tool's answer: the new work's id under `idField`, `running`, and a warning when no
+ * worker takes the work yet; `taskId` is the workflow's id (the task that follows it).
+ */
+export async function startedAnswer(
+  client: PcdsClient,
+  idField: 'call_id' | 'batch_id' | 'export_id',
+  id: string,
+  taskId: string,
+): Promise<{ doc: Record<string, unknown>; taskId: string }> {
+  return { doc: { [idField]: id, state: 'running', ...(await workerWarning(client)) }, taskId };
+}
+
 export const ENDPOINT_NAMES = ASYNC_ENDPOINTS.map((e) => e.name) as [
   AsyncEndpointName,
   ...AsyncEndpointName[],
