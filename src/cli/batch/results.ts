@@ -12,6 +12,7 @@ import { InputError } from '../../batch-io/row-reader.js';
 import { batchFiles, batchStatus, type BatchHandle } from '../../client/batch-launch.js';
 import { loadConfig } from '../../config.js';
 import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../../store/export.js';
+import type { BatchStore } from '../../store/index.js';
 import { outputsOf, summaryPathOf, writeBatchOutputs } from '../../store/outputs.js';
 import { CSV_RAW_CELLS_HELP, intArg, TENANT_HELP, tenantArg } from '../args.js';
 import { action, CliError, printJson, UsageError } from '../output.js';
@@ -46,6 +47,105 @@ async function noLineOf(handle: BatchHandle): Promise<NoLineLabel> {
   return (await handle.result()).state === 'done' ? 'missing' : 'not_run';
 }
 
+/** An export never replaces a file that holds something, unless --overwrite. */
+async function refuseExisting(target: string, o: ExportFlags): Promise<void> {
+  const existing = await stat(target).catch(() => undefined);
+  if (existing && existing.size > 0 && !o.overwrite) {
+    throw new UsageError(
+      `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
+    );
+  }
+}
+
+/**
+ * A stored batch is exported from the store, running or ended, with or without a worker: a copy
+ * (what was written), or its own output written whole (its summary). Undefined when the store
+ * has no such batch.
+ */
+async function exportFromStore(
+  store: BatchStore,
+  handle: BatchHandle,
+  id: string,
+  target: string,
+  format: StoreExportFormat,
+  o: ExportFlags,
+): Promise<{ own: BatchSummary } | { report: ExportReport; running: boolean } | undefined> {
+  if (!(await store.record(id))) return undefined;
+  // The batch's own files (named by its progress or summary, when one answers).
+  const status = await batchStatus(handle);
+  const named = status.ended ? status.summary : status.progress;
+  if (named && target === named.source.path)
+    throw new UsageError(`--output must not be the batch's input (${target})`);
+  if (named && (target === named.output || target === named.csvOutput)) {
+    // Its own output (a detached batch's is written by whoever watches it): written
+    // whole, as a watch at its end would, once the batch ended.
+    if (!status.ended)
+      throw new UsageError(
+        `${target} is the batch's own output, and the batch is running: pcds batch watch ${id} writes it as rows finish (or give --output another file for a copy now)`,
+      );
+    const ended: BatchSummary = status.summary;
+    const own = await writeBatchOutputs(store, id, outputsOf(named), ended);
+    return { own: own ?? ended };
+  }
+  await refuseExisting(target, o);
+  const noLine = await noLineOf(handle);
+  const report = await exportBatchFromStore(store, {
+    batchId: id,
+    format,
+    target,
+    noLine,
+    ...(o.csvRawCells ? { rawCells: true } : {}),
+  });
+  return { report, running: noLine === 'pending' };
+}
+
+/** A batch started before the store: its copy made from the output file its workers wrote. */
+async function exportFromFiles(
+  handle: BatchHandle,
+  id: string,
+  target: string,
+  format: StoreExportFormat,
+  o: ExportFlags,
+): Promise<{ report: ExportReport; running: boolean }> {
+  if (format === 'parquet')
+    throw new UsageError(
+      `batch ${id} was started before the store: its export is a CSV or a JSONL`,
+    );
+  await refuseExisting(target, o);
+  const files = await batchFiles(handle);
+  if (target === files.output || target === files.source.path) {
+    throw new UsageError(
+      `--output must not be the batch's ${target === files.output ? 'own output' : 'input'} (${target})`,
+    );
+  }
+  try {
+    const report = await exportBatchOutput({
+      source: files.source,
+      lines: files.output,
+      target,
+      format,
+      sorted: o.sorted === true,
+      noLine: files.noLine,
+      ...(o.csvRawCells ? { rawCells: true } : {}),
+    });
+    return { report, running: files.running };
+  } catch (err) {
+    if (err instanceof InputError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+/** What an export wrote: its first line on stdout, its notes on stderr (or all of it as JSON). */
+function printExport(
+  { report, running }: { report: ExportReport; running: boolean },
+  json: boolean | undefined,
+): void {
+  if (json) return printJson(report);
+  const [first, ...notes] = exportText(report, running);
+  process.stdout.write(`${first}\n`);
+  for (const n of notes) process.stderr.write(`${n}\n`);
+}
+
 /** `pcds batch export <id>`: an ordered copy of a batch's output, or its own output written whole. */
 export function registerExportCommand(cmd: Command): void {
   cmd
@@ -70,45 +170,10 @@ export function registerExportCommand(cmd: Command): void {
             '--csv-raw-cells is for a CSV export: a JSONL holds the values as they are',
           );
         await withBatch(given, o.tenant, async (handle, config, _client, id) => {
-          const refuseExisting = async () => {
-            const existing = await stat(target).catch(() => undefined);
-            if (existing && existing.size > 0 && !o.overwrite) {
-              throw new UsageError(
-                `the file ${o.output} exists and is not empty: choose another --output or pass --overwrite`,
-              );
-            }
-          };
-          // A stored batch is exported from the store, running or ended, with or without a worker.
-          const fromStore = await withStore(config, async (store) => {
-            if (!(await store.record(id))) return undefined;
-            // The batch's own files (named by its progress or summary, when one answers).
-            const status = await batchStatus(handle);
-            const named = status.ended ? status.summary : status.progress;
-            if (named && target === named.source.path)
-              throw new UsageError(`--output must not be the batch's input (${target})`);
-            if (named && (target === named.output || target === named.csvOutput)) {
-              // Its own output (a detached batch's is written by whoever watches it): written
-              // whole, as a watch at its end would, once the batch ended.
-              if (!status.ended)
-                throw new UsageError(
-                  `${target} is the batch's own output, and the batch is running: pcds batch watch ${id} writes it as rows finish (or give --output another file for a copy now)`,
-                );
-              const ended: BatchSummary = status.summary;
-              const own = await writeBatchOutputs(store, id, outputsOf(named), ended);
-              return { own: own ?? ended };
-            }
-            await refuseExisting();
-            const noLine = await noLineOf(handle);
-            const report = await exportBatchFromStore(store, {
-              batchId: id,
-              format,
-              target,
-              noLine,
-              ...(o.csvRawCells ? { rawCells: true } : {}),
-            });
-            return { report, running: noLine === 'pending' };
-          });
-          if (fromStore?.own) {
+          const fromStore = await withStore(config, (store) =>
+            exportFromStore(store, handle, id, target, format, o),
+          );
+          if (fromStore && 'own' in fromStore) {
             const s = fromStore.own;
             if (o.json) return printJson(s);
             process.stdout.write(
@@ -116,43 +181,7 @@ export function registerExportCommand(cmd: Command): void {
             );
             return;
           }
-          if (fromStore) {
-            if (o.json) return printJson(fromStore.report);
-            const [first, ...notes] = exportText(fromStore.report, fromStore.running);
-            process.stdout.write(`${first}\n`);
-            for (const n of notes) process.stderr.write(`${n}\n`);
-            return;
-          }
-          if (format === 'parquet')
-            throw new UsageError(
-              `batch ${id} was started before the store: its export is a CSV or a JSONL`,
-            );
-          await refuseExisting();
-          const files = await batchFiles(handle);
-          if (target === files.output || target === files.source.path) {
-            throw new UsageError(
-              `--output must not be the batch's ${target === files.output ? 'own output' : 'input'} (${target})`,
-            );
-          }
-          let report: ExportReport;
-          try {
-            report = await exportBatchOutput({
-              source: files.source,
-              lines: files.output,
-              target,
-              format,
-              sorted: o.sorted === true,
-              noLine: files.noLine,
-              ...(o.csvRawCells ? { rawCells: true } : {}),
-            });
-          } catch (err) {
-            if (err instanceof InputError) throw new CliError(err.message);
-            throw err;
-          }
-          if (o.json) return printJson(report);
-          const [first, ...notes] = exportText(report, files.running);
-          process.stdout.write(`${first}\n`);
-          for (const n of notes) process.stderr.write(`${n}\n`);
+          printExport(fromStore ?? (await exportFromFiles(handle, id, target, format, o)), o.json);
         });
       }),
     );
