@@ -44,7 +44,7 @@ import {
   lazyBatchStore,
   loadFileIntoStore,
   openStoreFromEnv,
-  type BatchStore,
+  type StoreRoles,
 } from '../src/store/index.js';
 import type { pcdsEndpointCall } from '../src/workflows/endpoint-call.js';
 import { BATCH_WORKFLOW_TYPE } from '../src/workflows/type-names.js';
@@ -364,7 +364,7 @@ async function recordBatchReset(
 }
 
 /** Runs `fn` with the recording's own store (the worker's: PCDS_DATA_DIR is `dir`). */
-async function withRecordingStore<T>(dir: string, fn: (store: BatchStore) => Promise<T>) {
+async function withRecordingStore<T>(dir: string, fn: (store: StoreRoles) => Promise<T>) {
   const store = lazyBatchStore(() =>
     openStoreFromEnv({ PCDS_DATA_DIR: dir, PCDS_ENCRYPTION: 'off', PCDS_ID_SECRET: ID_SECRET }),
   );

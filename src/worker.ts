@@ -144,7 +144,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
               ),
           });
       // Cached results past their time to live go a few minutes after start, then hourly.
-      const sweep = startCacheSweep(async () => (await store.get()).resultCache(), {
+      const sweep = startCacheSweep(() => store.cache(), {
         ...(opts.cacheSweepFirstAfterMs !== undefined
           ? { firstAfterMs: opts.cacheSweepFirstAfterMs }
           : {}),

@@ -34,7 +34,7 @@ import type { JournalEntry } from '../batch/journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import { BATCH_BEFORE_STORE, type ExpectedStore, type ResultLine } from '../batch/types.js';
 import { rowWorkflowId, type RowIdScheme } from '../temporal/workflow-ids.js';
-import type { BatchStore } from '../store/batch-store.js';
+import type { BatchResults, DeliveryInbox, SubmitJournal } from '../store/roles.js';
 import { storeMismatch } from '../store/identity.js';
 import { describePermitWait } from '../throttle/status-text.js';
 import type { ActivityDeps } from './deps.js';
@@ -171,7 +171,7 @@ class RowAttempt {
     private readonly deps: ActivityDeps,
     private readonly input: BatchRowInput,
     private readonly ctx: Context,
-    private readonly store: BatchStore,
+    private readonly store: SubmitJournal & DeliveryInbox & BatchResults,
   ) {
     const info = ctx.info;
     this.signal = ctx.cancellationSignal;

@@ -14,7 +14,14 @@ import {
   type ResultLine,
 } from '../batch/types.js';
 import { recordCacheLookups, recordRowLines } from '../metrics/instruments.js';
-import { BatchStoreError, storeMismatch, type BatchStore } from '../store/index.js';
+import {
+  BatchStoreError,
+  storeMismatch,
+  type BatchRecords,
+  type BatchResults,
+  type BatchRows,
+  type RowsRead,
+} from '../store/index.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
 
@@ -26,7 +33,7 @@ import { withHeartbeat } from './heartbeat.js';
  */
 async function withStore<T>(
   deps: ActivityDeps,
-  fn: (store: BatchStore) => Promise<T>,
+  fn: (store: BatchRecords & BatchRows & BatchResults) => Promise<T>,
   expected: ExpectedStore = {},
   onMismatch: 'fail' | 'retry' = 'retry',
 ): Promise<T> {
@@ -78,7 +85,7 @@ export interface StoredBatchInput {
  * Temporal's payload limits); without dedupe, duplicate marks are left out.
  */
 function chunkOf(
-  got: Awaited<ReturnType<BatchStore['readRows']>>,
+  got: RowsRead,
   maxBytes: number,
   dedupe: boolean,
 ): { rows: InputRow[]; next: ReadCursor } {
@@ -102,7 +109,7 @@ function chunkOf(
 
 /** The counters and first failed rows of what a batch's results hold now. */
 async function storedCounters(
-  store: BatchStore,
+  store: BatchResults,
   batchId: string,
   perRow: number,
 ): Promise<{ counters: Counters; failedRows: FailedRow[] }> {

@@ -51,7 +51,8 @@ import type { NoLineLabel } from '../batch/flatten.js';
 import { batchProgressQuery, resumeBatchSignal } from '../batch/messages.js';
 import { formatOf, inspectInput, InputError } from '../batch-io/row-reader.js';
 import { checkedEncoding, EncodingError } from '../batch-io/text-encoding.js';
-import { BatchStoreError, type BatchStore } from '../store/batch-store.js';
+import { BatchStoreError } from '../store/batch-store.js';
+import type { BatchRows, IdentifiedStore } from '../store/roles.js';
 import { explainProgress } from './batch-waits.js';
 import type { WaitReason } from './wait-reasons.js';
 import {
@@ -436,7 +437,7 @@ export type BatchHandle = BatchWorkflowHandle;
 
 export interface StartBatchOptions {
   /** Where the batch's rows go before it starts, and its results as it runs. */
-  store: BatchStore;
+  store: IdentifiedStore & BatchRows;
   /** The rows, handed in by code; without them the batch's input file is read. */
   rows?: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>;
   memo?: Record<string, string>;

@@ -1,5 +1,5 @@
 // A batch's data in the store: its record, its rows as read, one result per row, and the submit
-// journal and webhook deliveries of compact rows. "One result per row" is the primary key: a retried, zombie or
+// journal and webhook deliveries of compact rows; every role of roles.ts, in one implementation. "One result per row" is the primary key: a retried, zombie or
 // duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch/journal.js';
@@ -13,6 +13,18 @@ import {
   type CacheUse,
 } from '../calls/cache-policy.js';
 import { cacheLookup, putCacheEntry, ResultCache } from './result-cache.js';
+import type {
+  BatchRecord,
+  DeliveryRecording,
+  LoadedRow,
+  PlanCounts,
+  ResultLinesPage,
+  ResultLinesQuery,
+  ResultsWritten,
+  RowsRead,
+  StoreRoles,
+  StoredDelivery,
+} from './roles.js';
 import { mergedSubjects } from './sealer.js';
 import type { StoreSchema } from './schema.js';
 import {
@@ -26,25 +38,6 @@ import {
 type CachedMark = ValidRow['cached'];
 import type { Store } from './open.js';
 
-/** A row as the loader hands it in: valid (params, key) or invalid (problem, code). */
-export type LoadedRow =
-  | { row: number; params: Record<string, unknown>; key: Record<string, unknown>; cells?: unknown }
-  | { row: number; problem: string; code?: string; key: Record<string, unknown>; cells?: unknown };
-
-export interface BatchRecord {
-  batchId: string;
-  endpoint: string;
-  state: 'loading' | 'loaded';
-  total: number;
-  blankLines: number;
-  invalid: number;
-  columns?: string[];
-  createdAt: string;
-  loadedAt?: string;
-  /** How the batch uses the result cache; absent: not at all. */
-  cache?: CacheUse;
-}
-
 export class BatchStoreError extends Error {
   constructor(
     readonly code: 'batch_exists' | 'batch_not_loaded' | 'no_such_batch',
@@ -52,25 +45,6 @@ export class BatchStoreError extends Error {
   ) {
     super(message);
   }
-}
-
-/** What became of a delivery offered to recordDelivery. */
-export type DeliveryRecording =
-  | 'recorded'
-  /** The same job's delivery is there already. */
-  | 'duplicate'
-  /** The row's bound of kept deliveries is reached (a leaked callback URL cannot flood it). */
-  | 'over_bound'
-  /** The row has its result: nothing waits for a delivery. */
-  | 'finished';
-
-/** A delivery kept for a compact row, opened. */
-export interface StoredDelivery {
-  /** The job the envelope names; absent for a failure envelope. */
-  requestId?: string;
-  /** The delivered envelope, as a poll would have returned it. */
-  body: unknown;
-  receivedAt: number;
 }
 
 /** Deliveries kept per row at most: its job's, and one failure envelope, with room to spare. */
@@ -104,7 +78,8 @@ const cachedAtOf = (l: Pick<ResultLine, 'cached' | 'fetchedAt'>): number | null 
 /** The result of a row that shares an earlier row's call, when written: see writeResults. */
 const sharedMessage = (leader: number) => `shares the call of row ${leader} (same parameters)`;
 
-export class BatchStore {
+/** Every role of the store (roles.ts), over Kysely for SQLite and PostgreSQL alike. */
+export class BatchStore implements StoreRoles {
   private readonly db: Kysely<StoreSchema>;
 
   constructor(private readonly store: Store) {
@@ -144,8 +119,8 @@ export class BatchStore {
     return freshWorkerReports(this.store, where);
   }
 
-  /** The result cache of the same store (a worker sweeps it; calls read and fill it). */
-  resultCache(): ResultCache {
+  /** The result cache of the same store (a plan counts the rows it would answer). */
+  private resultCache(): ResultCache {
     return new ResultCache(this.store);
   }
 
@@ -292,17 +267,7 @@ export class BatchStore {
    * duplicates, and (with `cache`) the rows it sends that the result cache would answer now.
    * Nothing is held per row, however many rows the batch has.
    */
-  async planCounts(
-    batchId: string,
-    cache?: CacheUse,
-    nowMs = Date.now(),
-  ): Promise<{
-    rows: number;
-    invalid: number;
-    duplicates: number;
-    cached?: number;
-    cachedFound?: number;
-  }> {
+  async planCounts(batchId: string, cache?: CacheUse, nowMs = Date.now()): Promise<PlanCounts> {
     const record = await this.loadedRecord(batchId);
     const counts = {
       rows: record.total,
@@ -382,13 +347,7 @@ export class BatchStore {
     from: number,
     count: number,
     opts: { skipWritten?: boolean; dedupe?: boolean } = {},
-  ): Promise<{
-    rows: InputRow[];
-    next: number;
-    done: boolean;
-    /** Lookups this read made in the result cache: rows answered, rows to send. */
-    cache: { hits: number; misses: number };
-  }> {
+  ): Promise<RowsRead> {
     const got = await this.db
       .selectFrom('pcds_rows as r')
       .leftJoin('pcds_results as res', (j) =>
@@ -555,7 +514,7 @@ export class BatchStore {
   }
 
   /** The outcome (and code) of each of `rows` that has its result. */
-  async outcomes(
+  private async outcomes(
     batchId: string,
     rows: number[],
   ): Promise<Map<number, { outcome: ResultLine['outcome']; code?: string }>> {
@@ -579,14 +538,7 @@ export class BatchStore {
    * result, request id, code and message (from this write or the store), marked duplicateOf.
    * Returns how many were written and how many were there already.
    */
-  async writeResults(
-    batchId: string,
-    lines: readonly ResultLine[],
-  ): Promise<{
-    written: number;
-    skipped: number;
-    inserted: { row: number; outcome: ResultLine['outcome'] }[];
-  }> {
+  async writeResults(batchId: string, lines: readonly ResultLine[]): Promise<ResultsWritten> {
     if (lines.length === 0) return { written: 0, skipped: 0, inserted: [] };
     return this.db.transaction().execute(async (tx) => {
       const byRow = new Map(lines.map((l) => [l.row, l]));
@@ -766,15 +718,7 @@ export class BatchStore {
    * Results in row order (or the order they were written), joined with each row's key, opened.
    * `after`: the last row (input order) or [written_at, row] (completion order) already seen.
    */
-  async results(
-    batchId: string,
-    opts: {
-      order?: 'input' | 'completion';
-      outcome?: ResultLine['outcome'];
-      after?: number | [number, number];
-      limit?: number;
-    } = {},
-  ): Promise<{ lines: (ResultLine & { keyId?: string })[]; next?: number | [number, number] }> {
+  async results(batchId: string, opts: ResultLinesQuery = {}): Promise<ResultLinesPage> {
     const limit = Math.max(1, Math.min(opts.limit ?? 1000, 10_000));
     let q = this.db
       .selectFrom('pcds_results as res')

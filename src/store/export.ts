@@ -21,7 +21,8 @@ import {
 import { spreadsheetSafeCsv } from '../batch/spreadsheet-safe.js';
 import type { ExportReport, ResultLine } from '../batch/types.js';
 import { PRIVATE_FILE_MODE, writeAtomically } from '../files/atomic-write.js';
-import { BatchStore, BatchStoreError } from './batch-store.js';
+import { BatchStoreError } from './batch-store.js';
+import type { BatchRecords, ResultReader } from './roles.js';
 
 export type StoreExportFormat = 'csv' | 'jsonl' | 'parquet';
 
@@ -101,7 +102,7 @@ export class ResultShape {
 }
 
 async function resultShapeOf(
-  store: BatchStore,
+  store: ResultReader,
   batchId: string,
   pageSize: number,
   signal?: AbortSignal,
@@ -150,7 +151,7 @@ class Tally {
 
 /** Every input row in row order, with its result when it has one, a page at a time. */
 async function* storedRows(
-  store: BatchStore,
+  store: ResultReader,
   batchId: string,
   pageSize: number,
   tally: Tally,
@@ -175,7 +176,7 @@ async function* storedRows(
  * in row order. Refused (BatchStoreError) when the batch is unknown or its rows still loading.
  */
 export async function exportBatchFromStore(
-  store: BatchStore,
+  store: BatchRecords & ResultReader,
   req: StoreExportRequest,
 ): Promise<ExportReport> {
   const record = await store.loadedRecord(req.batchId);
@@ -426,7 +427,7 @@ export interface ResultPage {
 
 /** A batch's results a page at a time, each page with the cursor that resumes after it. */
 export async function* batchResultPages(
-  store: BatchStore,
+  store: BatchRecords & ResultReader,
   batchId: string,
   query: BatchResultsQuery = {},
 ): AsyncGenerator<ResultPage> {
@@ -451,7 +452,7 @@ export async function* batchResultPages(
 
 /** A batch's results one at a time (read a page at a time), up to `limit`. */
 export async function* batchResults(
-  store: BatchStore,
+  store: BatchRecords & ResultReader,
   batchId: string,
   query: BatchResultsQuery = {},
 ): AsyncGenerator<StoredResult> {

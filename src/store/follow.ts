@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import { createInterface } from 'node:readline';
 import { makePrivateDir, PRIVATE_FILE_MODE } from '../files/atomic-write.js';
 import { makeOpenFilePrivate } from '../files/private-mode.js';
-import type { BatchStore } from './batch-store.js';
+import type { ResultReader } from './roles.js';
 
 /** Rows read per query. */
 const PAGE = 2000;
@@ -23,7 +23,7 @@ export class ResultFollower {
   private opened = false;
 
   constructor(
-    private readonly store: BatchStore,
+    private readonly store: ResultReader,
     private readonly batchId: string,
     readonly path: string,
   ) {}

@@ -15,17 +15,31 @@ import {
 import { BatchStore } from './batch-store.js';
 import { openStore, type Store } from './open.js';
 import { ResultCache } from './result-cache.js';
+import type { StoreRoles } from './roles.js';
 import { createSealer, type Sealer } from './sealer.js';
 
-export {
-  BatchStore,
-  BatchStoreError,
-  MAX_DELIVERIES_PER_ROW,
-  type BatchRecord,
-  type DeliveryRecording,
-  type LoadedRow,
-  type StoredDelivery,
-} from './batch-store.js';
+export { BatchStore, BatchStoreError, MAX_DELIVERIES_PER_ROW } from './batch-store.js';
+export type {
+  BatchRecord,
+  BatchRecords,
+  BatchResults,
+  BatchRows,
+  DeliveryInbox,
+  DeliveryRecording,
+  IdentifiedStore,
+  LoadedRow,
+  PlanCounts,
+  ResultLinesPage,
+  ResultLinesQuery,
+  ResultReader,
+  ResultsWritten,
+  RowsRead,
+  StoredDelivery,
+  StoreRoles,
+  SubmitJournal,
+  SubmitJournalReader,
+  WorkerRegistry,
+} from './roles.js';
 export {
   batchResultPages,
   batchResults,
@@ -125,7 +139,7 @@ export async function openStoreFromSettings(s: StoreSettings): Promise<Store> {
  * one whose database is down starts anyway (its activities and sweeps retry until it is back).
  */
 export interface LazyBatchStore {
-  get(): Promise<BatchStore>;
+  get(): Promise<StoreRoles>;
   /** The result cache in the same store (single calls look up and fill it). */
   cache(): Promise<ResultCache>;
   close(): Promise<void>;

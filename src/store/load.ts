@@ -9,7 +9,7 @@ import type { FieldCounts } from '../batch/plan.js';
 import type { InputRow, InputSource } from '../batch/types.js';
 import { getEndpoint } from '../contract/index.js';
 import type { CacheUse } from '../calls/cache-policy.js';
-import type { BatchRecord, BatchStore, LoadedRow } from './batch-store.js';
+import type { BatchRecord, BatchRows, LoadedRow } from './roles.js';
 
 /** Rows handed to the store at a time. */
 export const LOAD_CHUNK_ROWS = 1000;
@@ -134,7 +134,7 @@ class Chunker {
   invalid = 0;
   readonly notes: ValueNotes;
   constructor(
-    private readonly store: BatchStore,
+    private readonly store: BatchRows,
     private readonly batchId: string,
     private readonly endpoint: string,
     private readonly size: number,
@@ -160,7 +160,7 @@ class Chunker {
 }
 
 async function finish(
-  store: BatchStore,
+  store: BatchRows,
   opts: LoadCommon,
   blankLines: number,
   notes: ValueNotes,
@@ -187,7 +187,7 @@ async function finish(
  * (batch_exists) for an id whose rows are loaded already.
  */
 export async function loadFileIntoStore(
-  store: BatchStore,
+  store: BatchRows,
   opts: FileLoadOptions,
 ): Promise<LoadResult> {
   const { batchId, endpoint, source } = opts;
@@ -245,7 +245,7 @@ export async function loadFileIntoStore(
  * BatchStoreError (batch_exists) for an id whose rows are loaded already.
  */
 export async function loadRowsIntoStore(
-  store: BatchStore,
+  store: BatchRows,
   opts: RowsLoadOptions,
 ): Promise<LoadResult> {
   const { batchId, endpoint } = opts;

@@ -2,7 +2,7 @@
 // rows finish), the CSV in row order once the batch ended, and the summary beside them.
 import { writeFileAtomic } from '../files/atomic-write.js';
 import type { BatchProgress, BatchSummary } from '../batch/types.js';
-import type { BatchStore } from './batch-store.js';
+import type { BatchRecords, ResultReader } from './roles.js';
 import { exportBatchFromStore } from './export.js';
 import { ResultFollower } from './follow.js';
 
@@ -32,7 +32,7 @@ export const summaryPathOf = (output: string) => `${output}.summary.json`;
  * and the summary beside the file the user asked for. Returns the summary with what the CSV export wrote (or why it could not).
  */
 export async function writeBatchOutputs(
-  store: BatchStore,
+  store: BatchRecords & ResultReader,
   batchId: string,
   files: BatchOutputs,
   summary?: BatchSummary,

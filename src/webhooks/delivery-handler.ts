@@ -5,10 +5,14 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
-import type { BatchStore } from '../store/batch-store.js';
 import type { CallDeliveries } from './call-deliveries.js';
 import { readDelivery } from './delivery.js';
-import { callRequestId, deliveryTarget, type DeliveryTarget } from './delivery-routing.js';
+import {
+  callRequestId,
+  deliveryTarget,
+  type DeliveryTarget,
+  type RowDeliveryStore,
+} from './delivery-routing.js';
 
 /** pino-compatible; only ids and fixed reasons are ever passed to it, never a body or a token. */
 export interface ReceiverLog {
@@ -47,7 +51,7 @@ export interface HookParams {
 /** What handling a delivery needs of the receiver. */
 export interface DeliveryContext {
   client: Client;
-  store?: { get(): Promise<BatchStore> };
+  store?: { get(): Promise<RowDeliveryStore> };
   /** How long to wait for a call's state before signalling without it. */
   queryMs: number;
   calls: CallDeliveries;

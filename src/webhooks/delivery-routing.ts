@@ -3,13 +3,16 @@
 // call workflow, signalled, whose own request_id a query tells.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { callStateQuery } from '../calls/signals.js';
-import type { BatchStore } from '../store/batch-store.js';
+import type { DeliveryInbox, SubmitJournalReader } from '../store/roles.js';
 import { rowOfWorkflowId } from '../temporal/workflow-ids.js';
+
+/** What the receiver needs of the store: a row's journal entry, and the row's kept deliveries. */
+export type RowDeliveryStore = SubmitJournalReader & DeliveryInbox;
 
 /** Where one delivery goes: a workflow's signal, or the store for a compact row. */
 export type DeliveryTarget =
   | { kind: 'workflow' }
-  | { kind: 'compact'; store: BatchStore; batchId: string; row: number; requestId?: string }
+  | { kind: 'compact'; store: RowDeliveryStore; batchId: string; row: number; requestId?: string }
   /** The id has a row's shape and the store could not say whether it is a compact row. */
   | { kind: 'store_unreachable' };
 
@@ -19,7 +22,7 @@ export type DeliveryTarget =
  * row, any other id a workflow. The journal also gives the row's request_id once accepted.
  */
 export async function deliveryTarget(
-  store: { get(): Promise<BatchStore> } | undefined,
+  store: { get(): Promise<RowDeliveryStore> } | undefined,
   workflowId: string,
 ): Promise<DeliveryTarget> {
   const row = store ? rowOfWorkflowId(workflowId) : undefined;

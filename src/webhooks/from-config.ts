@@ -1,8 +1,8 @@
 // Starting the receiver from configuration, as the worker does and `pcds webhooks` does alone.
 import type { Client } from '@temporalio/client';
 import { configuredListenerLimits, type Config } from '../config.js';
-import type { LazyBatchStore } from '../store/index.js';
 import { callbackUrlsFor } from './callback-urls.js';
+import type { RowDeliveryStore } from './delivery-routing.js';
 import {
   startWebhookReceiver,
   type DeliveryOutcome,
@@ -22,7 +22,7 @@ export interface ConfiguredReceiverOptions {
   /** Told how each delivery ended (the worker and `pcds webhooks` pass their metrics' recorder). */
   onDelivery?: (outcome: DeliveryOutcome) => void;
   /** Where compact rows read their deliveries: the store the workers use (PCDS_STORE_URL). */
-  store?: Pick<LazyBatchStore, 'get'>;
+  store?: { get(): Promise<RowDeliveryStore> };
 }
 
 /**

@@ -12,7 +12,6 @@ import Fastify, {
   type FastifyRequest,
 } from 'fastify';
 import { createBoundedServer, listenerLimits } from '../http/listener-limits.js';
-import type { BatchStore } from '../store/batch-store.js';
 import { CallDeliveries } from './call-deliveries.js';
 import {
   deliveryHandler,
@@ -21,6 +20,7 @@ import {
   type ReceiverLog,
   type ReceiverStats,
 } from './delivery-handler.js';
+import type { RowDeliveryStore } from './delivery-routing.js';
 import type { WebhookSettings } from './settings.js';
 import { CALLBACK_PATH_PREFIX, verifyCallbackToken } from './token.js';
 
@@ -34,7 +34,7 @@ export interface WebhookReceiverOptions {
    * The store where compact rows read their deliveries (the worker's, opened on first use).
    * Without it, every delivery is signalled to a workflow.
    */
-  store?: { get(): Promise<BatchStore> };
+  store?: { get(): Promise<RowDeliveryStore> };
   /** 0 picks a free port. */
   port: number;
   host?: string;

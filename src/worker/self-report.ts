@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { keyringFromSettings } from '../codec/settings.js';
 import type { Config } from '../config.js';
-import type { LazyBatchStore } from '../store/index.js';
+import type { IdentifiedStore, WorkerRegistry } from '../store/index.js';
 import {
   secretFingerprint,
   WORKER_REPORT_EVERY_MS,
@@ -75,7 +75,7 @@ const STOP_WAIT_MS = 2_000;
  */
 export function startSelfReports(
   config: Config,
-  store: LazyBatchStore,
+  store: { get(): Promise<IdentifiedStore & WorkerRegistry> },
   where: { identity: string; taskQueue: string },
 ): { stop(): Promise<void> } {
   const startedAt = Date.now();

@@ -20,7 +20,7 @@ import { createServiceClients } from '../../src/http/service-clients.js';
 import {
   lazyBatchStore,
   openStoreFromEnv,
-  type BatchStore,
+  type StoreRoles,
   type LazyBatchStore,
 } from '../../src/store/index.js';
 import { loadFileIntoStore } from '../../src/store/load.js';
@@ -125,7 +125,7 @@ export function writeCsv(
 
 /** The store the tests' workers use (the run's keys, PCDS_STORE_URL or the default file). */
 let testStore: LazyBatchStore | undefined;
-export function batchTestStore(): Promise<BatchStore> {
+export function batchTestStore(): Promise<StoreRoles> {
   testStore ??= lazyBatchStore(() => openStoreFromEnv(process.env));
   return testStore.get();
 }

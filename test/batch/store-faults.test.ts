@@ -16,7 +16,7 @@ import {
   lazyBatchStore,
   loadFileIntoStore,
   openStoreFromEnv,
-  type BatchStore,
+  type StoreRoles,
   type LazyBatchStore,
 } from '../../src/store/index.js';
 import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
@@ -46,7 +46,7 @@ const rowsCsv = (dir: string, name: string) =>
 async function startStored(
   client: Client,
   taskQueue: string,
-  store: BatchStore,
+  store: StoreRoles,
   input: string,
   compact: boolean,
 ) {
@@ -82,7 +82,7 @@ async function startStored(
   return { batchId, handle };
 }
 
-async function storedRows(store: BatchStore, batchId: string): Promise<number[]> {
+async function storedRows(store: StoreRoles, batchId: string): Promise<number[]> {
   const rows: number[] = [];
   let after: number | undefined;
   for (;;) {
@@ -101,7 +101,7 @@ async function batchThroughFault(opts: {
   taskQueue: string;
   emu: RunningEmulator;
   /** The test's own view of the store (the loader's and the reader's), never broken. */
-  store: BatchStore;
+  store: StoreRoles;
   input: string;
   compact: boolean;
   breakStore(): void;

@@ -4,15 +4,21 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { BatchSetupError, batchHandle, type BatchHandle } from '../../client/batch-launch.js';
 import { loadConfig, type Config } from '../../config.js';
 import { OPERATOR_TENANT } from '../../contract/index.js';
-import { BatchStore, BatchStoreError, openStoreFromSettings } from '../../store/index.js';
+import {
+  BatchStore,
+  BatchStoreError,
+  openStoreFromSettings,
+  type BatchRecords,
+  type ResultReader,
+} from '../../store/index.js';
 import { batchWorkflowId, resolveScopedId } from '../../temporal/workflow-ids.js';
 import { CliError, UsageError } from '../output.js';
 import { connectTemporal, warnWithoutWorker } from '../temporal-connection.js';
 
-/** Runs fn on the store; a store's refusal (BatchStoreError) is a usage error. */
+/** Runs fn on the store's batches and results; a store's refusal (BatchStoreError) is a usage error. */
 export async function withStore<T>(
   config: Config,
-  fn: (store: BatchStore) => Promise<T>,
+  fn: (store: BatchRecords & ResultReader) => Promise<T>,
 ): Promise<T> {
   const store = await openStoreFromSettings(config);
   try {

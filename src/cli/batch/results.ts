@@ -12,7 +12,7 @@ import { InputError } from '../../batch-io/row-reader.js';
 import { batchFiles, batchStatus, type BatchHandle } from '../../client/batch-launch.js';
 import { loadConfig } from '../../config.js';
 import { batchResults, exportBatchFromStore, type StoreExportFormat } from '../../store/export.js';
-import type { BatchStore } from '../../store/index.js';
+import type { BatchRecords, ResultReader } from '../../store/index.js';
 import { outputsOf, summaryPathOf, writeBatchOutputs } from '../../store/outputs.js';
 import { CSV_RAW_CELLS_HELP, intArg, TENANT_HELP, tenantArg } from '../args.js';
 import { action, CliError, printJson, UsageError } from '../output.js';
@@ -63,7 +63,7 @@ async function refuseExisting(target: string, o: ExportFlags): Promise<void> {
  * has no such batch.
  */
 async function exportFromStore(
-  store: BatchStore,
+  store: BatchRecords & ResultReader,
   handle: BatchHandle,
   id: string,
   target: string,

@@ -8,7 +8,7 @@ import { batchStatus, webUiLink } from '../../client/batch-launch.js';
 import { readEachThrottleStatus } from '../../client/throttle-operator.js';
 import { waitLines } from '../../client/wait-reasons.js';
 import { paceNote } from '../../config.js';
-import type { BatchStore } from '../../store/index.js';
+import type { BatchRecords, ResultReader } from '../../store/index.js';
 import { batchResults } from '../../store/export.js';
 import { batchShareNotes } from '../../throttle/status-text.js';
 import { TENANT_HELP, tenantArg } from '../args.js';
@@ -50,7 +50,11 @@ async function* failedLines(output: string): AsyncGenerator<FailedRowReason> {
 }
 
 /** Lists a stored batch's failed rows (number, code, reason); false when the store has no such batch. */
-async function printFailedRows(store: BatchStore, id: string, json?: boolean): Promise<boolean> {
+async function printFailedRows(
+  store: BatchRecords & ResultReader,
+  id: string,
+  json?: boolean,
+): Promise<boolean> {
   if (!(await store.record(id))) return false;
   for await (const line of batchResults(store, id, { outcome: 'failed' })) {
     const f = failedRowOfLine(line);

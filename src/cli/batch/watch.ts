@@ -14,7 +14,7 @@ import { explainProgress, type ExplainedProgress } from '../../client/batch-wait
 import { waitLines, type WaitReason } from '../../client/wait-reasons.js';
 import { callErrorOf } from '../../client-errors.js';
 import { paceNote } from '../../config.js';
-import type { BatchStore } from '../../store/index.js';
+import type { BatchRecords, ResultReader } from '../../store/index.js';
 import { ResultFollower } from '../../store/follow.js';
 import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../../store/outputs.js';
 import { noWorkerMessage } from '../../temporal/pollers.js';
@@ -52,7 +52,7 @@ const FOLLOW_EVERY_MS = 1_000;
  */
 export async function watchStoredBatch(
   handle: BatchHandle,
-  store: BatchStore,
+  store: BatchRecords & ResultReader,
   files: BatchOutputs,
   opts: WatchOptions = {},
 ): Promise<BatchSummary | undefined> {
