@@ -1,6 +1,7 @@
 // A batch's data in the store: its record, its rows as read, one result per row, and the submit
-// journal and webhook deliveries of compact rows; every role of roles.ts, in one implementation. "One result per row" is the primary key: a retried, zombie or
-// duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
+// journal and webhook deliveries of compact rows: every role of roles.ts, in one implementation.
+// "One result per row" is the primary key: a retried, zombie or duplicate write inserts nothing
+// (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch/journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
@@ -12,6 +13,7 @@ import {
   showsProvenance,
   type CacheUse,
 } from '../calls/cache-policy.js';
+import { keepDelivery, keptDeliveries } from './delivery-inbox.js';
 import { cacheLookup, putCacheEntry, ResultCache } from './result-cache.js';
 import type {
   BatchRecord,
@@ -27,6 +29,7 @@ import type {
 } from './roles.js';
 import { mergedSubjects } from './sealer.js';
 import type { StoreSchema } from './schema.js';
+import { claimJournalRow, journalEntry, recordJournalRow } from './submit-journal.js';
 import {
   freshWorkerReports,
   removeWorkerReport,
@@ -46,9 +49,6 @@ export class BatchStoreError extends Error {
     super(message);
   }
 }
-
-/** Deliveries kept per row at most: its job's, and one failure envelope, with room to spare. */
-export const MAX_DELIVERIES_PER_ROW = 4;
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 200;
@@ -1028,147 +1028,32 @@ export class BatchStore implements StoreRoles {
     return got?.summary ? this.seal.open(got.summary) : undefined;
   }
 
-  // The submit journal (see batch/journal.ts for the protocol). Each step is one statement
-  // that compares and sets, so two attempts never both hold a row's claim.
+  // The submit journal (store/submit-journal.ts) and the deliveries of compact rows
+  // (store/delivery-inbox.ts).
 
-  /**
-   * Claims `row` for `owner` just before its POST: the row is this attempt's when nobody claimed
-   * it, when an earlier attempt released it, or when this attempt holds the claim already.
-   * Otherwise the earlier entry is returned (a job to poll, or a send that may have landed).
-   */
-  async claimRow(batchId: string, row: number, owner: string): Promise<Claim> {
-    const inserted = await this.db
-      .insertInto('pcds_journal')
-      .values({
-        batch_id: batchId,
-        row,
-        state: 'sending',
-        owner,
-        key_id: null,
-        request_id: null,
-        status: null,
-        accepted_at: null,
-      })
-      .onConflict((oc) => oc.columns(['batch_id', 'row']).doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1) return { mine: true };
-    const taken = await this.db
-      .updateTable('pcds_journal')
-      .set({ state: 'sending', owner, key_id: null, request_id: null, status: null })
-      .where('batch_id', '=', batchId)
-      .where('row', '=', row)
-      .where((eb) =>
-        eb.or([
-          eb('state', '=', 'released'),
-          eb.and([eb('state', '=', 'sending'), eb('owner', '=', owner)]),
-        ]),
-      )
-      .executeTakeFirst();
-    if (Number(taken.numUpdatedRows) === 1) return { mine: true };
-    const entry = await this.rowEntry(batchId, row);
-    return entry ? { mine: false, entry } : this.claimRow(batchId, row, owner);
+  claimRow(batchId: string, row: number, owner: string): Promise<Claim> {
+    return claimJournalRow(this.db, batchId, row, owner);
   }
 
-  async rowEntry(batchId: string, row: number): Promise<JournalEntry | undefined> {
-    const e = await this.db
-      .selectFrom('pcds_journal')
-      .selectAll()
-      .where('batch_id', '=', batchId)
-      .where('row', '=', row)
-      .executeTakeFirst();
-    if (!e) return undefined;
-    return {
-      row: Number(e.row),
-      state: e.state,
-      owner: e.owner,
-      ...(e.key_id !== null ? { keyId: e.key_id } : {}),
-      ...(e.request_id !== null ? { requestId: e.request_id } : {}),
-      ...(e.status !== null ? { status: e.status } : {}),
-      ...(e.accepted_at !== null ? { acceptedAt: Number(e.accepted_at) } : {}),
-    };
+  rowEntry(batchId: string, row: number): Promise<JournalEntry | undefined> {
+    return journalEntry(this.db, batchId, row);
   }
 
-  /**
-   * Records what became of `entry.owner`'s claim (the accepted job, or nothing sent). Only the
-   * claim's holder records: a zombie attempt whose claim was taken over changes nothing.
-   */
-  async recordRow(batchId: string, entry: JournalEntry): Promise<boolean> {
-    const res = await this.db
-      .updateTable('pcds_journal')
-      .set({
-        state: entry.state,
-        key_id: entry.keyId ?? null,
-        request_id: entry.requestId ?? null,
-        status: entry.status ?? null,
-        accepted_at: entry.acceptedAt ?? null,
-      })
-      .where('batch_id', '=', batchId)
-      .where('row', '=', entry.row)
-      .where('owner', '=', entry.owner)
-      .where('state', '=', 'sending')
-      .executeTakeFirst();
-    return Number(res.numUpdatedRows) === 1;
+  recordRow(batchId: string, entry: JournalEntry): Promise<boolean> {
+    return recordJournalRow(this.db, batchId, entry);
   }
 
-  // Webhook deliveries of compact rows: the receiver records them, the row's activity reads them.
-
-  /**
-   * Keeps a delivery for a compact row, sealed: once per (row, request id), at most
-   * MAX_DELIVERIES_PER_ROW per row, and never for a row that has its result.
-   */
-  async recordDelivery(
+  recordDelivery(
     batchId: string,
     row: number,
     requestId: string | undefined,
     body: unknown,
     nowMs = Date.now(),
   ): Promise<DeliveryRecording> {
-    return this.db.transaction().execute(async (tx) => {
-      const ended = await tx
-        .selectFrom('pcds_results')
-        .select('row')
-        .where('batch_id', '=', batchId)
-        .where('row', '=', row)
-        .executeTakeFirst();
-      if (ended) return 'finished';
-      const kept = await tx
-        .selectFrom('pcds_deliveries')
-        .select('request_id')
-        .where('batch_id', '=', batchId)
-        .where('row', '=', row)
-        .execute();
-      if (kept.some((k) => k.request_id === (requestId ?? ''))) return 'duplicate';
-      if (kept.length >= MAX_DELIVERIES_PER_ROW) return 'over_bound';
-      const res = await tx
-        .insertInto('pcds_deliveries')
-        .values({
-          batch_id: batchId,
-          row,
-          request_id: requestId ?? '',
-          body: this.seal.seal(body),
-          received_at: nowMs,
-          subjects: this.seal.subjects(body),
-        })
-        .onConflict((oc) => oc.columns(['batch_id', 'row', 'request_id']).doNothing())
-        .executeTakeFirst();
-      return Number(res.numInsertedOrUpdatedRows ?? 0) === 1 ? 'recorded' : 'duplicate';
-    });
+    return keepDelivery(this.db, this.seal, batchId, row, requestId, body, nowMs);
   }
 
-  /** The deliveries kept for a row that name `requestId` or no job (failure envelopes), opened, oldest first. */
-  async deliveries(batchId: string, row: number, requestId: string): Promise<StoredDelivery[]> {
-    const got = await this.db
-      .selectFrom('pcds_deliveries')
-      .select(['request_id', 'body', 'received_at'])
-      .where('batch_id', '=', batchId)
-      .where('row', '=', row)
-      .where('request_id', 'in', [requestId, ''])
-      .orderBy('received_at')
-      .execute();
-    return got.map((d) => ({
-      ...(d.request_id ? { requestId: d.request_id } : {}),
-      body: this.seal.open(d.body),
-      receivedAt: Number(d.received_at),
-    }));
+  deliveries(batchId: string, row: number, requestId: string): Promise<StoredDelivery[]> {
+    return keptDeliveries(this.db, this.seal, batchId, row, requestId);
   }
 }

@@ -18,7 +18,8 @@ import { ResultCache } from './result-cache.js';
 import type { StoreRoles } from './roles.js';
 import { createSealer, type Sealer } from './sealer.js';
 
-export { BatchStore, BatchStoreError, MAX_DELIVERIES_PER_ROW } from './batch-store.js';
+export { BatchStore, BatchStoreError } from './batch-store.js';
+export { MAX_DELIVERIES_PER_ROW } from './delivery-inbox.js';
 export type {
   BatchRecord,
   BatchRecords,
