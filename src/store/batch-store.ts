@@ -17,6 +17,7 @@ import { keepDelivery, keptDeliveries } from './delivery-inbox.js';
 import { cacheLookup, putCacheEntry, ResultCache } from './result-cache.js';
 import type {
   BatchRecord,
+  DeliveryInbox,
   DeliveryRecording,
   LoadedRow,
   PlanCounts,
@@ -1044,13 +1045,9 @@ export class BatchStore implements StoreRoles {
   }
 
   recordDelivery(
-    batchId: string,
-    row: number,
-    requestId: string | undefined,
-    body: unknown,
-    nowMs = Date.now(),
+    ...delivery: Parameters<DeliveryInbox['recordDelivery']>
   ): Promise<DeliveryRecording> {
-    return keepDelivery(this.db, this.seal, batchId, row, requestId, body, nowMs);
+    return keepDelivery(this.db, this.seal, ...delivery);
   }
 
   deliveries(batchId: string, row: number, requestId: string): Promise<StoredDelivery[]> {

@@ -213,7 +213,6 @@ class MemoryRowDeliveries implements SubmitJournalReader, DeliveryInbox {
     row: number,
     requestId: string | undefined,
     body: unknown,
-    nowMs = Date.now(),
   ): Promise<DeliveryRecording> {
     const at = MemoryRowDeliveries.at(batchId, row);
     const kept = this.kept.get(at) ?? [];
@@ -225,7 +224,7 @@ class MemoryRowDeliveries implements SubmitJournalReader, DeliveryInbox {
           ? 'over_bound'
           : 'recorded';
     if (recording === 'recorded') {
-      kept.push({ ...(requestId ? { requestId } : {}), body, receivedAt: nowMs });
+      kept.push({ ...(requestId ? { requestId } : {}), body, receivedAt: Date.now() });
       this.kept.set(at, kept);
     }
     return Promise.resolve(recording);
