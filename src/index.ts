@@ -64,6 +64,7 @@ export {
   openStoreFromEnv,
   openStoreFromSettings,
   type LazyBatchStore,
+  type StoreRoles,
 } from './store/index.js';
 export type { BatchResultsQuery, StoreExportFormat, StoredResult } from './store/export.js';
 export type { CacheUse } from './calls/cache-policy.js';
