@@ -21,6 +21,7 @@ import type {
   DeliveryRecording,
   LoadedRow,
   PlanCounts,
+  ResultReader,
   ResultLinesPage,
   ResultLinesQuery,
   ResultsWritten,
@@ -28,6 +29,14 @@ import type {
   StoreRoles,
   StoredDelivery,
 } from './roles.js';
+import { resultCounts, firstFailed, resultsByOutcome } from './result-counts.js';
+import {
+  HIDDEN_FETCH_TIME,
+  resultLines,
+  resultValues,
+  rowsWithResults,
+  strayResults,
+} from './result-reader.js';
 import { mergedSubjects } from './sealer.js';
 import type { StoreSchema } from './schema.js';
 import { claimJournalRow, journalEntry, recordJournalRow } from './submit-journal.js';
@@ -53,9 +62,6 @@ export class BatchStoreError extends Error {
 
 /** Rows per INSERT: well under SQLite's and PostgreSQL's parameter limits. */
 const INSERT_CHUNK = 200;
-
-/** cached_at of a result another tenant's request fetched (a shared cache): no time is shown. */
-const HIDDEN_FETCH_TIME = 0;
 
 /** A cached row's mark from its stored result: request id and time only when they are shown. */
 function cachedMarkOf(
@@ -715,95 +721,6 @@ export class BatchStore implements StoreRoles {
     return Number(res.numDeletedRows ?? 0);
   }
 
-  /**
-   * Results in row order (or the order they were written), joined with each row's key, opened.
-   * `after`: the last row (input order) or [written_at, row] (completion order) already seen.
-   */
-  async results(batchId: string, opts: ResultLinesQuery = {}): Promise<ResultLinesPage> {
-    const limit = Math.max(1, Math.min(opts.limit ?? 1000, 10_000));
-    let q = this.db
-      .selectFrom('pcds_results as res')
-      .innerJoin('pcds_rows as r', (j) =>
-        j.onRef('r.batch_id', '=', 'res.batch_id').onRef('r.row', '=', 'res.row'),
-      )
-      .select([
-        'res.row',
-        'res.outcome',
-        'res.code',
-        'res.message',
-        'res.request_id',
-        'res.key_id',
-        'res.duplicate_of',
-        'res.result',
-        'res.written_at',
-        'res.cached_at',
-        'r.data',
-      ])
-      .where('res.batch_id', '=', batchId);
-    if (opts.outcome) q = q.where('res.outcome', '=', opts.outcome);
-    if (opts.order === 'completion') {
-      if (Array.isArray(opts.after)) {
-        const [at, row] = opts.after;
-        q = q.where((eb) =>
-          eb.or([
-            eb('res.written_at', '>', at),
-            eb.and([eb('res.written_at', '=', at), eb('res.row', '>', row)]),
-          ]),
-        );
-      }
-      q = q.orderBy('res.written_at').orderBy('res.row');
-    } else {
-      if (typeof opts.after === 'number') q = q.where('res.row', '>', opts.after);
-      q = q.orderBy('res.row');
-    }
-    const got = await q.limit(limit).execute();
-    const lines = got.map((g) => {
-      const data = this.seal.open(g.data) as { key: Record<string, unknown> };
-      return {
-        row: Number(g.row),
-        key: data.key,
-        ...this.storedFields(g),
-        ...(g.key_id !== null ? { keyId: g.key_id } : {}),
-      };
-    });
-    const lastRow = got[got.length - 1];
-    const next =
-      got.length < limit || !lastRow
-        ? undefined
-        : opts.order === 'completion'
-          ? ([Number(lastRow.written_at), Number(lastRow.row)] as [number, number])
-          : Number(lastRow.row);
-    return { lines, ...(next !== undefined ? { next } : {}) };
-  }
-
-  /** A stored result's own fields, opened: what a line carries beside its row and key. */
-  private storedFields(g: {
-    outcome: ResultLine['outcome'];
-    code: string | null;
-    message: string | null;
-    request_id: string | null;
-    result: string | null;
-    duplicate_of: number | null;
-    cached_at: number | null;
-  }): Omit<ResultLine, 'row' | 'key'> {
-    return {
-      outcome: g.outcome,
-      ...(g.code !== null ? { code: g.code } : {}),
-      ...(g.message !== null ? { message: this.seal.open(g.message) as string } : {}),
-      ...(g.request_id !== null ? { requestId: g.request_id } : {}),
-      ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
-      ...(g.duplicate_of !== null ? { duplicateOf: Number(g.duplicate_of) } : {}),
-      ...(g.cached_at !== null
-        ? {
-            cached: true as const,
-            ...(Number(g.cached_at) !== HIDDEN_FETCH_TIME
-              ? { fetchedAt: new Date(Number(g.cached_at)).toISOString() }
-              : {}),
-          }
-        : {}),
-    };
-  }
-
   /** Input rows in row order with their cells (for exports that show the input beside the result). */
   async inputRows(
     batchId: string,
@@ -828,187 +745,34 @@ export class BatchStore implements StoreRoles {
     });
   }
 
-  /**
-   * Up to `limit` input rows after row `after`, in row order, each with its result when it has
-   * one (rows LEFT JOIN results): what an ordered export walks, one page at a time.
-   */
-  async rowsWithResults(
-    batchId: string,
-    after: number,
-    limit: number,
-  ): Promise<{ row: number; key: Record<string, unknown>; cells?: unknown; line?: ResultLine }[]> {
-    const got = await this.db
-      .selectFrom('pcds_rows as r')
-      .leftJoin('pcds_results as res', (j) =>
-        j.onRef('res.batch_id', '=', 'r.batch_id').onRef('res.row', '=', 'r.row'),
-      )
-      .select([
-        'r.row',
-        'r.data',
-        'res.outcome',
-        'res.code',
-        'res.message',
-        'res.request_id',
-        'res.duplicate_of',
-        'res.result',
-        'res.cached_at',
-      ])
-      .where('r.batch_id', '=', batchId)
-      .where('r.row', '>', after)
-      .orderBy('r.row')
-      .limit(limit)
-      .execute();
-    return got.map((g) => {
-      const row = Number(g.row);
-      const data = this.seal.open(g.data) as { key: Record<string, unknown>; cells?: unknown };
-      const line: ResultLine | undefined =
-        g.outcome === null
-          ? undefined
-          : {
-              row,
-              key: data.key,
-              ...this.storedFields({ ...g, outcome: g.outcome }),
-            };
-      return {
-        row,
-        key: data.key,
-        ...(data.cells !== undefined ? { cells: data.cells } : {}),
-        ...(line ? { line } : {}),
-      };
-    });
+  // Results read back (store/result-reader.ts) and counted (store/result-counts.ts).
+
+  results(batchId: string, opts?: ResultLinesQuery): Promise<ResultLinesPage> {
+    return resultLines(this.db, this.seal, batchId, opts);
   }
 
-  /**
-   * Up to `limit` results after row `after` in row order, the result value alone (no row data,
-   * no message): what an export reads first to learn the result's columns.
-   */
-  async resultValues(
-    batchId: string,
-    after: number,
-    limit: number,
-  ): Promise<{ row: number; result?: unknown }[]> {
-    const got = await this.db
-      .selectFrom('pcds_results')
-      .select(['row', 'result'])
-      .where('batch_id', '=', batchId)
-      .where('row', '>', after)
-      .orderBy('row')
-      .limit(limit)
-      .execute();
-    return got.map((g) => ({
-      row: Number(g.row),
-      ...(g.result !== null ? { result: this.seal.open(g.result) } : {}),
-    }));
+  rowsWithResults(...page: Parameters<ResultReader['rowsWithResults']>) {
+    return rowsWithResults(this.db, this.seal, ...page);
   }
 
-  /** Results whose row is not among the batch's input rows (an ordered export leaves them out). */
-  async strayResults(batchId: string): Promise<number> {
-    const got = await this.db
-      .selectFrom('pcds_results as res')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('res.batch_id', '=', batchId)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('pcds_rows as r')
-              .select('r.row')
-              .whereRef('r.batch_id', '=', 'res.batch_id')
-              .whereRef('r.row', '=', 'res.row'),
-          ),
-        ),
-      )
-      .executeTakeFirstOrThrow();
-    return Number(got.n);
+  resultValues(...page: Parameters<ResultReader['resultValues']>) {
+    return resultValues(this.db, this.seal, ...page);
   }
 
-  /** Counts of results by outcome and failure code. */
-  async counts(batchId: string): Promise<{ outcome: string; code: string | null; n: number }[]> {
-    const got = await this.db
-      .selectFrom('pcds_results')
-      .select(['outcome', 'code', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('batch_id', '=', batchId)
-      .groupBy(['outcome', 'code'])
-      .execute();
-    return got.map((g) => ({ outcome: g.outcome, code: g.code, n: Number(g.n) }));
+  strayResults(batchId: string): Promise<number> {
+    return strayResults(this.db, batchId);
   }
 
-  /** Results that shared a call, and found results that were sent (charged) themselves. */
-  async resultCounts(batchId: string): Promise<{
-    duplicates: number;
-    foundSent: number;
-    /** Rows the result cache answered, and the found among them. */
-    cached: number;
-    cachedFound: number;
-  }> {
-    const got = await this.db
-      .selectFrom('pcds_results')
-      .select((eb) => [
-        eb.fn.count<number>('duplicate_of').as('duplicates'),
-        eb.fn
-          .sum<number>(
-            eb
-              .case()
-              .when(
-                eb.and([
-                  eb('outcome', '=', 'found'),
-                  eb('duplicate_of', 'is', null),
-                  eb('cached_at', 'is', null),
-                ]),
-              )
-              .then(1)
-              .else(0)
-              .end(),
-          )
-          .as('found_sent'),
-        eb.fn
-          .sum<number>(
-            eb
-              .case()
-              .when(eb.and([eb('cached_at', 'is not', null), eb('duplicate_of', 'is', null)]))
-              .then(1)
-              .else(0)
-              .end(),
-          )
-          .as('cached'),
-        eb.fn
-          .sum<number>(
-            eb
-              .case()
-              .when(
-                eb.and([
-                  eb('cached_at', 'is not', null),
-                  eb('duplicate_of', 'is', null),
-                  eb('outcome', '=', 'found'),
-                ]),
-              )
-              .then(1)
-              .else(0)
-              .end(),
-          )
-          .as('cached_found'),
-      ])
-      .where('batch_id', '=', batchId)
-      .executeTakeFirstOrThrow();
-    return {
-      duplicates: Number(got.duplicates),
-      foundSent: Number(got.found_sent ?? 0),
-      cached: Number(got.cached ?? 0),
-      cachedFound: Number(got.cached_found ?? 0),
-    };
+  counts(batchId: string) {
+    return resultsByOutcome(this.db, batchId);
   }
 
-  /** The failed results with the lowest row numbers. */
-  async firstFailed(batchId: string, limit = 10): Promise<{ row: number; code: string | null }[]> {
-    const got = await this.db
-      .selectFrom('pcds_results')
-      .select(['row', 'code'])
-      .where('batch_id', '=', batchId)
-      .where('outcome', '=', 'failed')
-      .orderBy('row')
-      .limit(limit)
-      .execute();
-    return got.map((g) => ({ row: Number(g.row), code: g.code }));
+  resultCounts(batchId: string) {
+    return resultCounts(this.db, batchId);
+  }
+
+  firstFailed(batchId: string, limit?: number) {
+    return firstFailed(this.db, batchId, limit);
   }
 
   async saveSummary(batchId: string, summary: unknown): Promise<void> {
