@@ -1,6 +1,7 @@
 // Person search export: one search paged through up to a maximum into a JSONL file. Rows are read
 // from stored pages by GET and written by the activity itself, so they never enter history; each
 // further page is asked for once by POST (billable) and never replayed.
+import { STORE_STEP_RETRY } from '../calls/retry-policies.js';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
@@ -45,7 +46,7 @@ export interface SearchExportSummary {
 
 const files = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  retry: STORE_STEP_RETRY,
 });
 
 export async function pcdsSearchExport(input: SearchExportInput): Promise<SearchExportSummary> {
