@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import type { Activities } from '../activities/index.js';
+import type { ServiceReadActivities, SubmitActivities } from './activity-groups.js';
 import { NO_JITTER } from '../calls/backoff.js';
 import { SERVICE_READ_RETRY, SUBMIT_RETRY } from '../calls/retry-policies.js';
 import { codeOfFailure, type CodedFailure } from '../calls/failure-code.js';
@@ -53,7 +53,7 @@ const HTTP_ACTIVITY: ActivityOptions = {
 };
 
 /** Submits: never retried by Temporal (SUBMIT_RETRY), repeated by the workflow when it may. */
-export const submitActivities = proxyActivities<Activities>({
+export const submitActivities = proxyActivities<SubmitActivities>({
   ...HTTP_ACTIVITY,
   retry: SUBMIT_RETRY,
 });
@@ -64,7 +64,7 @@ export const submitActivities = proxyActivities<Activities>({
  * is retried until it is read (a charged job is never abandoned for a wait of our own).
  */
 export function pollActivities(scheduleToCloseMs?: number) {
-  return proxyActivities<Activities>({
+  return proxyActivities<ServiceReadActivities>({
     ...HTTP_ACTIVITY,
     ...(scheduleToCloseMs !== undefined
       ? { scheduleToCloseTimeout: Math.max(1_000, scheduleToCloseMs) }

@@ -4,7 +4,7 @@
 import { STORE_STEP_RETRY } from '../calls/retry-policies.js';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { ExportFileActivities } from './activity-groups.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import { callRequester, type Requester } from '../contract/tenant.js';
 import { DEFAULT_MAX_WAIT_MS, DEFAULT_POLL_INTERVAL_MS, pollActivities } from './call-steps.js';
@@ -44,7 +44,7 @@ export interface SearchExportSummary {
   output: string;
 }
 
-const files = proxyActivities<Activities>({
+const files = proxyActivities<ExportFileActivities>({
   startToCloseTimeout: '5 minutes',
   retry: STORE_STEP_RETRY,
 });
