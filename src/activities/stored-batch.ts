@@ -73,6 +73,64 @@ export interface StoredBatchInput {
   duplicates: number;
 }
 
+/**
+ * The rows of a read, cut at `maxBytes` of parameters past the first row (a chunk stays far under
+ * Temporal's payload limits); without dedupe, duplicate marks are left out.
+ */
+function chunkOf(
+  got: Awaited<ReturnType<BatchStore['readRows']>>,
+  maxBytes: number,
+  dedupe: boolean,
+): { rows: InputRow[]; next: ReadCursor } {
+  let bytes = 0;
+  const rows: InputRow[] = [];
+  let next = got.next;
+  for (const r of got.rows) {
+    bytes += JSON.stringify(r).length;
+    if (rows.length > 0 && bytes > maxBytes) {
+      next = r.row;
+      break;
+    }
+    if (!dedupe && 'params' in r) {
+      const { duplicateOf: _d, followers: _f, leaderLine: _l, ...own } = r;
+      rows.push(own);
+    } else rows.push(r);
+  }
+  const done = next === got.next ? got.done : false;
+  return { rows, next: { row: next, byteOffset: 0, done } };
+}
+
+/** The counters and first failed rows of what a batch's results hold now. */
+async function storedCounters(
+  store: BatchStore,
+  batchId: string,
+  perRow: number,
+): Promise<{ counters: Counters; failedRows: FailedRow[] }> {
+  const counters: Counters = { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} };
+  for (const c of await store.counts(batchId)) {
+    counters.done += c.n;
+    if (c.outcome === 'found') counters.found += c.n;
+    else if (c.outcome === 'empty') counters.empty += c.n;
+    else if (c.outcome === 'skipped') counters.skipped = (counters.skipped ?? 0) + c.n;
+    else {
+      const code = c.code ?? 'unknown';
+      counters.failed += c.n;
+      counters.failedByCode[code] = (counters.failedByCode[code] ?? 0) + c.n;
+    }
+  }
+  const dup = await store.resultCounts(batchId);
+  if (dup.duplicates > 0) counters.duplicates = dup.duplicates;
+  if (dup.foundSent > 0) counters.credits = dup.foundSent * perRow;
+  if (dup.cached > 0) {
+    counters.cached = dup.cached;
+    counters.creditsSaved = dup.cachedFound * perRow;
+  }
+  const failedRows: FailedRow[] = [];
+  for (const f of await store.firstFailed(batchId))
+    noteFailedRow(failedRows, { row: f.row, code: f.code ?? 'unknown' });
+  return { counters, failedRows };
+}
+
 export function createStoredBatchActivities(deps: ActivityDeps) {
   return {
     /** What the batch's loaded rows are: how many, blank lines skipped, duplicates marked. */
@@ -116,22 +174,7 @@ export function createStoredBatchActivities(deps: ActivityDeps) {
             dedupe: input.dedupe,
           });
           recordCacheLookups('batch', got.cache.hits, got.cache.misses);
-          let bytes = 0;
-          const rows: InputRow[] = [];
-          let next = got.next;
-          for (const r of got.rows) {
-            bytes += JSON.stringify(r).length;
-            if (rows.length > 0 && bytes > input.maxBytes) {
-              next = r.row;
-              break;
-            }
-            if (!input.dedupe && 'params' in r) {
-              const { duplicateOf: _d, followers: _f, leaderLine: _l, ...own } = r;
-              rows.push(own);
-            } else rows.push(r);
-          }
-          const done = next === got.next ? got.done : false;
-          return { rows, next: { row: next, byteOffset: 0, done } };
+          return chunkOf(got, input.maxBytes, input.dedupe);
         },
         input,
       );
@@ -172,29 +215,7 @@ export function createStoredBatchActivities(deps: ActivityDeps) {
         (store) =>
           withHeartbeat(async () => {
             const dropped = await store.dropResults(input.batchId, 'skipped', CREDIT_BUDGET);
-            const counters: Counters = { done: 0, found: 0, empty: 0, failed: 0, failedByCode: {} };
-            for (const c of await store.counts(input.batchId)) {
-              counters.done += c.n;
-              if (c.outcome === 'found') counters.found += c.n;
-              else if (c.outcome === 'empty') counters.empty += c.n;
-              else if (c.outcome === 'skipped') counters.skipped = (counters.skipped ?? 0) + c.n;
-              else {
-                const code = c.code ?? 'unknown';
-                counters.failed += c.n;
-                counters.failedByCode[code] = (counters.failedByCode[code] ?? 0) + c.n;
-              }
-            }
-            const dup = await store.resultCounts(input.batchId);
-            if (dup.duplicates > 0) counters.duplicates = dup.duplicates;
-            if (dup.foundSent > 0) counters.credits = dup.foundSent * input.perRow;
-            if (dup.cached > 0) {
-              counters.cached = dup.cached;
-              counters.creditsSaved = dup.cachedFound * input.perRow;
-            }
-            const failedRows: FailedRow[] = [];
-            for (const f of await store.firstFailed(input.batchId))
-              noteFailedRow(failedRows, { row: f.row, code: f.code ?? 'unknown' });
-            return { counters, failedRows, dropped };
+            return { ...(await storedCounters(store, input.batchId, input.perRow)), dropped };
           }),
         input,
         // A run again of an ended batch: its first look at its rows, as storedBatchInput.
