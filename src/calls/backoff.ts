@@ -60,6 +60,9 @@ export const constantBackoff = (ms: number): Backoff => ({ baseMs: ms, capMs: ms
 
 // The policies of the loops that retry in process, by the loop that uses each.
 
+/** A permit the throttle said to ask again for at a time: asked up to 100 ms after it. */
+export const PERMIT_RETRY_SPREAD_MS = 100;
+
 /** Updates to a key's throttle workflow: 6 attempts, 50 ms apart doubling (1.6 s before the last). */
 export const THROTTLE_UPDATE_ATTEMPTS = 6;
 export const THROTTLE_UPDATE_BACKOFF: Backoff = { baseMs: 50, capMs: 1_600, floorMs: 0 };

@@ -12,7 +12,9 @@ import {
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import {
+  FULL_JITTER,
   NO_JITTER,
+  PERMIT_RETRY_SPREAD_MS,
   THROTTLE_UPDATE_ATTEMPTS,
   THROTTLE_UPDATE_BACKOFF,
   backoffDelayMs,
@@ -203,7 +205,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         if (answer.kind === 'retry') {
           waiting(answer.reason, answer.retryAt, answer.budget);
           // A little spread, so the callers told the same time do not all come back at once.
-          await sleepUntil(answer.retryAt + Math.random() * 100, signal);
+          await sleepUntil(answer.retryAt + FULL_JITTER() * PERMIT_RETRY_SPREAD_MS, signal);
           answer = await keyChannel.ask(fresh);
           continue;
         }
