@@ -62,3 +62,10 @@ export const weightArg = (v: string) => {
 
 export const TENANT_HELP =
   "whose work it is (a tenant id; default PCDS_TENANT, else the operator's `default`): a tenant's ids, idempotency keys and cache entries are its own";
+
+/** --csv-raw-cells of `pcds batch start` and `export`: what a CSV cell gets by default, and why. */
+export const CSV_RAW_CELLS_HELP =
+  'CSV cells exactly as they are, for programs that read the file (by default a cell starting ' +
+  'with =, +, -, @ (or their full-width forms), tab, CR or LF, also behind blanks or invisible ' +
+  "characters, gets a ' in front, and one after a ; or a line break inside the cell, so a " +
+  'spreadsheet never runs it as a formula)';

@@ -15,7 +15,8 @@ import {
 import { projectRoot } from '../temporal/cli-binary.js';
 import { temporalClient } from '../temporal/data-converter.js';
 import { BatchStore, openStoreFromSettings } from '../store/index.js';
-import { summaryText, watchStoredBatch } from './batch.js';
+import { summaryText } from './batch/text.js';
+import { watchStoredBatch } from './batch/watch.js';
 import { startDevStack } from './dev-stack.js';
 import { action, UsageError } from './output.js';
 import { portArg } from './args.js';

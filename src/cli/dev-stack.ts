@@ -61,6 +61,113 @@ export interface DevStack {
   stop(): Promise<void>;
 }
 
+/**
+ * Payloads are encrypted here as in production, with a key made once for this data folder (a key
+ * given in the environment wins, so a shell can share its own). Workflow ids made from
+ * idempotency keys are keyed HMACs: a secret made once, like the key, shared by the shell's
+ * commands through the lines printed.
+ */
+function devSecretsEnv(baseEnv: NodeJS.ProcessEnv, dataDir: string) {
+  const encryptionEnv: Record<string, string> =
+    baseEnv.PCDS_ENCRYPTION_KEY ||
+    baseEnv.PCDS_ENCRYPTION_KEY_FILE ||
+    baseEnv.PCDS_ENCRYPTION === 'off'
+      ? {}
+      : { PCDS_ENCRYPTION_KEY_FILE: ensureDevEncryptionKey(dataDir) };
+  const idSecretEnv: Record<string, string> =
+    baseEnv.PCDS_ID_SECRET || baseEnv.PCDS_ID_SECRET_FILE
+      ? {}
+      : { PCDS_ID_SECRET_FILE: ensureDevIdSecret(dataDir) };
+  return { encryptionEnv, idSecretEnv };
+}
+
+/**
+ * The codec server the Web UI decodes through, on loopback; the browser reaches it with the
+ * token in the endpoint's path (the dev UI has no user token to send). None with encryption off.
+ */
+async function startDevCodec(codecConfig: Config, port: number, uiPort: number) {
+  const token = randomBytes(24).toString('base64url');
+  if (codecConfig.PCDS_ENCRYPTION === 'off') return undefined;
+  const server = await startCodecServerFromConfig(codecConfig, {
+    port,
+    host: '127.0.0.1',
+    token,
+    allowedOrigin: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`],
+  });
+  return { server, token };
+}
+
+/** The receiver's settings: it listens on loopback; its secret lives only in this process. */
+function devWebhookEnv(webhookPort: number | undefined) {
+  return {
+    PCDS_WEBHOOK_HOST: '127.0.0.1',
+    PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
+    PCDS_WEBHOOK_RECEIVER: 'in-worker',
+    PCDS_WEBHOOK_SECRET: randomBytes(24).toString('base64url'),
+    PCDS_WEBHOOK_PUBLIC_URL: 'http://127.0.0.1',
+    ...(webhookPort !== undefined ? { PCDS_WEBHOOK_PORT: String(webhookPort) } : {}),
+  };
+}
+
+/** The environment the stack's receiver and worker are configured from: the shell's, made local. */
+function stackEnvOf(
+  baseEnv: NodeJS.ProcessEnv,
+  dataDir: string,
+  timeScale: number,
+  env: Record<string, string>,
+  webhookEnv: Record<string, string>,
+): NodeJS.ProcessEnv {
+  return {
+    ...baseEnv,
+    PCDS_API_KEYS: undefined,
+    // The stack's dev server is plain: a shell's settings for a secured Temporal stay out.
+    PCDS_TEMPORAL_TLS: undefined,
+    PCDS_TEMPORAL_TLS_CERT: undefined,
+    PCDS_TEMPORAL_TLS_KEY: undefined,
+    PCDS_TEMPORAL_TLS_CA: undefined,
+    PCDS_TEMPORAL_TLS_SERVER_NAME: undefined,
+    PCDS_TEMPORAL_API_KEY: undefined,
+    // At another pace the throttle's windows follow PCDS_TIME_SCALE, not a shell's leftover.
+    ...(timeScale !== 1 ? { PCDS_THROTTLE_TIME_SCALE: undefined } : {}),
+    PCDS_DATA_DIR: dataDir,
+    ...env,
+    ...webhookEnv,
+  };
+}
+
+/** The webhook receiver, on its own connection to the stack's dev server; its stops pushed. */
+async function startStackReceiver(
+  address: string,
+  stackEnv: NodeJS.ProcessEnv,
+  stops: (() => Promise<void>)[],
+) {
+  // The stack's own dev server: plain, on loopback, whatever the shell's PCDS_TEMPORAL_TLS_* say.
+  const receiverConnection = await connectTemporalClient({ address });
+  stops.push(() => receiverConnection.close());
+  const receiverConfig = loadConfig(stackEnv);
+  const receiver = await startReceiverFromConfig({
+    config: receiverConfig,
+    client: temporalClient(receiverConnection, receiverConfig),
+  });
+  stops.push(() => receiver.stop());
+  return receiver;
+}
+
+/** The stack's worker, running until the stack stops. */
+async function startStackWorker(
+  config: Config,
+  stops: (() => Promise<void>)[],
+): Promise<PcdsWorker> {
+  const started = await createWorker({ config });
+  const running = started.run();
+  stops.push(async () => {
+    started.shutdown();
+    await running;
+  });
+  return started;
+}
+
+/** Starts the stack, its parts in order; when one fails, those already started are stopped. */
 export async function startDevStack(options: DevStackOptions = {}): Promise<DevStack> {
   const baseEnv = options.env ?? process.env;
   const dataDir = resolve(options.dataDir ?? baseEnv.PCDS_DATA_DIR ?? '.data');
@@ -73,20 +180,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
   };
   try {
-    // Payloads are encrypted here as in production, with a key made once for this data folder
-    // (a key given in the environment wins, so a shell can share its own).
-    const encryptionEnv: Record<string, string> =
-      baseEnv.PCDS_ENCRYPTION_KEY ||
-      baseEnv.PCDS_ENCRYPTION_KEY_FILE ||
-      baseEnv.PCDS_ENCRYPTION === 'off'
-        ? {}
-        : { PCDS_ENCRYPTION_KEY_FILE: ensureDevEncryptionKey(dataDir) };
-    // Workflow ids made from idempotency keys are keyed HMACs: a secret made once, like the key,
-    // shared by the shell's commands through the lines printed.
-    const idSecretEnv: Record<string, string> =
-      baseEnv.PCDS_ID_SECRET || baseEnv.PCDS_ID_SECRET_FILE
-        ? {}
-        : { PCDS_ID_SECRET_FILE: ensureDevIdSecret(dataDir) };
+    const { encryptionEnv, idSecretEnv } = devSecretsEnv(baseEnv, dataDir);
     const uiPort = options.uiPort ?? 8233;
     // The shell's own pace settings would be checked against its base URL, which the stack replaces.
     const codecConfig = loadConfig({ ...baseEnv, ...encryptionEnv, PCDS_TIME_SCALE: undefined });
@@ -97,25 +191,14 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       ...(codecConfig.PCDS_ENCRYPTION === 'off' ? {} : { codec: options.codecPort ?? 8789 }),
       webhook: options.webhookPort ?? codecConfig.PCDS_WEBHOOK_PORT,
     });
-    // The Web UI decodes through a codec server on loopback; the browser reaches it with the
-    // token in the endpoint's path (the dev UI has no user token to send).
-    const codecToken = randomBytes(24).toString('base64url');
-    const codec =
-      codecConfig.PCDS_ENCRYPTION === 'off'
-        ? undefined
-        : await startCodecServerFromConfig(codecConfig, {
-            port: options.codecPort ?? 8789,
-            host: '127.0.0.1',
-            token: codecToken,
-            allowedOrigin: [`http://127.0.0.1:${uiPort}`, `http://localhost:${uiPort}`],
-          });
-    if (codec) stops.push(() => codec.stop());
+    const codec = await startDevCodec(codecConfig, options.codecPort ?? 8789, uiPort);
+    if (codec) stops.push(() => codec.server.stop());
     const temporal = await startDevServer({
       dbFile: join(dataDir, 'temporal.db'),
       port: options.temporalPort ?? 7233,
       uiPort,
       logLevel: 'warn',
-      ...(codec ? { uiCodecEndpoint: `${codec.url}/${codecToken}` } : {}),
+      ...(codec ? { uiCodecEndpoint: `${codec.server.url}/${codec.token}` } : {}),
     });
     stops.push(() => temporal.stop());
     const emulator = await startEmulator({
@@ -143,42 +226,9 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       PCDS_STORE_URL: baseEnv.PCDS_STORE_URL || `sqlite:${join(dataDir, 'store.sqlite')}`,
       ...paceEnv,
     };
-    // The receiver listens on loopback; its secret lives only in this process.
-    const webhookEnv = {
-      PCDS_WEBHOOK_HOST: '127.0.0.1',
-      PCDS_WEBHOOK_ALLOW_LOOPBACK: 'true',
-      PCDS_WEBHOOK_RECEIVER: 'in-worker',
-      PCDS_WEBHOOK_SECRET: randomBytes(24).toString('base64url'),
-      PCDS_WEBHOOK_PUBLIC_URL: 'http://127.0.0.1',
-      ...(options.webhookPort !== undefined
-        ? { PCDS_WEBHOOK_PORT: String(options.webhookPort) }
-        : {}),
-    };
-    const stackEnv = {
-      ...baseEnv,
-      PCDS_API_KEYS: undefined,
-      // The stack's dev server is plain: a shell's settings for a secured Temporal stay out.
-      PCDS_TEMPORAL_TLS: undefined,
-      PCDS_TEMPORAL_TLS_CERT: undefined,
-      PCDS_TEMPORAL_TLS_KEY: undefined,
-      PCDS_TEMPORAL_TLS_CA: undefined,
-      PCDS_TEMPORAL_TLS_SERVER_NAME: undefined,
-      PCDS_TEMPORAL_API_KEY: undefined,
-      // At another pace the throttle's windows follow PCDS_TIME_SCALE, not a shell's leftover.
-      ...(timeScale !== 1 ? { PCDS_THROTTLE_TIME_SCALE: undefined } : {}),
-      PCDS_DATA_DIR: dataDir,
-      ...env,
-      ...webhookEnv,
-    };
-    // The stack's own dev server: plain, on loopback, whatever the shell's PCDS_TEMPORAL_TLS_* say.
-    const receiverConnection = await connectTemporalClient({ address: temporal.address });
-    stops.push(() => receiverConnection.close());
-    const receiverConfig = loadConfig(stackEnv);
-    const receiver = await startReceiverFromConfig({
-      config: receiverConfig,
-      client: temporalClient(receiverConnection, receiverConfig),
-    });
-    stops.push(() => receiver.stop());
+    const webhookEnv = devWebhookEnv(options.webhookPort);
+    const stackEnv = stackEnvOf(baseEnv, dataDir, timeScale, env, webhookEnv);
+    const receiver = await startStackReceiver(temporal.address, stackEnv, stops);
     // A key pool from the shell would point at the real service: the stack uses the dev key.
     const config = loadConfig({ ...stackEnv, PCDS_WEBHOOK_PUBLIC_URL: receiver.url });
     // The store is opened (and its migrations run) now: a bad PCDS_STORE_URL stops the stack here.
@@ -199,16 +249,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       // The stack's receiver takes the deliveries: workers beside it run none of their own.
       PCDS_WEBHOOK_RECEIVER: 'standalone',
     };
-    let worker: PcdsWorker | undefined;
-    if (options.worker !== false) {
-      const started = await createWorker({ config });
-      const running = started.run();
-      stops.push(async () => {
-        started.shutdown();
-        await running;
-      });
-      worker = started;
-    }
+    const worker = options.worker !== false ? await startStackWorker(config, stops) : undefined;
     return {
       temporal,
       emulator,
@@ -217,7 +258,7 @@ export async function startDevStack(options: DevStackOptions = {}): Promise<DevS
       env,
       workerEnv,
       uiUrl: temporal.uiUrl,
-      codecServer: codec ? { url: codec.url, token: codecToken } : undefined,
+      codecServer: codec ? { url: codec.server.url, token: codec.token } : undefined,
       stop: stopAll,
     };
   } catch (err) {

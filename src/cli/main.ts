@@ -39,7 +39,7 @@ const COMMANDS: Record<string, () => Promise<Register>> = {
   emulator: async () => (await import('./emulator.js')).registerEmulatorCommand,
   webhooks: async () => (await import('./webhooks.js')).registerWebhooksCommand,
   'codec-server': async () => (await import('./codec-server.js')).registerCodecServerCommand,
-  batch: async () => (await import('./batch.js')).registerBatchCommand,
+  batch: async () => (await import('./batch/index.js')).registerBatchCommand,
   cache: async () => (await import('./cache.js')).registerCacheCommand,
   erase: async () => (await import('./erase.js')).registerEraseCommand,
   search: async () => (await import('./search.js')).registerSearchCommand,

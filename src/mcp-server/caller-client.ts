@@ -47,6 +47,46 @@ export const visibleTo =
 export const tenantOfCaller = (caller: McpCaller): string => caller.tokenId;
 
 /**
+ * One ownership verdict per handle: `ensure` runs an action only on work `visible` lets the caller
+ * see, else throws the handle's not-found error; `guarded` is the raw handle, each method asking
+ * first. `notFound` is the error an unknown id gives there.
+ */
+function ownership<W extends Describable>(
+  workflow: W,
+  visible: (memo: Record<string, unknown> | undefined) => boolean,
+) {
+  let verdict: ReturnType<W['describe']> | undefined;
+  const described = () =>
+    (verdict ??= workflow.describe() as ReturnType<W['describe']>) as Promise<
+      Awaited<ReturnType<W['describe']>>
+    >;
+  const ensure = async <T>(notFound: () => Error, then: () => Promise<T>): Promise<T> => {
+    let d: Awaited<ReturnType<W['describe']>>;
+    try {
+      d = await described();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw notFound();
+      throw err;
+    }
+    if (!visible(d.memo)) throw notFound();
+    return then();
+  };
+  const rawNotFound = () =>
+    new WorkflowNotFoundError('workflow not found', workflow.workflowId, undefined);
+  // The raw handle too: every method asks first; describe answers from the verdict.
+  const guarded = new Proxy(workflow, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      if (prop === 'describe') return () => ensure(rawNotFound, described);
+      return (...args: unknown[]) =>
+        ensure(rawNotFound, () => Promise.resolve(value.apply(target, args) as unknown));
+    },
+  });
+  return { ensure, guarded };
+}
+
+/**
  * The client a caller acts through, over the server's client: the client of the caller's tenant
  * (its ids and keys its own), which sees only the caller's work.
  */
@@ -55,42 +95,9 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
   const memo = { [CALLER_MEMO]: scope.caller.tokenId };
   const visible = visibleTo(scope);
 
-  /** One ownership verdict per handle; `notFound` is the error an unknown id gives there. */
-  const ownership = <W extends Describable>(workflow: W) => {
-    let verdict: ReturnType<W['describe']> | undefined;
-    const described = () =>
-      (verdict ??= workflow.describe() as ReturnType<W['describe']>) as Promise<
-        Awaited<ReturnType<W['describe']>>
-      >;
-    const ensure = async <T>(notFound: () => Error, then: () => Promise<T>): Promise<T> => {
-      let d: Awaited<ReturnType<W['describe']>>;
-      try {
-        d = await described();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw notFound();
-        throw err;
-      }
-      if (!visible(d.memo)) throw notFound();
-      return then();
-    };
-    const rawNotFound = () =>
-      new WorkflowNotFoundError('workflow not found', workflow.workflowId, undefined);
-    // The raw handle too: every method asks first; describe answers from the verdict.
-    const guarded = new Proxy(workflow, {
-      get(target, prop, receiver) {
-        const value: unknown = Reflect.get(target, prop, receiver);
-        if (typeof value !== 'function') return value;
-        if (prop === 'describe') return () => ensure(rawNotFound, described);
-        return (...args: unknown[]) =>
-          ensure(rawNotFound, () => Promise.resolve(value.apply(target, args) as unknown));
-      },
-    });
-    return { ensure, guarded };
-  };
-
   const getCall: PcdsClient['getCall'] = <R>(workflowId: string) => {
     const inner = client.getCall<R>(workflowId);
-    const { ensure, guarded } = ownership(inner.workflow);
+    const { ensure, guarded } = ownership(inner.workflow, visible);
     const notFound = () =>
       new PcdsUsageError('call_not_found', `no call with workflow id ${workflowId}`);
     return {
@@ -104,7 +111,7 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
 
   const getSearchExport: PcdsClient['getSearchExport'] = (exportId) => {
     const inner = client.getSearchExport(exportId);
-    const { ensure, guarded } = ownership(inner.workflow);
+    const { ensure, guarded } = ownership(inner.workflow, visible);
     const notFound = () =>
       new PcdsUsageError('export_not_found', `no search export with id ${exportId}`);
     return { ...inner, workflow: guarded, result: () => ensure(notFound, () => inner.result()) };
@@ -112,7 +119,7 @@ export function callerScopedClient(server: PcdsClient, scope: CallerScope): Pcds
 
   const getBatch: PcdsClient['getBatch'] = <R>(batchId: string) => {
     const inner = client.getBatch<R>(batchId);
-    const { ensure, guarded } = ownership(inner.workflow);
+    const { ensure, guarded } = ownership(inner.workflow, visible);
     const notFound = () => batchNotFound(inner.batchId);
     return {
       // The caller's own id (without its tenant), as it named the batch.

@@ -52,7 +52,7 @@ function refused(result: CallToolResult): McpError {
 const inputError = (name: string, error: unknown) =>
   `Input validation error: Invalid arguments for tool ${name}: ${getParseErrorMessage(error)}`;
 
-type AnyStartTool = StartTool<z.ZodRawShape>;
+export type AnyStartTool = StartTool<z.ZodRawShape>;
 
 async function createTask(tool: AnyStartTool, args: unknown, extra: Extra) {
   if (!extra.taskStore) throw new McpError(ErrorCode.InternalError, 'no task store');

@@ -4,27 +4,27 @@
 // is kept (sealed) in the store, where the row's activity reads it. The receiver keeps no state
 // that matters; a restart loses nothing, since a call whose delivery is missed falls back to polling.
 import type { AddressInfo } from 'node:net';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import Fastify, {
   LogController,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
-import { callStateQuery, webhookDeliveredSignal, type WebhookDelivery } from '../calls/signals.js';
 import { createBoundedServer, listenerLimits } from '../http/listener-limits.js';
-import { rowOfWorkflowId } from '../temporal/workflow-ids.js';
 import type { BatchStore } from '../store/batch-store.js';
 import { CallDeliveries } from './call-deliveries.js';
-import { readDelivery } from './delivery.js';
+import {
+  deliveryHandler,
+  type DeliveryOutcome,
+  type HookParams,
+  type ReceiverLog,
+  type ReceiverStats,
+} from './delivery-handler.js';
 import type { WebhookSettings } from './settings.js';
 import { CALLBACK_PATH_PREFIX, verifyCallbackToken } from './token.js';
 
-/** pino-compatible; only ids and fixed reasons are ever passed to it, never a body or a token. */
-export interface ReceiverLog {
-  info(fields: Record<string, unknown>, message: string): void;
-  warn(fields: Record<string, unknown>, message: string): void;
-}
+export type { DeliveryOutcome, ReceiverLog, ReceiverStats } from './delivery-handler.js';
 
 export interface WebhookReceiverOptions {
   settings: WebhookSettings;
@@ -74,45 +74,11 @@ const DEFAULT_TIMEOUTS: ReceiverTimeouts = {
 /** The default body limit: the default PCDS_MAX_RESULT_BYTES and room for the envelope. */
 export const DEFAULT_RECEIVER_BODY_LIMIT = 1024 * 1024 + 64 * 1024;
 
-/** What the receiver did with deliveries since it started, for operators and tests. */
-export interface ReceiverStats {
-  signalled: number;
-  /** Kept in the store for a compact row's activity. */
-  stored: number;
-  duplicates: number;
-  /** Token valid but the call is finished or unknown: acknowledged without effect. */
-  noWorkflow: number;
-  refused: number;
-  malformed: number;
-  /** Named a request_id other than the call's: dropped before any signal. */
-  foreign: number;
-  /** Beyond the call's bound of signals (a flood): dropped. */
-  overBound: number;
-  /** Temporal (or the store) could not take the delivery; answered 503 so the service retries. */
-  failed: number;
-}
-
-/** How one delivery ended: the counter of ReceiverStats it adds to. */
-export type DeliveryOutcome = keyof ReceiverStats;
-
 export interface WebhookReceiver {
   /** Local address the receiver listens on (not the public URL). */
   url: string;
   stats(): ReceiverStats;
   stop(): Promise<void>;
-}
-
-/** Where one delivery goes: a workflow's signal, or the store for a compact row. */
-type DeliveryTarget =
-  | { kind: 'workflow' }
-  | { kind: 'compact'; store: BatchStore; batchId: string; row: number; requestId?: string }
-  /** The id has a row's shape and the store could not say whether it is a compact row. */
-  | { kind: 'store_unreachable' };
-
-interface HookParams {
-  secretId: string;
-  workflowId: string;
-  token: string;
 }
 
 /** Request logs must never show the path: it holds the token. */
@@ -130,11 +96,11 @@ function pinoLog(app: FastifyInstance): ReceiverLog {
   };
 }
 
-export async function startWebhookReceiver(
-  options: WebhookReceiverOptions,
-): Promise<WebhookReceiver> {
-  const { settings, client } = options;
-  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+/**
+ * The Fastify app of the receiver, with no routes yet: Node's own deadlines on every connection
+ * and bodies kept as raw text for the route to read.
+ */
+function receiverApp(options: WebhookReceiverOptions, timeouts: ReceiverTimeouts): FastifyInstance {
   const app = Fastify({
     logger: options.log ? false : { level: 'warn', serializers: { req: redactedRequest } },
     logController: new LogController({ disableRequestLogging: true }),
@@ -156,8 +122,42 @@ export async function startWebhookReceiver(
       return server;
     },
   });
-  const log = options.log ?? pinoLog(app);
-  const calls = new CallDeliveries();
+  // Bodies are parsed by the route itself, whatever their content type: the default JSON
+  // parser's errors quote the body, which may hold PII.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+  return app;
+}
+
+/**
+ * The token is checked as soon as the request line is routed, before the body is read: a sender
+ * without a valid URL gets a 404 and holds no buffer, whatever it announced.
+ */
+const tokenCheck =
+  (settings: WebhookSettings, tally: (outcome: DeliveryOutcome) => void) =>
+  async (request: FastifyRequest<{ Params: HookParams }>, reply: FastifyReply) => {
+    const { secretId, workflowId, token } = request.params;
+    if (!verifyCallbackToken(secretId, workflowId, token, settings)) {
+      tally('refused');
+      // The same answer as for any unknown path: a guess learns nothing.
+      return notFound(reply);
+    }
+  };
+
+/** Listens and gives the receiver's local URL (an IPv6 host in brackets). */
+async function listenOn(app: FastifyInstance, port: number, host: string): Promise<string> {
+  await app.listen({ port, host });
+  const address = app.server.address() as AddressInfo;
+  const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${shown}:${address.port}`;
+}
+
+export async function startWebhookReceiver(
+  options: WebhookReceiverOptions,
+): Promise<WebhookReceiver> {
+  const { settings, client } = options;
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...options.timeouts };
+  const app = receiverApp(options, timeouts);
   const stats: ReceiverStats = {
     signalled: 0,
     stored: 0,
@@ -169,172 +169,19 @@ export async function startWebhookReceiver(
     overBound: 0,
     failed: 0,
   };
-
   const tally = (outcome: DeliveryOutcome) => {
     stats[outcome] += 1;
     options.onDelivery?.(outcome);
   };
-
-  /** The call's own request_id (undefined while it has none or did not answer in time); gone: no such call. */
-  const callRequestId = async (
-    workflowId: string,
-  ): Promise<{ gone: true } | { gone: false; requestId: string | undefined }> => {
-    try {
-      const state = await client.withDeadline(Date.now() + timeouts.queryMs, () =>
-        client.workflow.getHandle(workflowId).query(callStateQuery),
-      );
-      return { gone: false, requestId: state.requestId };
-    } catch (err) {
-      return err instanceof WorkflowNotFoundError
-        ? { gone: true }
-        : { gone: false, requestId: undefined };
-    }
-  };
-
-  /**
-   * Where a delivery goes. Only a compact row has an entry in the store's submit journal (made
-   * before its POST, so before any delivery): an id of a row's shape with an entry is a compact
-   * row, any other id a workflow. The journal also gives the row's request_id once accepted.
-   */
-  const targetOf = async (workflowId: string): Promise<DeliveryTarget> => {
-    const row = options.store ? rowOfWorkflowId(workflowId) : undefined;
-    if (!options.store || !row) return { kind: 'workflow' };
-    try {
-      const store = await options.store.get();
-      const entry = await store.rowEntry(row.batchId, row.row);
-      if (!entry) return { kind: 'workflow' };
-      return {
-        kind: 'compact',
-        store,
-        ...row,
-        ...(entry.state === 'accepted' && entry.requestId ? { requestId: entry.requestId } : {}),
-      };
-    } catch {
-      return { kind: 'store_unreachable' };
-    }
-  };
-
-  /** Answered when nothing could take a delivery now: the service tries it again. */
-  const unavailable = (reply: FastifyReply) =>
-    reply.code(503).header('Retry-After', '5').send({ error: 'temporarily_unavailable' });
-
-  // Bodies are parsed by the route itself, whatever their content type: the default JSON
-  // parser's errors quote the body, which may hold PII.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
-
-  // The token is checked as soon as the request line is routed, before the body is read: a
-  // sender without a valid URL gets a 404 and holds no buffer, whatever it announced.
-  const checkToken = async (
-    request: FastifyRequest<{ Params: HookParams }>,
-    reply: FastifyReply,
-  ) => {
-    const { secretId, workflowId, token } = request.params;
-    if (!verifyCallbackToken(secretId, workflowId, token, settings)) {
-      tally('refused');
-      // The same answer as for any unknown path: a guess learns nothing.
-      return notFound(reply);
-    }
-  };
-
-  const handleDelivery = async (
-    request: FastifyRequest<{ Params: HookParams }>,
-    reply: FastifyReply,
-  ) => {
-    const { workflowId } = request.params;
-    const reading = readDelivery(typeof request.body === 'string' ? request.body : '');
-    if (!reading.ok) {
-      tally('malformed');
-      log.warn({ workflowId, reason: reading.reason }, 'webhook delivery refused: malformed body');
-      return reply.code(400).send({ error: 'malformed_delivery', reason: reading.reason });
-    }
-    const { requestId } = reading;
-    const target = await targetOf(workflowId);
-    const finishedCall = () => {
-      // The call already finished (e.g. by its fallback poll) or never existed here.
-      tally('noWorkflow');
-      calls.signalled(workflowId, requestId);
-      log.info(
-        { workflowId, requestId },
-        'webhook delivery for a finished or unknown call: acknowledged',
-      );
-      return reply.code(200).send({ received: true });
-    };
-    const notForwarded = (err: unknown, to: 'Temporal' | 'the store') => {
-      calls.release(workflowId);
-      tally('failed');
-      log.warn(
-        { workflowId, requestId, error: err instanceof Error ? err.name : 'unknown' },
-        `webhook delivery not forwarded: ${to} did not take it`,
-      );
-      return unavailable(reply);
-    };
-    // No workflow by that id: a finished call, unless the store (down) may hold a compact row.
-    const noSuchWorkflow = () => {
-      if (target.kind === 'store_unreachable')
-        return notForwarded(new Error('store unreachable'), 'the store');
-      calls.release(workflowId);
-      return finishedCall();
-    };
-    // Deliveries dropped here are acknowledged: a retry would change nothing.
-    let admission = calls.admit(workflowId, requestId);
-    if (admission === 'check') {
-      if (target.kind === 'compact') {
-        admission = calls.afterCheck(workflowId, requestId, target.requestId);
-      } else {
-        const own = await callRequestId(workflowId);
-        if (own.gone) return noSuchWorkflow();
-        admission = calls.afterCheck(workflowId, requestId, own.requestId);
-      }
-    }
-    if (admission === 'duplicate') {
-      tally('duplicates');
-      return reply.code(200).send({ received: true, duplicate: true });
-    }
-    if (admission === 'foreign' || admission === 'over_bound') {
-      if (admission === 'foreign') tally('foreign');
-      else tally('overBound');
-      log.warn({ workflowId, reason: admission }, 'webhook delivery dropped');
-      return reply.code(200).send({ received: true });
-    }
-    if (target.kind === 'compact') {
-      let kept;
-      try {
-        kept = await target.store.recordDelivery(
-          target.batchId,
-          target.row,
-          requestId,
-          reading.body,
-        );
-      } catch (err) {
-        return notForwarded(err, 'the store');
-      }
-      if (kept === 'finished') {
-        calls.release(workflowId);
-        return finishedCall();
-      }
-      calls.signalled(workflowId, requestId);
-      if (kept === 'duplicate') {
-        tally('duplicates');
-        return reply.code(200).send({ received: true, duplicate: true });
-      }
-      if (kept === 'over_bound') {
-        tally('overBound');
-        log.warn({ workflowId, reason: kept }, 'webhook delivery dropped');
-      } else tally('stored');
-      return reply.code(200).send({ received: true });
-    }
-    const delivery: WebhookDelivery = { ...(requestId ? { requestId } : {}), body: reading.body };
-    try {
-      await client.workflow.getHandle(workflowId).signal(webhookDeliveredSignal, delivery);
-      tally('signalled');
-      calls.signalled(workflowId, requestId);
-      return reply.code(200).send({ received: true });
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) return notForwarded(err, 'Temporal');
-      return noSuchWorkflow();
-    }
-  };
+  const handleDelivery = deliveryHandler({
+    client,
+    ...(options.store ? { store: options.store } : {}),
+    queryMs: timeouts.queryMs,
+    calls: new CallDeliveries(),
+    log: options.log ?? pinoLog(app),
+    tally,
+  });
+  const checkToken = tokenCheck(settings, tally);
 
   app.setNotFoundHandler((_request, reply) => notFound(reply));
   const route = `${CALLBACK_PATH_PREFIX}/:secretId/:workflowId/:token`;
@@ -344,11 +191,9 @@ export async function startWebhookReceiver(
   if (prefix) app.post(`${prefix}${route}`, { onRequest: checkToken }, handleDelivery);
   app.get('/healthz', async () => ({ ok: true }));
 
-  await app.listen({ port: options.port, host: options.host ?? '0.0.0.0' });
-  const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = await listenOn(app, options.port, options.host ?? '0.0.0.0');
   return {
-    url: `http://${host}:${address.port}`,
+    url,
     stats: () => ({ ...stats }),
     stop: () => app.close(),
   };

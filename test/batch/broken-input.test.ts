@@ -5,7 +5,7 @@
 import { statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { summaryText } from '../../src/cli/batch.js';
+import { summaryText } from '../../src/cli/batch/text.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { withWorker } from '../harness/temporal.js';
 import {

@@ -1,6 +1,6 @@
 // The pure parts of `pcds batch list`: its visibility query, its age and table text.
 import { describe, expect, it } from 'vitest';
-import { ageText, batchListQuery, batchListText } from '../../../src/cli/batch-list.js';
+import { ageText, batchListQuery, batchListText } from '../../../src/cli/batch/list.js';
 
 describe('batch list', () => {
   it('asks for both batch type names, and leaves out the runs a batch continued from', () => {

@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { keyWindows, planBatch } from '../../../src/batch/plan.js';
 import { paceNote } from '../../../src/config.js';
-import { etaText, planText, requestsText, resumeNotes } from '../../../src/cli/batch.js';
+import { resumeNotes } from '../../../src/cli/batch/control.js';
+import { planText } from '../../../src/cli/batch/plan.js';
+import { etaText, requestsText } from '../../../src/cli/batch/text.js';
 
 describe('requestsText', () => {
   it('shows requests per row and the job duration estimate once measured', () => {

@@ -4,7 +4,7 @@ import { msNumberToTs } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { heartbeatWhere, withHeartbeat } from '../../../src/activities/heartbeat.js';
-import { publishedText } from '../../../src/cli/batch.js';
+import { publishedText } from '../../../src/cli/batch/text.js';
 import {
   NoWorkerError,
   noWorkerMessage,

@@ -6,12 +6,12 @@ import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/pa
 import { optionalTsToDate, requiredTsToDate } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config.js';
-import { PcdsRowsDone, PcdsRowsFailed, PcdsState } from '../temporal/search-attributes.js';
-import { BATCH_WORKFLOW_TYPE } from '../workflows/type-names.js';
-import { intArg } from './args.js';
-import { action, printJson } from './output.js';
-import { connectTemporal } from './temporal-connection.js';
+import { loadConfig } from '../../config.js';
+import { PcdsRowsDone, PcdsRowsFailed, PcdsState } from '../../temporal/search-attributes.js';
+import { BATCH_WORKFLOW_TYPE } from '../../workflows/type-names.js';
+import { intArg } from '../args.js';
+import { action, printJson } from '../output.js';
+import { connectTemporal } from '../temporal-connection.js';
 
 /** The batch's type in release 0.1.x: batches started then still run, and are listed too. */
 const OLD_BATCH_WORKFLOW_TYPE = 'batchWorkflow';
