@@ -86,6 +86,13 @@ import {
   scopedId,
 } from '../temporal/workflow-ids.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
+import {
+  BATCH_QUERY_ATTEMPTS,
+  BATCH_QUERY_BACKOFF,
+  NO_JITTER,
+  PROGRESS_QUERY_BACKOFF,
+  backoffDelayMs,
+} from '../calls/backoff.js';
 
 /** A batch could not start (or be found): the message names the problem and the fix. */
 export class BatchSetupError extends PcdsError {
@@ -739,7 +746,7 @@ export async function resumeBatch(
 }
 
 /** Queries are refused between two runs of a batch and before its first task: ask again shortly. */
-const PROGRESS_RETRY_MS = 200;
+const PROGRESS_RETRY_MS = backoffDelayMs(1, NO_JITTER, PROGRESS_QUERY_BACKOFF);
 
 /**
  * The status of a batch, as `pcds batch status` shows it: the progress while it runs, the summary
@@ -893,8 +900,8 @@ async function queryWithRetry(handle: BatchHandle): Promise<BatchProgress> {
     try {
       return await queryProgress(handle);
     } catch (err) {
-      if (attempt >= 5) throw err;
-      await new Promise((r) => setTimeout(r, 300));
+      if (attempt >= BATCH_QUERY_ATTEMPTS) throw err;
+      await sleep(backoffDelayMs(attempt, NO_JITTER, BATCH_QUERY_BACKOFF));
     }
   }
 }

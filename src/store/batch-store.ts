@@ -1,6 +1,7 @@
 // A batch's data in the store: its record, its rows as read, one result per row, and the submit
 // journal and webhook deliveries of compact rows. "One result per row" is the primary key: a retried, zombie or
 // duplicate write inserts nothing (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
+import { PcdsError } from '../contract/pcds-error.js';
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch/journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
@@ -45,12 +46,13 @@ export interface BatchRecord {
   cache?: CacheUse;
 }
 
-export class BatchStoreError extends Error {
+export class BatchStoreError extends PcdsError {
+  override name = 'BatchStoreError';
   constructor(
-    readonly code: 'batch_exists' | 'batch_not_loaded' | 'no_such_batch',
+    override readonly code: 'batch_exists' | 'batch_not_loaded' | 'no_such_batch',
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

@@ -11,7 +11,14 @@ import {
   type UpdateDefinition,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { NO_JITTER, backoffDelayMs, type Backoff } from '../calls/backoff.js';
+import {
+  FULL_JITTER,
+  NO_JITTER,
+  PERMIT_RETRY_SPREAD_MS,
+  THROTTLE_UPDATE_ATTEMPTS,
+  THROTTLE_UPDATE_BACKOFF,
+  backoffDelayMs,
+} from '../calls/backoff.js';
 import type { EncryptionSettings } from '../codec/settings.js';
 import type { Config } from '../config.js';
 import { temporalClient } from '../temporal/data-converter.js';
@@ -121,9 +128,6 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-const UPDATE_ATTEMPTS = 6;
-/** Between those attempts: 50 ms, doubling (1.6 s before the last). */
-const UPDATE_BACKOFF: Backoff = { baseMs: 50, capMs: 1_600, floorMs: 0 };
 const MAX_MOVES = 5;
 
 export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): PermitGate {
@@ -201,7 +205,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         if (answer.kind === 'retry') {
           waiting(answer.reason, answer.retryAt, answer.budget);
           // A little spread, so the callers told the same time do not all come back at once.
-          await sleepUntil(answer.retryAt + Math.random() * 100, signal);
+          await sleepUntil(answer.retryAt + FULL_JITTER() * PERMIT_RETRY_SPREAD_MS, signal);
           answer = await keyChannel.ask(fresh);
           continue;
         }
@@ -312,7 +316,7 @@ class KeyChannel {
     args: Args,
   ): Promise<Ret> {
     let lastError: unknown;
-    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < THROTTLE_UPDATE_ATTEMPTS; attempt++) {
       try {
         if (this.mayNeedStart) {
           const result = await this.updateWithStart(def, args);
@@ -333,7 +337,7 @@ class KeyChannel {
           continue;
         }
         // A run continuing as new, or a busy server: try again shortly.
-        await sleep(backoffDelayMs(attempt + 1, NO_JITTER, UPDATE_BACKOFF));
+        await sleep(backoffDelayMs(attempt + 1, NO_JITTER, THROTTLE_UPDATE_BACKOFF));
       }
     }
     throw lastError;
