@@ -163,6 +163,24 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     }
     return c;
   };
+  /** When this process sent on each key within its last hour window: where a call has most room. */
+  const sent = new Map<string, number[]>();
+  /** Keys whose credit breaker this process saw open (until an operator resets it). */
+  const refused = new Set<string>();
+  const noteSent = (keyId: string) => {
+    const times = sent.get(keyId) ?? [];
+    times.push(Date.now());
+    sent.set(keyId, times);
+  };
+  const sentInHour = (keyId: string): number => {
+    const times = sent.get(keyId);
+    if (!times) return 0;
+    const since = Date.now() - channel(keyId).settings.hourMs;
+    let old = 0;
+    while (old < times.length && times[old] < since) old++;
+    if (old > 0) times.splice(0, old);
+    return times.length;
+  };
   /** The tenant's pool-wide budget, for the refusal's message. */
   const poolBudget = (tenant: string, budget: BudgetName): number | undefined => {
     const t = policyOfTenant(scheduling, tenant);
@@ -200,6 +218,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
               poolBudget(requester.tenant, answer.budget),
               answer.until,
             );
+          refused.add(keyId);
           throw new PermitRefusedError(keyId, answer.since);
         }
         if (answer.kind === 'retry') {
@@ -230,6 +249,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         // a worker lost while it waited for its slot holds no claim, so its send is known never
         // to have left and is made again, not called unknown. A claim is never held over a wait.
         if (beforeSend) await beforeSend();
+        noteSent(keyId);
         return;
       }
     },
@@ -243,6 +263,19 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     },
     async resetCredits(keyId: string, by: string): Promise<void> {
       await channel(keyId).update(resetCreditsUpdate, [{ by }]);
+      refused.delete(keyId);
+    },
+    // The key this process sent least on in its hour window, of those not known refused (the
+    // first on a tie): batches spread their rows over their keys, and calls go where room is.
+    keyForCall(keyIds: readonly string[]): string | undefined {
+      let best: string | undefined;
+      let fewest = Infinity;
+      for (const keyId of keyIds) {
+        if (refused.has(keyId)) continue;
+        const n = sentInHour(keyId);
+        if (n < fewest) [best, fewest] = [keyId, n];
+      }
+      return best;
     },
   };
 }
