@@ -33,7 +33,7 @@ import type { PermitWait } from '../throttle/permits.js';
 import type { JournalEntry } from '../batch/journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import { BATCH_BEFORE_STORE, type ExpectedStore, type ResultLine } from '../batch/types.js';
-import { rowWorkflowId, type RowIdScheme } from '../temporal/workflow-ids.js';
+import { rowWorkflowId, type RowIdScheme } from '../contract/workflow-ids.js';
 import type { BatchStore } from '../store/batch-store.js';
 import { storeMismatch } from '../store/identity.js';
 import { describePermitWait } from '../throttle/status-text.js';

@@ -39,7 +39,7 @@ import {
 import { makeOpenFilePrivate } from '../files/private-mode.js';
 import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/pollers.js';
 import type { batchWorkflow } from '../workflows/batch.js';
-import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
+import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../temporal/workflow-types.js';
 import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
 import {
   checkColumnMap,
@@ -84,7 +84,7 @@ import {
   CURRENT_ROW_ID_SCHEME,
   isScopedId,
   scopedId,
-} from '../temporal/workflow-ids.js';
+} from '../contract/workflow-ids.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
 import {
   BATCH_QUERY_ATTEMPTS,

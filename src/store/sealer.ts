@@ -12,7 +12,7 @@ import {
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
 import { normalisedParams } from '../batch/normalise.js';
 import { identifiersOf } from './person-identifiers.js';
-import type { IdSecret } from '../temporal/idempotency.js';
+import type { IdSecret } from '../codec/idempotency.js';
 
 const SEALED = 'sealed:';
 const IV_BYTES = 12;

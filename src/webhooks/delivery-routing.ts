@@ -4,7 +4,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { callStateQuery } from '../calls/signals.js';
 import type { BatchStore } from '../store/batch-store.js';
-import { rowOfWorkflowId } from '../temporal/workflow-ids.js';
+import { rowOfWorkflowId } from '../contract/workflow-ids.js';
 
 /** Where one delivery goes: a workflow's signal, or the store for a compact row. */
 export type DeliveryTarget =

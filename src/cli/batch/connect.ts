@@ -5,7 +5,7 @@ import { BatchSetupError, batchHandle, type BatchHandle } from '../../client/bat
 import { loadConfig, type Config } from '../../config.js';
 import { OPERATOR_TENANT } from '../../contract/index.js';
 import { BatchStore, BatchStoreError, openStoreFromSettings } from '../../store/index.js';
-import { batchWorkflowId, resolveScopedId } from '../../temporal/workflow-ids.js';
+import { batchWorkflowId, resolveScopedId } from '../../contract/workflow-ids.js';
 import { CliError, UsageError } from '../output.js';
 import { connectTemporal, warnWithoutWorker } from '../temporal-connection.js';
 

@@ -8,7 +8,7 @@ import proto from '@temporalio/proto';
 import { Command, Option } from 'commander';
 import { loadConfig } from '../../config.js';
 import { PcdsRowsDone, PcdsRowsFailed, PcdsState } from '../../temporal/search-attributes.js';
-import { BATCH_WORKFLOW_TYPE } from '../../workflows/type-names.js';
+import { BATCH_WORKFLOW_TYPE } from '../../temporal/workflow-types.js';
 import { intArg } from '../args.js';
 import { action, printJson } from '../output.js';
 import { connectTemporal } from '../temporal-connection.js';

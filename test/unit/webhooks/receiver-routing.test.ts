@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { rowWorkflowId } from '../../../src/temporal/workflow-ids.js';
+import { rowWorkflowId } from '../../../src/contract/workflow-ids.js';
 import { BatchStore } from '../../../src/store/index.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../../../src/webhooks/receiver.js';
 import type { WebhookSettings } from '../../../src/webhooks/settings.js';
