@@ -18,8 +18,8 @@ const SANDBOX_FILES = [
   'src/throttle/**/*.ts',
   'src/contract/**/*.ts',
   'src/temporal/search-attributes.ts',
-  'src/temporal/workflow-ids.ts',
   'src/temporal/task-priority.ts',
+  'src/temporal/workflow-types.ts',
 ];
 
 const SANDBOX_MESSAGE = 'Code the workflow sandbox runs must stay deterministic and free of I/O.';
@@ -59,10 +59,10 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
     message: `${SANDBOX_MESSAGE} Import the data it needs from src/calls, src/batch or src/contract.`,
   },
   {
-    regex: '^(\\.\\./)+temporal(/(?!(search-attributes|workflow-ids|task-priority)\\.js$).*)?$',
+    regex: '^(\\.\\./)+temporal(/(?!(search-attributes|task-priority|workflow-types)\\.js$).*)?$',
     allowTypeImports: true,
     message:
-      'Of src/temporal, workflow code imports only search-attributes, workflow-ids and task-priority (no Node modules).',
+      'Of src/temporal, workflow code imports only search-attributes, task-priority and workflow-types (no Node modules).',
   },
 ];
 
@@ -181,8 +181,8 @@ export default defineConfig(
     // and the connection.
     files: [
       'src/temporal/search-attributes.ts',
-      'src/temporal/workflow-ids.ts',
       'src/temporal/task-priority.ts',
+      'src/temporal/workflow-types.ts',
     ],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
@@ -192,7 +192,7 @@ export default defineConfig(
           patterns: [
             ...WORKFLOW_FORBIDDEN_PATTERNS,
             {
-              regex: '^\\./(?!(search-attributes|workflow-ids|task-priority)\\.js$)',
+              regex: '^\\./(?!(search-attributes|task-priority|workflow-types)\\.js$)',
               allowTypeImports: true,
               message: `${SANDBOX_MESSAGE} This neighbour does I/O.`,
             },

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { prepareBatch, startBatchWorkflow } from '../src/client/batch-launch.js';
-import { rowWorkflowId } from '../src/temporal/workflow-ids.js';
+import { rowWorkflowId } from '../src/contract/workflow-ids.js';
 import { sampleRows } from '../src/emulator/index.js';
 import { startBenchEnv, type BenchEnv } from './batch-env.js';
 import { devServerCeiling } from './ceiling.js';

@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { Connection, type Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { BatchSummary } from '../src/batch/types.js';
-import { batchWorkflowId } from '../src/temporal/workflow-ids.js';
+import { batchWorkflowId } from '../src/contract/workflow-ids.js';
 import { queryProgress } from '../src/client/batch-launch.js';
 import { loadConfig } from '../src/config.js';
 import { sampleRows } from '../src/emulator/index.js';

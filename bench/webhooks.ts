@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { batchProgressQuery } from '../src/batch/messages.js';
 import type { BatchInput, BatchSummary } from '../src/batch/types.js';
-import { batchWorkflowId, rowWorkflowId } from '../src/temporal/workflow-ids.js';
+import { batchWorkflowId, rowWorkflowId } from '../src/contract/workflow-ids.js';
 import { registerSearchAttributes, startDevServer } from '../src/temporal/index.js';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
 import { startWebhookReceiver } from '../src/webhooks/receiver.js';

@@ -17,7 +17,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { batchProgressQuery, pauseBatchSignal, resumeBatchSignal } from '../src/batch/messages.js';
 import type { BatchInput, BatchProgress, BatchSummary } from '../src/batch/types.js';
-import { batchWorkflowId, rowWorkflowId } from '../src/temporal/workflow-ids.js';
+import { batchWorkflowId, rowWorkflowId } from '../src/contract/workflow-ids.js';
 import { callWorkflowId, createPcdsClient } from '../src/client.js';
 import { sampleRows, startEmulator } from '../src/emulator/index.js';
 import { loadConfig } from '../src/config.js';
@@ -32,7 +32,7 @@ import { TenantBudgetError } from '../src/throttle/permits.js';
 import { findOrInstallTemporalCli, projectRoot } from '../src/temporal/cli-binary.js';
 import { startDevServer } from '../src/temporal/dev-server.js';
 import { connectTemporalClient, connectTemporalNative } from '../src/temporal/connection.js';
-import { idSecretFromSettings } from '../src/temporal/idempotency.js';
+import { idSecretFromSettings } from '../src/codec/idempotency.js';
 import { createWorkflowPermitGate } from '../src/worker/permit-gate.js';
 import { throttleWorkflowId } from '../src/throttle/protocol.js';
 import { callbackUrlsFor } from '../src/webhooks/callback-urls.js';
@@ -47,7 +47,7 @@ import {
   type StoreRoles,
 } from '../src/store/index.js';
 import type { pcdsEndpointCall } from '../src/workflows/endpoint-call.js';
-import { BATCH_WORKFLOW_TYPE } from '../src/workflows/type-names.js';
+import { BATCH_WORKFLOW_TYPE } from '../src/temporal/workflow-types.js';
 import type { SearchExportInput } from '../src/workflows/search-export.js';
 import { holdsSecret, historyToJSON } from '../test/replay/history-json.js';
 

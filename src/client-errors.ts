@@ -1,15 +1,9 @@
 // The errors the client raises, all PcdsErrors: a workflow it started ended in failure
-// (PcdsCallError), or a request was refused before anything started (PcdsUsageError). Also the
-// one mapping of Temporal's workflow failures and not-found errors onto them.
+// (PcdsCallError), or a request was refused before anything started (PcdsUsageError). A workflow's
+// failure becomes one through the one failure mapping (calls/failure-code.ts).
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import { failureDetailsOf } from './contract/failure-details.js';
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancelledFailure,
-  ChildWorkflowFailure,
-  TerminatedFailure,
-} from '@temporalio/common';
+import { failureCause } from './calls/failure-code.js';
 import {
   PcdsError,
   pcdsErrorCode,
@@ -53,41 +47,39 @@ export class PcdsUsageError extends PcdsError {
  */
 export function callErrorOf(workflowId: string, err: unknown): unknown {
   if (!(err instanceof WorkflowFailedError)) return err;
-  const cause = codedCause(err.cause);
-  if (cause instanceof ApplicationFailure) {
-    const { httpStatus, requestId } = failureDetailsOf(cause.details);
-    return new PcdsCallError(
-      pcdsErrorCode(cause.type ?? undefined),
-      cause.message,
-      workflowId,
-      httpStatus,
-      requestId,
-    );
+  // A batch's failure can sit under its row's child and that child's activity.
+  const cause = failureCause(err.cause, CLIENT_FAILURE_DEPTH);
+  switch (cause.kind) {
+    case 'application': {
+      const { httpStatus, requestId } = failureDetailsOf(cause.failure.details);
+      return new PcdsCallError(
+        pcdsErrorCode(cause.failure.type ?? undefined),
+        cause.failure.message,
+        workflowId,
+        httpStatus,
+        requestId,
+      );
+    }
+    case 'cancelled':
+      return new PcdsCallError('cancelled', 'the workflow was cancelled', workflowId);
+    case 'terminated':
+      return new PcdsCallError('terminated', 'the workflow was terminated', workflowId);
+    default: {
+      const name = cause.kind === 'activity_timeout' ? cause.failure.name : nameOf(cause.failure);
+      return new PcdsCallError(
+        'workflow_failed',
+        `the workflow ended without an error code (${name ?? err.message})`,
+        workflowId,
+      );
+    }
   }
-  if (cause instanceof CancelledFailure)
-    return new PcdsCallError('cancelled', 'the workflow was cancelled', workflowId);
-  if (cause instanceof TerminatedFailure)
-    return new PcdsCallError('terminated', 'the workflow was terminated', workflowId);
-  return new PcdsCallError(
-    'workflow_failed',
-    `the workflow ended without an error code (${cause?.name ?? err.message})`,
-    workflowId,
-  );
 }
 
-/**
- * The failure that says why: an activity's or a child's failure is the wrapper, its cause the
- * application failure with the code (a batch whose first activity refused it, say).
- */
-function codedCause(failure: Error | undefined): Error | undefined {
-  let at = failure;
-  for (let depth = 0; depth < 5; depth++) {
-    if (!(at instanceof ActivityFailure || at instanceof ChildWorkflowFailure)) return at;
-    if (!at.cause) return at;
-    at = at.cause;
-  }
-  return at;
-}
+/** How many activity or child failures the client looks through for the coded one. */
+const CLIENT_FAILURE_DEPTH = 5;
+
+const nameOf = (failure: unknown): string | undefined =>
+  failure instanceof Error ? failure.name : undefined;
 
 /** Awaits a workflow's result; its failure is thrown as a PcdsCallError (see callErrorOf). */
 export async function outcomeOf<T>(workflowId: string, result: Promise<T>): Promise<T> {

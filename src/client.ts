@@ -33,7 +33,7 @@ export {
   validatedParams,
 } from './client/request-checks.js';
 export { callWorkflowId, tenantIdempotencyKey } from './client/call-ids.js';
-export { searchExportWorkflowId } from './temporal/workflow-ids.js';
+export { searchExportWorkflowId } from './contract/workflow-ids.js';
 
 export async function createPcdsClient(options: PcdsClientOptions = {}): Promise<PcdsClient> {
   // A bad tenant or cache scope is refused before anything connects.

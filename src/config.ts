@@ -6,7 +6,7 @@ import { DEFAULT_MAX_ROW_BYTES, MAX_ROW_BYTES_LIMIT } from './batch/types.js';
 import { encryptionEnvShape } from './codec/settings.js';
 import { ConfigError } from './config-error.js';
 import { tenantIdProblem } from './contract/tenant.js';
-import { idSecretEnvShape } from './temporal/idempotency.js';
+import { idSecretEnvShape } from './codec/idempotency.js';
 import { MAX_TIME_SCALE, timeScaleProblem } from './contract/time-scale.js';
 import {
   schedulingEnvShape,

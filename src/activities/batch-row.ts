@@ -13,7 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { heartbeat, heartbeatWhere } from './heartbeat.js';
-import { NO_JITTER, type Backoff } from '../calls/backoff.js';
+import { NO_JITTER, ROW_JOURNAL_BACKOFF } from '../calls/backoff.js';
 import { CallEngine, type CallStep, type Done } from '../calls/engine.js';
 import { describeCode } from '../calls/failure-code.js';
 import { FIRST_SUBMIT, afterSubmitFault, callPolicyOf } from '../calls/policy.js';
@@ -33,7 +33,7 @@ import type { PermitWait } from '../throttle/permits.js';
 import type { JournalEntry } from '../batch/journal.js';
 import type { RowEnd } from '../batch/rules.js';
 import { BATCH_BEFORE_STORE, type ExpectedStore, type ResultLine } from '../batch/types.js';
-import { rowWorkflowId, type RowIdScheme } from '../temporal/workflow-ids.js';
+import { rowWorkflowId, type RowIdScheme } from '../contract/workflow-ids.js';
 import type { BatchResults, DeliveryInbox, SubmitJournal } from '../store/roles.js';
 import { storeMismatch } from '../store/identity.js';
 import { describePermitWait } from '../throttle/status-text.js';
@@ -85,8 +85,6 @@ const rowRequester = (input: BatchRowInput): Requester =>
   input.requester ?? batchRequester(input.batchId);
 
 const HEARTBEAT_EVERY_MS = 5_000;
-/** Journal writes the store refused are made again from 0.5 s, doubling up to 30 s. */
-const LEDGER_BACKOFF: Backoff = { baseMs: 500, capMs: 30_000, floorMs: 0 };
 
 /**
  * Where the row stands, as its heartbeat details show it (in the Web UI's pending activities):
@@ -246,7 +244,7 @@ class RowAttempt {
    */
   private async held<T>(step: () => Promise<T>): Promise<T> {
     const done = await retryUntilAnswered(step, {
-      backoff: LEDGER_BACKOFF,
+      backoff: ROW_JOURNAL_BACKOFF,
       random: NO_JITTER,
       ends: () => this.signal.aborted,
       signal: this.signal,

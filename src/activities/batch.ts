@@ -13,7 +13,7 @@ import { callStateQuery } from '../calls/signals.js';
 import { codeOfFailure, rowFailureCode } from '../calls/failure-code.js';
 import type { CallOutcome } from '../calls/types.js';
 import { PcdsBatchId, PcdsRowIndex } from '../temporal/search-attributes.js';
-import { ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
+import { ROW_WORKFLOW_TYPES } from '../temporal/workflow-types.js';
 import type { ActivityDeps } from './deps.js';
 import { withHeartbeat } from './heartbeat.js';
 import { createStoredBatchActivities } from './stored-batch.js';

@@ -1,6 +1,7 @@
 // Activities of one endpoint call: submit a job and poll it. Inputs and results name the endpoint,
 // the key id and the request id; credentials stay in the dependencies.
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import {
   callRequester,
   classifyPoll,
@@ -22,7 +23,7 @@ import { terminalFailure, transientFailure } from './failures.js';
 import { pollRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
 import { permitWaitReporter } from './permit-wait-report.js';
-import { sendSubmit, submitProblem, withCallbackUrl } from './submit.js';
+import { sendSubmit, submitProblem, withCallbackUrl, type Sent } from './submit.js';
 import { workflowLedger } from './submit-intent.js';
 
 export interface SubmitCallInput {
@@ -176,6 +177,56 @@ function cachedAnswer(hit: CachedResult, keyId: string, maxBytes: number): Submi
   );
 }
 
+/** Refusals of the key itself (its credits, credentials or plan): nothing was accepted. */
+const KEY_REFUSALS: ReadonlySet<string> = new Set([
+  'insufficient_credits',
+  'invalid_credentials',
+  'subscription_required',
+]);
+
+/**
+ * For a call that names no key: the pool's key with most room (the gate's choice; the first key
+ * without a throttle), leaving out `tried`.
+ */
+function poolKey(deps: ActivityDeps, tried: readonly string[]): string | undefined {
+  const keyIds = deps.clients.keyIds().filter((k) => !tried.includes(k));
+  return deps.permits.keyForCall ? deps.permits.keyForCall(keyIds) : keyIds[0];
+}
+
+/**
+ * A call's submit on the pool: single calls spread over the keys instead of spending the first
+ * key's windows alone. A refusal of the key itself, before or by the service (nothing accepted,
+ * the send's claim released), moves the call to the next key; the last key's answer stands.
+ */
+async function sendOnPool(
+  deps: ActivityDeps,
+  first: string,
+  send: (keyId: string) => Promise<Sent>,
+): Promise<{ sent: Sent; on: string }> {
+  const tried: string[] = [];
+  for (let keyId: string | undefined = first; ;) {
+    tried.push(keyId);
+    const next = poolKey(deps, tried);
+    let sent: Sent;
+    try {
+      sent = await send(keyId);
+    } catch (err) {
+      // The key's credit breaker is open: nothing was sent.
+      if (
+        next === undefined ||
+        !(err instanceof ApplicationFailure) ||
+        !KEY_REFUSALS.has(err.type ?? '')
+      )
+        throw err;
+      keyId = next;
+      continue;
+    }
+    if (next === undefined || sent.kind !== 'refused' || !KEY_REFUSALS.has(sent.failure.code))
+      return { sent, on: keyId };
+    keyId = next;
+  }
+}
+
 export function createCallActivities(deps: ActivityDeps) {
   const resolveKey = (keyId?: string): string => {
     try {
@@ -195,7 +246,8 @@ export function createCallActivities(deps: ActivityDeps) {
      */
     async submitCall(input: SubmitCallInput): Promise<SubmitCallResult> {
       const endpoint = asyncEndpoint(input.endpoint);
-      const keyId = resolveKey(input.keyId);
+      const pooled = input.keyId === undefined;
+      let keyId = resolveKey(pooled ? poolKey(deps, []) : input.keyId);
       const transport = input.transport ?? 'http';
       // The client validated already; this guards against a caller that skipped it.
       const checked = submitProblem(endpoint, input.params, transport, input.webhook === true);
@@ -209,20 +261,25 @@ export function createCallActivities(deps: ActivityDeps) {
       const workflowId = Context.current().info.workflowExecution?.workflowId;
       const withUrl = input.webhook ? withCallbackUrl(deps, checked.params, workflowId) : checked;
       if (!withUrl.ok) throw terminalFailure({ code: withUrl.code }, undefined, withUrl.message);
-      const sent = await sendSubmit(deps, {
-        keyId,
-        requester: callRequester(input),
-        endpoint,
-        params: withUrl.params,
-        ledger: workflowLedger(input.intentToken, {
-          reportAccepted: true,
-          workerShutdown: deps.workerShutdown,
-        }),
-        // A job whose result a webhook delivers needs no poll held for it.
-        followUps: input.webhook ? 0 : 1,
-        transport,
-        onWait: permitWaitReporter(),
-      });
+      const send = (on: string) =>
+        sendSubmit(deps, {
+          keyId: on,
+          requester: callRequester(input),
+          endpoint,
+          params: withUrl.params,
+          ledger: workflowLedger(input.intentToken, {
+            reportAccepted: true,
+            workerShutdown: deps.workerShutdown,
+          }),
+          // A job whose result a webhook delivers needs no poll held for it.
+          followUps: input.webhook ? 0 : 1,
+          transport,
+          onWait: permitWaitReporter(),
+        });
+      const { sent, on } = pooled
+        ? await sendOnPool(deps, keyId, send)
+        : { sent: await send(keyId), on: keyId };
+      keyId = on;
       switch (sent.kind) {
         case 'refused':
           throw sent.retryable

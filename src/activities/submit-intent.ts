@@ -11,7 +11,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import { SERVICE_BACKOFF, backoffDelayMs, type Backoff } from '../calls/backoff.js';
+import { ACCEPTANCE_REPORT_BACKOFF, backoffDelayMs } from '../calls/backoff.js';
 import { retryUntilAnswered } from './retrying.js';
 import { withCallSignal } from '../temporal/call-signal.js';
 import { submitAcceptedUpdate, type AcceptedSubmit, type SubmitClaimed } from '../calls/signals.js';
@@ -38,9 +38,6 @@ export function claimRecorder(token: string | undefined): (() => Promise<void>) 
     }
   };
 }
-
-/** Reports to the Temporal server back off as requests to the service do, up to 10 s. */
-const REPORT_BACKOFF: Backoff = { ...SERVICE_BACKOFF, capMs: 10_000 };
 
 /**
  * The first step after a 202: the accepted job is made known to the server before anything else,
@@ -82,7 +79,7 @@ export function acceptanceReporter(
       const heartbeat = await retryUntilAnswered(
         () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
         {
-          backoff: REPORT_BACKOFF,
+          backoff: ACCEPTANCE_REPORT_BACKOFF,
           ends: (err) => err instanceof ActivityNotFoundError || cancelled.aborted || stop.aborted,
         },
       );
@@ -108,7 +105,7 @@ export function acceptanceReporter(
           );
         },
         {
-          backoff: REPORT_BACKOFF,
+          backoff: ACCEPTANCE_REPORT_BACKOFF,
           ends: (err) =>
             err instanceof WorkflowUpdateFailedError ||
             err instanceof WorkflowNotFoundError ||

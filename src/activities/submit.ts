@@ -20,6 +20,7 @@
 //     their own, use it;
 //   - the row journal (a compact row, which has no workflow of its own): entries in the store,
 //     claimed by compare-and-set (batch/journal.ts, batch-row.ts).
+import { PcdsError } from '../contract/pcds-error.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { describeCode } from '../calls/failure-code.js';
 import {
@@ -75,9 +76,10 @@ export type Sent =
   | { kind: 'unknown'; earlier: boolean };
 
 /** A claim taken by an earlier attempt, thrown out of the permit's last step. */
-class ClaimedEarlier extends Error {
+class ClaimedEarlier extends PcdsError {
+  override name = 'ClaimedEarlier';
   constructor(readonly claim: Exclude<SubmitClaim, { mine: true }>) {
-    super('an earlier attempt claimed this send');
+    super('send_claimed', 'an earlier attempt claimed this send');
   }
 }
 

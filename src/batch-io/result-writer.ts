@@ -4,6 +4,7 @@
 // row. Appends hold a lock file that every worker process honours (proper-lockfile: atomic mkdir,
 // stale after a dead holder stops refreshing it), and a file grown by another process is read
 // only from where this process last knew it. A short or failed write is rolled back and reported.
+import { PcdsError } from '../contract/pcds-error.js';
 import { createReadStream } from 'node:fs';
 import { open, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -136,14 +137,14 @@ const locks = new Map<string, Promise<unknown>>();
 const UNWRITABLE = new Set(['ENOSPC', 'EDQUOT', 'EFBIG', 'EACCES', 'EPERM', 'EROFS', 'EIO']);
 
 /** The output cannot be written until an operator acts (disk full, quota, permissions). */
-export class OutputUnwritableError extends Error {
+export class OutputUnwritableError extends PcdsError {
   override name = 'OutputUnwritableError';
   constructor(
     /** The system's error code, e.g. ENOSPC. */
     readonly errno: string,
     message: string,
   ) {
-    super(message);
+    super('output_unwritable', message);
   }
 }
 

@@ -2,6 +2,7 @@
 // record to an endpoint's parameters and validates it. A malformed row becomes a problem that
 // names the fields and the rule, never the values; reading goes on. Blank lines are counted, not
 // rows; a row over the size limit is measured, never read into memory or carried.
+import { PcdsError } from '../contract/pcds-error.js';
 import {
   formatProblems,
   getEndpoint,
@@ -38,8 +39,11 @@ import {
   type ReadRowsResult,
 } from '../batch/types.js';
 
-export class InputError extends Error {
+export class InputError extends PcdsError {
   override name = 'InputError';
+  constructor(message: string) {
+    super('invalid_input_file', message);
+  }
 }
 
 const encodingOf = (source: InputSource) =>

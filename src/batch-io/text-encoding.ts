@@ -3,6 +3,7 @@
 // (Excel's "CSV (Comma delimited)"), and counted, so the plan can say so. A caller that knows the
 // file's encoding names it (`--encoding`); iconv-lite decodes it. Line by line, so reading stays
 // streamed: only encodings whose line ends, commas and quotes are the ASCII bytes qualify.
+import { PcdsError } from '../contract/pcds-error.js';
 import { isUtf8 } from 'node:buffer';
 import iconv from 'iconv-lite';
 
@@ -12,8 +13,11 @@ export const FALLBACK_ENCODING = 'windows-1252';
 /** The character a decoder puts where bytes could not be read. */
 export const UNREADABLE_CHAR = '\uFFFD';
 
-export class EncodingError extends Error {
+export class EncodingError extends PcdsError {
   override name = 'EncodingError';
+  constructor(message: string) {
+    super('invalid_options', message);
+  }
 }
 
 const SEPARATORS = '\n\r,"';

@@ -1,10 +1,14 @@
 // How the columns of an input file become an endpoint's parameters: the --map option, the check
 // of a CSV header against the catalogue, and the typing of CSV cells (which are all strings).
+import { PcdsError } from '../contract/pcds-error.js';
 import type { z } from 'zod';
 import { CALLBACK_KEY, trimSurrounding, type EndpointDef } from '../contract/index.js';
 
-export class ColumnError extends Error {
+export class ColumnError extends PcdsError {
   override name = 'ColumnError';
+  constructor(message: string) {
+    super('invalid_input_file', message);
+  }
 }
 
 interface ObjectSchemaInternals {

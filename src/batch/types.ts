@@ -5,7 +5,7 @@ import type { PcdsErrorCode } from '../contract/errors.js';
 import type { Transport } from '../contract/mcp-replies.js';
 import type { RequestCounts } from './job-duration.js';
 import type { EtaInput, SentLog } from './plan.js';
-import { LOCAL_ID_PATTERN, type RowIdScheme } from '../temporal/workflow-ids.js';
+import { LOCAL_ID_PATTERN, type RowIdScheme } from '../contract/workflow-ids.js';
 
 export type InputFormat = 'csv' | 'jsonl';
 
@@ -190,7 +190,7 @@ export interface Counters {
 export interface BatchInput {
   /**
    * The caller's id ([A-Za-z0-9_-]{1,64}), after its tenant and a dot for a tenant other than the
-   * operator's (temporal/workflow-ids.ts); never derived from row data.
+   * operator's (contract/workflow-ids.ts); never derived from row data.
    */
   batchId: string;
   endpoint: string;
@@ -494,7 +494,7 @@ export interface ExportReport {
   strayLines: number;
 }
 
-/** A batch or export id as its caller names it (see temporal/workflow-ids.ts for the scoped one). */
+/** A batch or export id as its caller names it (see contract/workflow-ids.ts for the scoped one). */
 export const BATCH_ID_PATTERN = LOCAL_ID_PATTERN;
 export const DEFAULT_WINDOW = 50;
 export const MAX_WINDOW = 1000;

@@ -1,6 +1,7 @@
 // The project's one back-off formula: exponential from a base, capped, with full jitter above a
-// floor; and the wait after a Retry-After. Pure, so workflow code (with its seeded random) and
-// activities share it.
+// floor; the wait after a Retry-After; and the policy of every hand-written retry loop (Temporal's
+// own retry policies are in retry-policies.ts). Pure, so workflow code (with its seeded
+// random) and activities share it.
 
 export interface Backoff {
   /** The first attempt's ceiling. */
@@ -53,3 +54,28 @@ export function retryDelayMs(
     ? retryAfterDelayMs(retryAfterMs, random)
     : backoffDelayMs(attempt, random);
 }
+
+/** A wait of exactly `ms` between attempts (with NO_JITTER; full jitter draws below it). */
+export const constantBackoff = (ms: number): Backoff => ({ baseMs: ms, capMs: ms, floorMs: ms });
+
+// The policies of the loops that retry in process, by the loop that uses each.
+
+/** A permit the throttle said to ask again for at a time: asked up to 100 ms after it. */
+export const PERMIT_RETRY_SPREAD_MS = 100;
+
+/** Updates to a key's throttle workflow: 6 attempts, 50 ms apart doubling (1.6 s before the last). */
+export const THROTTLE_UPDATE_ATTEMPTS = 6;
+export const THROTTLE_UPDATE_BACKOFF: Backoff = { baseMs: 50, capMs: 1_600, floorMs: 0 };
+
+/** Reports of an accepted submit to the Temporal server: as requests to the service, up to 10 s. */
+export const ACCEPTANCE_REPORT_BACKOFF: Backoff = { ...SERVICE_BACKOFF, capMs: 10_000 };
+
+/** A compact row's journal writes the store refused: from 0.5 s, doubling up to 30 s. */
+export const ROW_JOURNAL_BACKOFF: Backoff = { baseMs: 500, capMs: 30_000, floorMs: 0 };
+
+/** A batch's progress query between two runs (continue-as-new): 5 tries, 300 ms apart. */
+export const BATCH_QUERY_ATTEMPTS = 5;
+export const BATCH_QUERY_BACKOFF: Backoff = constantBackoff(300);
+
+/** A progress query that failed is asked again 200 ms later, within the caller's deadline. */
+export const PROGRESS_QUERY_BACKOFF: Backoff = constantBackoff(200);

@@ -2,7 +2,7 @@
 // worker's keys, until SIGINT or SIGTERM.
 import type { Command } from 'commander';
 import { ConfigError, configuredListenerLimits, loadConfig, type Config } from '../config.js';
-import { originOf, startCodecServer, type CodecServer } from '../codec/server.js';
+import { originOf, startCodecServer, type CodecServer } from '../codec-server.js';
 import { payloadCodecFromSettings } from '../temporal/data-converter.js';
 import { action } from './output.js';
 import { portArg } from './args.js';

@@ -1,14 +1,21 @@
 // Shared CLI helpers: expected errors print `error: <message>` (no stack) and exit 1, bad usage 2.
+import { PcdsError } from '../contract/pcds-error.js';
 import { ConfigError } from '../config.js';
 
 /** An error caused by how the command was called: exit code 2. */
-export class UsageError extends Error {
+export class UsageError extends PcdsError {
   override name = 'UsageError';
+  constructor(message: string, options?: ErrorOptions) {
+    super('invalid_usage', message, options);
+  }
 }
 
 /** An expected runtime failure (service unreachable, ...): exit code 1, message only. */
-export class CliError extends Error {
+export class CliError extends PcdsError {
   override name = 'CliError';
+  constructor(message: string, options?: ErrorOptions) {
+    super('command_failed', message, options);
+  }
 }
 
 export function printJson(value: unknown): void {
@@ -23,6 +30,19 @@ const isSystemError = (err: Error) =>
 /** Commander's argument errors, also when an action throws one. */
 const isCommanderUsageError = (err: unknown) =>
   err instanceof Error && (err.name === 'InvalidArgumentError' || err.name === 'CommanderError');
+
+/**
+ * The command's own refusals and bad settings: their message says all there is (the code of their
+ * class, invalid_usage or invalid_config, would add nothing); a subclass with a code of its own
+ * (port_in_use, temporal_unreachable) shows it.
+ */
+const messageOnly = (err: Error) =>
+  ['UsageError', 'CliError', 'ConfigError', 'EmulatorOptionsError', 'WebhookConfigError'].includes(
+    err.name,
+  ) &&
+  ['invalid_usage', 'command_failed', 'invalid_config', 'invalid_options'].includes(
+    (err as { code?: unknown }).code as string,
+  );
 
 /** Errors with a known shape are expected: print their message only. Anything else keeps its stack. */
 export function reportError(err: unknown): number {
@@ -47,7 +67,7 @@ export function reportError(err: unknown): number {
         'WebhookConfigError',
       ].includes(err.name));
   if (err instanceof Error && known) {
-    const code = (err as { code?: unknown }).code;
+    const code = messageOnly(err) ? undefined : (err as { code?: unknown }).code;
     process.stderr.write(
       `error: ${err.message}${typeof code === 'string' && !err.message.startsWith(code) ? ` (${code})` : ''}\n`,
     );

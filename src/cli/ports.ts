@@ -5,7 +5,7 @@ import { CliError } from './output.js';
 
 /** A port the stack would listen on is taken; the message names the flag that moves it. */
 export class PortInUseError extends CliError {
-  readonly code = 'port_in_use';
+  override readonly code = 'port_in_use';
 }
 
 /** What listens on each port of the stack, and the flag (of `pcds dev` and the demo) that moves it. */

@@ -22,7 +22,7 @@ import { CliError } from './output.js';
 
 /** Temporal cannot be reached: a code of its own, so `pcds mcp` tools report it as such. */
 export class TemporalUnreachableError extends CliError {
-  readonly code = 'temporal_unreachable';
+  override readonly code = 'temporal_unreachable';
 }
 
 export function temporalUnreachable(config: Config): CliError {

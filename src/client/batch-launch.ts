@@ -39,7 +39,7 @@ import {
 import { makeOpenFilePrivate } from '../files/private-mode.js';
 import { checkWorkers, noWorkerMessage, type WorkerPresence } from '../temporal/pollers.js';
 import type { batchWorkflow } from '../workflows/batch.js';
-import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../workflows/type-names.js';
+import { BATCH_WORKFLOW_TYPE, ROW_WORKFLOW_TYPES } from '../temporal/workflow-types.js';
 import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
 import {
   checkColumnMap,
@@ -85,8 +85,15 @@ import {
   CURRENT_ROW_ID_SCHEME,
   isScopedId,
   scopedId,
-} from '../temporal/workflow-ids.js';
+} from '../contract/workflow-ids.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
+import {
+  BATCH_QUERY_ATTEMPTS,
+  BATCH_QUERY_BACKOFF,
+  NO_JITTER,
+  PROGRESS_QUERY_BACKOFF,
+  backoffDelayMs,
+} from '../calls/backoff.js';
 
 /** A batch could not start (or be found): the message names the problem and the fix. */
 export class BatchSetupError extends PcdsError {
@@ -740,7 +747,7 @@ export async function resumeBatch(
 }
 
 /** Queries are refused between two runs of a batch and before its first task: ask again shortly. */
-const PROGRESS_RETRY_MS = 200;
+const PROGRESS_RETRY_MS = backoffDelayMs(1, NO_JITTER, PROGRESS_QUERY_BACKOFF);
 
 /**
  * The status of a batch, as `pcds batch status` shows it: the progress while it runs, the summary
@@ -894,8 +901,8 @@ async function queryWithRetry(handle: BatchHandle): Promise<BatchProgress> {
     try {
       return await queryProgress(handle);
     } catch (err) {
-      if (attempt >= 5) throw err;
-      await new Promise((r) => setTimeout(r, 300));
+      if (attempt >= BATCH_QUERY_ATTEMPTS) throw err;
+      await sleep(backoffDelayMs(attempt, NO_JITTER, BATCH_QUERY_BACKOFF));
     }
   }
 }

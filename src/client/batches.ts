@@ -25,7 +25,7 @@ import { orNotFound, PcdsUsageError } from '../client-errors.js';
 import type { AsyncEndpointName, EndpointResult } from '../contract/index.js';
 import { batchResultPages, exportBatchFromStore, type StoredResult } from '../store/export.js';
 import { outputsOf, writeBatchOutputs, type BatchOutputs } from '../store/outputs.js';
-import { isScopedId, localIdOf, resolveScopedId } from '../temporal/workflow-ids.js';
+import { isScopedId, localIdOf, resolveScopedId } from '../contract/workflow-ids.js';
 
 /** A batch by its id as the system knows it (the store's), shown to its caller by its own id. */
 export function batchHandleOf<R = unknown>(

@@ -16,7 +16,7 @@ import {
   idempotencyDigest,
   idSecretFromEnv,
   type IdSecret,
-} from '../temporal/idempotency.js';
+} from '../codec/idempotency.js';
 
 const PREFIX_RE = /^[A-Za-z0-9_.-]{1,40}$/;
 const MAX_KEY_LENGTH = 512;

@@ -22,7 +22,7 @@ import {
   type EndpointParams,
   type EndpointResult,
 } from '../contract/index.js';
-import { requestFingerprint } from '../temporal/idempotency.js';
+import { requestFingerprint } from '../codec/idempotency.js';
 import { PcdsEndpoint, PcdsKeyId, PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
 import { pcdsEndpointCall, type EndpointCallInput } from '../workflows/index.js';

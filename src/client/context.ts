@@ -8,7 +8,7 @@ import type { CacheScope } from '../calls/cache-policy.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from '../store/index.js';
 import { connectTemporalClient } from '../temporal/connection.js';
 import { dataConverterFromEnv } from '../temporal/data-converter.js';
-import { idSecretFromEnv, idSecretFromSettings, type IdSecret } from '../temporal/idempotency.js';
+import { idSecretFromEnv, idSecretFromSettings, type IdSecret } from '../codec/idempotency.js';
 
 export interface ClientContext {
   temporal: Client;

@@ -5,7 +5,7 @@
 import { loadConfig, type Config } from '../config.js';
 import { dataConverterFromSettings } from '../temporal/data-converter.js';
 import { temporalConnectionOptions } from '../temporal/connection.js';
-import { idSecretFromSettings } from '../temporal/idempotency.js';
+import { idSecretFromSettings } from '../codec/idempotency.js';
 import type { PcdsClientOptions } from '../client.js';
 
 /** The options of a client configured like the workers (a bad setting throws, naming it). */

@@ -16,7 +16,7 @@ import { checkPaging, validatedParams } from './request-checks.js';
 import { BATCH_ID_PATTERN } from '../batch/types.js';
 import { orNotFound, outcomeOf, PcdsUsageError } from '../client-errors.js';
 import { interactiveRequester } from '../contract/index.js';
-import { requestFingerprint } from '../temporal/idempotency.js';
+import { requestFingerprint } from '../codec/idempotency.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsOutcome } from '../temporal/search-attributes.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
 import {
@@ -25,7 +25,7 @@ import {
   resolveScopedId,
   scopedId,
   searchExportWorkflowId,
-} from '../temporal/workflow-ids.js';
+} from '../contract/workflow-ids.js';
 import {
   pcdsPersonSearch,
   pcdsSearchExport,

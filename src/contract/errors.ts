@@ -194,6 +194,24 @@ export const ERRORS = [
     'a port the local stack would listen on is taken (the message names the flag)',
   ),
   own('invalid_params', "the parameters break the endpoint's input rules"),
+  own(
+    'invalid_config',
+    'a PCDS_ setting is missing, malformed or at odds with another (the message names the setting, never its value)',
+  ),
+  own('invalid_usage', 'the command was called wrongly: a flag, an argument or their combination'),
+  own('command_failed', 'the command could not do what it was asked (its message says why)'),
+  own(
+    'TEMPORAL_CLI_ENV_INVALID',
+    'PCDS_TEMPORAL_CLI names no executable file: point it at the temporal CLI, or unset it',
+  ),
+  own(
+    'TEMPORAL_CLI_INSTALL_FAILED',
+    'no temporal CLI was found and none could be installed into .tools/ (the message says how to get one)',
+  ),
+  own(
+    'send_claimed',
+    "inside a submit: an earlier attempt claimed the send, so the claim decides (never a call's outcome)",
+  ),
   own('invalid_options', 'an option is missing or out of range'),
   own('invalid_batch_id', 'a batch or export id is 1 to 64 letters, digits, _ or -'),
   own('input_not_readable', 'the input file cannot be read'),

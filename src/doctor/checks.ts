@@ -15,7 +15,7 @@ import { openStoreFromSettings, BatchStore, type Store } from '../store/index.js
 import type { WorkerReport } from '../store/worker-reports.js';
 import { connectTemporalClient, temporalConnectionOptions } from '../temporal/connection.js';
 import { temporalClient } from '../temporal/data-converter.js';
-import { idSecretFromSettings } from '../temporal/idempotency.js';
+import { idSecretFromSettings } from '../codec/idempotency.js';
 import { presenceOf, POLLER_FRESH_MS } from '../temporal/pollers.js';
 import { unthrottled } from '../throttle/permits.js';
 import { packageVersion } from '../version.js';

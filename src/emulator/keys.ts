@@ -1,5 +1,6 @@
 // API keys: creation, lookup and updates. The secret is shown once at creation and kept only as a
 // salted SHA-256 hash; comparisons are constant-time.
+import { PcdsError } from '../contract/pcds-error.js';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { compileAllowEntry, type AllowRule } from './ip-allow-list.js';
 import { PRODUCTS } from './options.js';
@@ -43,12 +44,14 @@ export interface KeySettings {
   restricted_access?: string[];
 }
 
-export class KeySettingsError extends Error {
+/** A key's settings refused by the admin API (answered as the service's invalid_request). */
+export class KeySettingsError extends PcdsError {
+  override name = 'KeySettingsError';
   constructor(
     readonly field: string,
     message: string,
   ) {
-    super(`${field} ${message}`);
+    super('invalid_request', `${field} ${message}`);
   }
 }
 

@@ -1,5 +1,6 @@
 // The emulator's options: one zod schema for the in-process API, the --config JSON file and the
 // CLI flags, so every way of starting it is validated the same way.
+import { PcdsError } from '../contract/pcds-error.js';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { timeScaleProblem } from '../contract/time-scale.js';
@@ -191,8 +192,11 @@ export const emulatorOptionsSchema = z
 export type EmulatorOptionsInput = z.input<typeof emulatorOptionsSchema>;
 export type EmulatorOptions = z.output<typeof emulatorOptionsSchema>;
 
-export class EmulatorOptionsError extends Error {
+export class EmulatorOptionsError extends PcdsError {
   override name = 'EmulatorOptionsError';
+  constructor(message: string) {
+    super('invalid_options', message);
+  }
 }
 
 export function parseEmulatorOptions(input: unknown): EmulatorOptions {

@@ -56,7 +56,12 @@ const seenByCall = new AsyncLocalStorage<Seen>();
 const CLIENT_INFO = { name: 'pcds-orchestrator', version: '0.1.0' };
 
 /** The marker our own reply timeout aborts with (the SDK rejects the call with it). */
-class ReplyTimeout extends Error {}
+class ReplyTimeout extends PcdsError {
+  override name = 'ReplyTimeout';
+  constructor() {
+    super('transport_error', 'no reply within the timeout');
+  }
+}
 
 /** The JSON document of a tool's text content item, or undefined. */
 function documentOf(result: unknown): ToolDocument | undefined {
@@ -156,7 +161,10 @@ class McpSession {
       const refused = this.refusal(err, {});
       if (refused) return { reply: refused };
       // The handshake failed: the tool call itself was never sent.
-      throw new TransportError('connect', transportErrorOf(err).causeCode);
+      throw new TransportError(
+        'connect',
+        err instanceof ReplyTimeout ? 'reply_timeout' : transportErrorOf(err).causeCode,
+      );
     }
     const seen: Seen = {};
     const abort = new AbortController();

@@ -9,21 +9,9 @@ export const json = (doc: unknown): CallToolResult => ({
 });
 
 /** An id this caller cannot see: the same answer as one that names nothing. */
-export class NotFound extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
+export class NotFound extends PcdsError {
+  override name = 'NotFound';
 }
-
-/**
- * Temporal cannot be reached: the command's connection (cli/temporal-connection.ts) says so with
- * this code and a message that names the address alone.
- */
-const isTemporalUnreachable = (err: unknown): err is Error & { code: string } =>
-  err instanceof Error && (err as { code?: unknown }).code === 'temporal_unreachable';
 
 /**
  * Expected failures (a bad parameter, an unknown id, a failed call) are tool errors the
@@ -39,8 +27,8 @@ export async function answer(work: () => Promise<unknown>): Promise<CallToolResu
   try {
     return json(await work());
   } catch (err) {
-    if (err instanceof PcdsError || err instanceof NotFound || isTemporalUnreachable(err))
-      return failed(String(err.code), err.message);
+    // Temporal out of reach is one of them (temporal_unreachable, its message naming the address).
+    if (err instanceof PcdsError) return failed(err.code, err.message);
     const errno = (err as NodeJS.ErrnoException | undefined)?.code;
     if (typeof errno === 'string' && /^E[A-Z0-9]+$/.test(errno))
       return failed('io_error', `the file operation failed (${errno})`);

@@ -106,5 +106,6 @@ export function meteredPermitGate(gate: PermitGate, named: Iterable<string> = []
     rateLimited: (keyId, retryAfterMs) => gate.rateLimited(keyId, retryAfterMs),
     creditsExhausted: (keyId) => gate.creditsExhausted(keyId),
     resetCredits: (keyId, by) => gate.resetCredits(keyId, by),
+    ...(gate.keyForCall ? { keyForCall: gate.keyForCall.bind(gate) } : {}),
   };
 }

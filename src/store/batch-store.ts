@@ -2,6 +2,7 @@
 // journal and webhook deliveries of compact rows: every role of roles.ts, in one implementation.
 // "One result per row" is the primary key: a retried, zombie or duplicate write inserts nothing
 // (ON CONFLICT DO NOTHING), so no lock and no rescan is needed.
+import { PcdsError } from '../contract/pcds-error.js';
 import { sql, type Kysely } from 'kysely';
 import type { Claim, JournalEntry } from '../batch/journal.js';
 import type { InputRow, ResultLine, ValidRow } from '../batch/types.js';
@@ -51,12 +52,13 @@ import {
 type CachedMark = ValidRow['cached'];
 import type { Store } from './open.js';
 
-export class BatchStoreError extends Error {
+export class BatchStoreError extends PcdsError {
+  override name = 'BatchStoreError';
   constructor(
-    readonly code: 'batch_exists' | 'batch_not_loaded' | 'no_such_batch',
+    override readonly code: 'batch_exists' | 'batch_not_loaded' | 'no_such_batch',
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

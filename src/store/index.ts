@@ -11,7 +11,7 @@ import {
   IdSecretConfigError,
   type IdSecret,
   type IdSecretSettings,
-} from '../temporal/idempotency.js';
+} from '../codec/idempotency.js';
 import { BatchStore } from './batch-store.js';
 import { openStore, type Store } from './open.js';
 import { ResultCache } from './result-cache.js';

@@ -1,6 +1,7 @@
 // Loads a batch's rows into the store where the caller runs, before the batch starts: an input
 // file read in one pass by the batch reader's own rules, or objects handed in by code. Rows go in
 // chunks, so memory stays bounded whatever the input's size.
+import { PcdsError } from '../contract/pcds-error.js';
 import { stat } from 'node:fs/promises';
 import { ColumnError } from '../batch/columns.js';
 import { fileRows, InputError, objectRow } from '../batch-io/row-reader.js';
@@ -21,13 +22,13 @@ export const LOAD_CHUNK_ROWS = 1000;
 export const MAX_INPUT_COLUMNS = 1000;
 
 /** An input the load cannot read. The message names the problem, never the file's content. */
-export class LoadError extends Error {
+export class LoadError extends PcdsError {
   override name = 'LoadError';
   constructor(
-    readonly code: 'invalid_input_file' | 'input_not_readable',
+    override readonly code: 'invalid_input_file' | 'input_not_readable',
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

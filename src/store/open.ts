@@ -1,6 +1,7 @@
 // Opens the store named by PCDS_STORE_URL: PostgreSQL (postgres://...) for production, or the
 // embedded SQLite file (sqlite:PATH, default <PCDS_DATA_DIR>/store.sqlite) for `pcds dev`, the
 // demo and the tests. One Kysely query layer over both, migrations run on open.
+import { PcdsError } from '../contract/pcds-error.js';
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
@@ -22,8 +23,12 @@ import type { Sealer } from './sealer.js';
 
 export type StoreEngine = 'postgres' | 'sqlite';
 
-export class StoreConfigError extends Error {
-  readonly code = 'invalid_store_url';
+export class StoreConfigError extends PcdsError {
+  override name = 'StoreConfigError';
+  override readonly code = 'invalid_store_url';
+  constructor(message: string) {
+    super('invalid_store_url', message);
+  }
 }
 
 /** Where a store lives, without its password: safe to print. */

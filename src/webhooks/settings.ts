@@ -1,5 +1,6 @@
 // Webhook settings read from configuration: public base URL, current and previous secrets (for
 // rotation) and the loopback switch. Errors name the variable at fault and never echo a secret.
+import { PcdsError } from '../contract/pcds-error.js';
 import type { Config } from '../config.js';
 
 export const SECRET_ID_RE = /^[A-Za-z0-9]{1,16}$/;
@@ -24,8 +25,11 @@ export interface WebhookSettings {
   tokenTtlMs?: number;
 }
 
-export class WebhookConfigError extends Error {
+export class WebhookConfigError extends PcdsError {
   override name = 'WebhookConfigError';
+  constructor(message: string) {
+    super('invalid_config', message);
+  }
 }
 
 /** True when configuration asks for webhooks (both the public URL and the secret are set). */

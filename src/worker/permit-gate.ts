@@ -11,7 +11,14 @@ import {
   type UpdateDefinition,
 } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
-import { NO_JITTER, backoffDelayMs, type Backoff } from '../calls/backoff.js';
+import {
+  FULL_JITTER,
+  NO_JITTER,
+  PERMIT_RETRY_SPREAD_MS,
+  THROTTLE_UPDATE_ATTEMPTS,
+  THROTTLE_UPDATE_BACKOFF,
+  backoffDelayMs,
+} from '../calls/backoff.js';
 import type { EncryptionSettings } from '../codec/settings.js';
 import type { Config } from '../config.js';
 import { temporalClient } from '../temporal/data-converter.js';
@@ -121,9 +128,6 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-const UPDATE_ATTEMPTS = 6;
-/** Between those attempts: 50 ms, doubling (1.6 s before the last). */
-const UPDATE_BACKOFF: Backoff = { baseMs: 50, capMs: 1_600, floorMs: 0 };
 const MAX_MOVES = 5;
 
 export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): PermitGate {
@@ -158,6 +162,24 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
       channels.set(keyId, c);
     }
     return c;
+  };
+  /** When this process sent on each key within its last hour window: where a call has most room. */
+  const sent = new Map<string, number[]>();
+  /** Keys whose credit breaker this process saw open (until an operator resets it). */
+  const refused = new Set<string>();
+  const noteSent = (keyId: string) => {
+    const times = sent.get(keyId) ?? [];
+    times.push(Date.now());
+    sent.set(keyId, times);
+  };
+  const sentInHour = (keyId: string): number => {
+    const times = sent.get(keyId);
+    if (!times) return 0;
+    const since = Date.now() - channel(keyId).settings.hourMs;
+    let old = 0;
+    while (old < times.length && times[old] < since) old++;
+    if (old > 0) times.splice(0, old);
+    return times.length;
   };
   /** The tenant's pool-wide budget, for the refusal's message. */
   const poolBudget = (tenant: string, budget: BudgetName): number | undefined => {
@@ -196,12 +218,13 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
               poolBudget(requester.tenant, answer.budget),
               answer.until,
             );
+          refused.add(keyId);
           throw new PermitRefusedError(keyId, answer.since);
         }
         if (answer.kind === 'retry') {
           waiting(answer.reason, answer.retryAt, answer.budget);
           // A little spread, so the callers told the same time do not all come back at once.
-          await sleepUntil(answer.retryAt + Math.random() * 100, signal);
+          await sleepUntil(answer.retryAt + FULL_JITTER() * PERMIT_RETRY_SPREAD_MS, signal);
           answer = await keyChannel.ask(fresh);
           continue;
         }
@@ -226,6 +249,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         // a worker lost while it waited for its slot holds no claim, so its send is known never
         // to have left and is made again, not called unknown. A claim is never held over a wait.
         if (beforeSend) await beforeSend();
+        noteSent(keyId);
         return;
       }
     },
@@ -239,6 +263,19 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     },
     async resetCredits(keyId: string, by: string): Promise<void> {
       await channel(keyId).update(resetCreditsUpdate, [{ by }]);
+      refused.delete(keyId);
+    },
+    // The key this process sent least on in its hour window, of those not known refused (the
+    // first on a tie): batches spread their rows over their keys, and calls go where room is.
+    keyForCall(keyIds: readonly string[]): string | undefined {
+      let best: string | undefined;
+      let fewest = Infinity;
+      for (const keyId of keyIds) {
+        if (refused.has(keyId)) continue;
+        const n = sentInHour(keyId);
+        if (n < fewest) [best, fewest] = [keyId, n];
+      }
+      return best;
     },
   };
 }
@@ -312,7 +349,7 @@ class KeyChannel {
     args: Args,
   ): Promise<Ret> {
     let lastError: unknown;
-    for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt < THROTTLE_UPDATE_ATTEMPTS; attempt++) {
       try {
         if (this.mayNeedStart) {
           const result = await this.updateWithStart(def, args);
@@ -333,7 +370,7 @@ class KeyChannel {
           continue;
         }
         // A run continuing as new, or a busy server: try again shortly.
-        await sleep(backoffDelayMs(attempt + 1, NO_JITTER, UPDATE_BACKOFF));
+        await sleep(backoffDelayMs(attempt + 1, NO_JITTER, THROTTLE_UPDATE_BACKOFF));
       }
     }
     throw lastError;

@@ -10,7 +10,7 @@ import {
   WORKER_REPORT_EVERY_MS,
   type WorkerReport,
 } from '../store/worker-reports.js';
-import { idSecretFromSettings } from '../temporal/idempotency.js';
+import { idSecretFromSettings } from '../codec/idempotency.js';
 import { packageVersion } from '../version.js';
 
 /**

@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { BatchRun } from '../batch/batch-run.js';
 import type { BatchInput, BatchStateName } from '../batch/types.js';
-import { rowWorkflowId } from '../temporal/workflow-ids.js';
+import { rowWorkflowId } from '../contract/workflow-ids.js';
 import { PcdsRowsDone, PcdsRowsFailed, PcdsState } from '../temporal/search-attributes.js';
 import { accounts } from './batch-activities.js';
 import { applicationFailureOf, keyPoolOf, readRows, writeLines } from './batch-steps.js';

@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/workflow';
 import { TYPICAL_CREDITS } from '../batch/cost.js';
 import { newKeyPool } from '../batch/key-pool.js';
 import { clampWindow } from '../batch/rules.js';
-import { isScopedId } from '../temporal/workflow-ids.js';
+import { isScopedId } from '../contract/workflow-ids.js';
 import {
   BATCH_BEFORE_STORE,
   DEFAULT_CHUNK_BYTES,

@@ -14,8 +14,9 @@ import {
 } from '@temporalio/workflow';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import type { Activities } from '../activities/index.js';
+import type { ServiceReadActivities, SubmitActivities } from './activity-groups.js';
 import { NO_JITTER } from '../calls/backoff.js';
+import { SERVICE_READ_RETRY, SUBMIT_RETRY } from '../calls/retry-policies.js';
 import { codeOfFailure, type CodedFailure } from '../calls/failure-code.js';
 import { FIRST_SUBMIT, afterSubmitFault, type SubmitFault } from '../calls/policy.js';
 import { failureDetailsOf } from '../contract/failure-details.js';
@@ -51,20 +52,11 @@ const HTTP_ACTIVITY: ActivityOptions = {
   heartbeatTimeout: '30 seconds',
 };
 
-/**
- * Submits are never retried by Temporal: a timed-out attempt may have reached the service. The
- * workflow repeats only failures the activity marked retryable (connect errors, 429, 503).
- */
-export const submitActivities = proxyActivities<Activities>({
+/** Submits: never retried by Temporal (SUBMIT_RETRY), repeated by the workflow when it may. */
+export const submitActivities = proxyActivities<SubmitActivities>({
   ...HTTP_ACTIVITY,
-  retry: { maximumAttempts: 1 },
+  retry: SUBMIT_RETRY,
 });
-
-const POLL_RETRY = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '1 minute',
-} as const;
 
 /**
  * Polls and page reads are free and safe to repeat: Temporal retries them, waiting the activity's
@@ -72,12 +64,12 @@ const POLL_RETRY = {
  * is retried until it is read (a charged job is never abandoned for a wait of our own).
  */
 export function pollActivities(scheduleToCloseMs?: number) {
-  return proxyActivities<Activities>({
+  return proxyActivities<ServiceReadActivities>({
     ...HTTP_ACTIVITY,
     ...(scheduleToCloseMs !== undefined
       ? { scheduleToCloseTimeout: Math.max(1_000, scheduleToCloseMs) }
       : {}),
-    retry: POLL_RETRY,
+    retry: SERVICE_READ_RETRY,
   });
 }
 

@@ -12,7 +12,7 @@ import { expectedStoreOf, type BatchInput } from '../batch/types.js';
 import { batchRequester, isSystemic, type Requester } from '../contract/index.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
-import { rowWorkflowId } from '../temporal/workflow-ids.js';
+import { rowWorkflowId } from '../contract/workflow-ids.js';
 import { compactRowsWith, rows } from './batch-activities.js';
 import type { endpointCall } from './endpoint-call.js';
 import type { CallInput } from '../calls/types.js';

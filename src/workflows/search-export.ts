@@ -1,9 +1,10 @@
 // Person search export: one search paged through up to a maximum into a JSONL file. Rows are read
 // from stored pages by GET and written by the activity itself, so they never enter history; each
 // further page is asked for once by POST (billable) and never replayed.
+import { STORE_STEP_RETRY } from '../calls/retry-policies.js';
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import { proxyActivities, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
-import type { Activities } from '../activities/index.js';
+import type { ExportFileActivities } from './activity-groups.js';
 import { PcdsBatchId, PcdsEndpoint, PcdsState } from '../temporal/search-attributes.js';
 import { callRequester, type Requester } from '../contract/tenant.js';
 import { DEFAULT_MAX_WAIT_MS, DEFAULT_POLL_INTERVAL_MS, pollActivities } from './call-steps.js';
@@ -43,9 +44,9 @@ export interface SearchExportSummary {
   output: string;
 }
 
-const files = proxyActivities<Activities>({
+const files = proxyActivities<ExportFileActivities>({
   startToCloseTimeout: '5 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  retry: STORE_STEP_RETRY,
 });
 
 export async function pcdsSearchExport(input: SearchExportInput): Promise<SearchExportSummary> {

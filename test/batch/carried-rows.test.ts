@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
-import { batchWorkflowId, rowWorkflowId } from '../../src/temporal/workflow-ids.js';
+import { batchWorkflowId, rowWorkflowId } from '../../src/contract/workflow-ids.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { callStateQuery } from '../../src/calls/signals.js';
 import { withWorker } from '../harness/temporal.js';

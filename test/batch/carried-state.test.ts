@@ -7,7 +7,7 @@ import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-wor
 import { describe, expect, it } from 'vitest';
 import { JOB_SAMPLES } from '../../src/batch/job-duration.js';
 import type { BatchInput } from '../../src/batch/types.js';
-import { batchWorkflowId } from '../../src/temporal/workflow-ids.js';
+import { batchWorkflowId } from '../../src/contract/workflow-ids.js';
 import { withWorker } from '../harness/temporal.js';
 import { readOutput, sharedBatchEnv, startCsvBatch, tempDir, writeCsv } from './fixtures.js';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect } from 'vitest';
 import { createActivities } from '../../src/activities/index.js';
 import { batchProgressQuery } from '../../src/batch/messages.js';
 import type { BatchInput, BatchProgress, BatchSummary, ResultLine } from '../../src/batch/types.js';
-import { batchWorkflowId, CURRENT_ROW_ID_SCHEME } from '../../src/temporal/workflow-ids.js';
+import { batchWorkflowId, CURRENT_ROW_ID_SCHEME } from '../../src/contract/workflow-ids.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import {
   startEmulator,
@@ -27,7 +27,7 @@ import { loadFileIntoStore } from '../../src/store/load.js';
 import { unthrottled, type PermitGate } from '../../src/throttle/permits.js';
 import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
 import type { batchWorkflow } from '../../src/workflows/batch.js';
-import { BATCH_WORKFLOW_TYPE } from '../../src/workflows/type-names.js';
+import { BATCH_WORKFLOW_TYPE } from '../../src/temporal/workflow-types.js';
 
 export const FAST_EMULATOR: EmulatorOptionsInput = {
   port: 0,

@@ -3,7 +3,7 @@
 // same results.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
-import { rowWorkflowId } from '../../src/temporal/workflow-ids.js';
+import { rowWorkflowId } from '../../src/contract/workflow-ids.js';
 import type { RunningEmulator } from '../../src/emulator/index.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import type { CallOutcome } from '../../src/calls/types.js';

@@ -7,7 +7,7 @@ import { expect, it } from 'vitest';
 import { pauseBatchSignal } from '../../src/batch/messages.js';
 import type { BatchInput } from '../../src/batch/types.js';
 import { sampleRows } from '../../src/emulator/index.js';
-import { rowWorkflowId } from '../../src/temporal/workflow-ids.js';
+import { rowWorkflowId } from '../../src/contract/workflow-ids.js';
 import { withWorker } from '../harness/temporal.js';
 import {
   readOutput,

@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { batchProgressQuery } from '../../src/batch/messages.js';
-import { batchWorkflowId } from '../../src/temporal/workflow-ids.js';
+import { batchWorkflowId } from '../../src/contract/workflow-ids.js';
 import { sampleRows, type RunningEmulator } from '../../src/emulator/index.js';
 import {
   lazyBatchStore,
@@ -21,7 +21,7 @@ import {
 } from '../../src/store/index.js';
 import { PcdsBatchId, PcdsEndpoint } from '../../src/temporal/search-attributes.js';
 import type { batchWorkflow } from '../../src/workflows/batch.js';
-import { BATCH_WORKFLOW_TYPE } from '../../src/workflows/type-names.js';
+import { BATCH_WORKFLOW_TYPE } from '../../src/temporal/workflow-types.js';
 import { withWorker } from '../harness/temporal.js';
 import {
   activitiesFor,

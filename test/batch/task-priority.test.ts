@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Priority } from '@temporalio/common';
 import { sampleRows } from '../../src/emulator/index.js';
 import { PRIORITY_KEYS } from '../../src/temporal/task-priority.js';
-import { batchWorkflowId, rowWorkflowId, scopedId } from '../../src/temporal/workflow-ids.js';
+import { batchWorkflowId, rowWorkflowId, scopedId } from '../../src/contract/workflow-ids.js';
 import { startCallEnv, withCallWorker, type CallEnv } from '../calls/call-env.js';
 import { uniqueBatchId } from './fixtures.js';
 

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { expect, it } from 'vitest';
 import type { ExportReport, ResultLine } from '../../src/batch/types.js';
-import { batchWorkflowId } from '../../src/temporal/workflow-ids.js';
+import { batchWorkflowId } from '../../src/contract/workflow-ids.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { waitForProgress } from '../batch/fixtures.js';
 import { sharedCliEnv, STACK_FRAME, tempDir } from './cli-env.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { Connection, Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCodecServer, type CodecServer } from '../../src/codec/server.js';
+import { startCodecServer, type CodecServer } from '../../src/codec-server.js';
 import { findOrInstallTemporalCli } from '../../src/temporal/cli-binary.js';
 import {
   dataConverterFromSettings,

@@ -11,7 +11,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AesGcmPayloadCodec } from '../../src/codec/aes-gcm-codec.js';
-import { startCodecServer, type CodecServer } from '../../src/codec/server.js';
+import { startCodecServer, type CodecServer } from '../../src/codec-server.js';
 import { configuredListenerLimits, loadConfig } from '../../src/config.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { DEFAULT_LISTENER_LIMITS, listenerLimits } from '../../src/http/listener-limits.js';

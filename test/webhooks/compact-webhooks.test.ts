@@ -3,7 +3,7 @@
 // line and is submitted once; its result comes by delivery (no poll), or by the fallback poll
 // when the delivery is lost, and a row whose worker stopped finds its delivery in the store.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { batchWorkflowId } from '../../src/temporal/workflow-ids.js';
+import { batchWorkflowId } from '../../src/contract/workflow-ids.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import type { batchWorkflow } from '../../src/workflows/batch.js';
 import { lazyBatchStore, openStoreFromEnv, type LazyBatchStore } from '../../src/store/index.js';

@@ -11,7 +11,7 @@ import {
   type BatchRecords,
   type ResultReader,
 } from '../../store/index.js';
-import { batchWorkflowId, resolveScopedId } from '../../temporal/workflow-ids.js';
+import { batchWorkflowId, resolveScopedId } from '../../contract/workflow-ids.js';
 import { CliError, UsageError } from '../output.js';
 import { connectTemporal, warnWithoutWorker } from '../temporal-connection.js';
 

@@ -8,7 +8,7 @@ import proto from '@temporalio/proto';
 import { Command, Option } from 'commander';
 import { loadConfig } from '../../config.js';
 import { PcdsRowsDone, PcdsRowsFailed, PcdsState } from '../../temporal/search-attributes.js';
-import { BATCH_WORKFLOW_TYPE } from '../../workflows/type-names.js';
+import { BATCH_WORKFLOW_TYPE } from '../../temporal/workflow-types.js';
 import { intArg } from '../args.js';
 import { action, printJson } from '../output.js';
 import { connectTemporal } from '../temporal-connection.js';
@@ -17,7 +17,7 @@ import { connectTemporal } from '../temporal-connection.js';
 const OLD_BATCH_WORKFLOW_TYPE = 'batchWorkflow';
 
 /** `--state` values: a closed batch's end, or what a running batch does now (its PcdsState). */
-export const LIST_STATES = {
+const LIST_STATES = {
   running: 'ExecutionStatus = "Running"',
   paused: 'ExecutionStatus = "Running" AND PcdsState = "paused"',
   completed: 'ExecutionStatus = "Completed"',
@@ -26,7 +26,7 @@ export const LIST_STATES = {
   terminated: 'ExecutionStatus = "Terminated"',
   timed_out: 'ExecutionStatus = "TimedOut"',
 } as const;
-export type ListState = keyof typeof LIST_STATES;
+type ListState = keyof typeof LIST_STATES;
 
 /** The visibility query of `batch list`: one row per batch (runs it continued from are left out). */
 export function batchListQuery(state?: ListState): string {
@@ -35,7 +35,7 @@ export function batchListQuery(state?: ListState): string {
   return [types, state ? LIST_STATES[state] : current].join(' AND ');
 }
 
-export interface BatchListRow {
+interface BatchListRow {
   batchId: string;
   /** Running: what it does now (running, paused, draining, ...); closed: how it ended. */
   state: string;
@@ -57,7 +57,7 @@ export interface BatchRecord {
 }
 
 /** One listed batch from its visibility record. */
-export function batchListRow(info: BatchRecord, now: number): BatchListRow {
+function batchListRow(info: BatchRecord, now: number): BatchListRow {
   const attrs = info.attrs;
   const shown = attrs.get(PcdsState);
   const status = info.status === 'canceled' ? 'cancelled' : info.status;
@@ -118,7 +118,7 @@ const STATUS_PREFIX = 'WORKFLOW_EXECUTION_STATUS_';
  * would decode each memo, and a memo encrypted with a key this CLI does not hold (an older,
  * rotated one) would stop the whole listing.
  */
-export async function listBatches(
+async function listBatches(
   client: Client,
   o: { limit: number; state?: ListState },
   now = Date.now(),

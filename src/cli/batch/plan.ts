@@ -49,7 +49,7 @@ function planKeys(
   };
 }
 
-export type PlannedBatch = {
+type PlannedBatch = {
   plan: BatchPlan;
   keys: KeyWindows[];
   assumed: boolean;
@@ -228,7 +228,7 @@ export function planText(
 }
 
 /** How long a plan waits for its credit read: a plan answers within seconds, read or not. */
-export const PLAN_USAGE_TIMEOUT_MS = 10_000;
+const PLAN_USAGE_TIMEOUT_MS = 10_000;
 
 /**
  * Why a plan's credit read would only wait, or undefined when it may be tried: GET /usage takes a

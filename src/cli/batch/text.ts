@@ -40,7 +40,7 @@ export function progressLine(p: BatchProgress, pace?: string): string {
 }
 
 /** `credits 12 of 20, 3 skipped (credit_budget), 5 duplicates not sent`, or nothing to say. */
-export function spendText(
+function spendText(
   p: Pick<
     BatchProgress,
     'credits' | 'maxCredits' | 'skipped' | 'duplicates' | 'cached' | 'creditsSaved'

@@ -29,7 +29,7 @@ const NO_WORKER_REPEAT_MS = 30_000;
 /** How often the progress view reads the keys' windows (why it waits, its ETA). */
 const EXPLAIN_EVERY_MS = 5_000;
 
-export interface WatchOptions {
+interface WatchOptions {
   /** Called when Ctrl-C detaches; default prints how to watch again. */
   onDetach?: () => void;
   out?: NodeJS.WriteStream;
@@ -75,7 +75,7 @@ export async function watchStoredBatch(
 }
 
 /** The progress bar's last line: how the batch ended and how long it took, no ETA. */
-export const endedBar = (s: BatchSummary) => ({
+const endedBar = (s: BatchSummary) => ({
   found: s.found,
   empty: s.empty,
   failed: s.failed,
@@ -231,7 +231,7 @@ function waitNotes(handle: BatchHandle, out: NodeJS.WriteStream) {
  * Shows a live progress bar until the batch ends, then returns its summary. Ctrl-C stops
  * watching (the batch goes on) and resolves undefined.
  */
-export async function watchBatch(
+async function watchBatch(
   handle: BatchHandle,
   opts: WatchOptions = {},
 ): Promise<BatchSummary | undefined> {

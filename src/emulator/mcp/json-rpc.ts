@@ -7,7 +7,11 @@ export const RPC_INVALID_REQUEST = -32600;
 export const RPC_INVALID_PARAMS = -32602;
 export const RPC_INTERNAL_ERROR = -32603;
 
-/** Thrown from an MCP server handler: the SDK turns `code`, `message` and `data` into the error. */
+/**
+ * Thrown from an MCP server handler: the SDK turns `code`, `message` and `data` into the error.
+ * The one error class that is not a PcdsError: it is the emulated service's JSON-RPC error on the
+ * wire, whose `code` the SDK reads as a JSON-RPC number (the service's code is in `data.code`).
+ */
 export class RpcFailure extends Error {
   constructor(
     readonly code: number,

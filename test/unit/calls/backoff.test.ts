@@ -1,13 +1,22 @@
 // The one back-off formula: its ceilings, its jitter, its floor and the Retry-After wait.
 import { describe, expect, it } from 'vitest';
+import { msToNumber } from '@temporalio/common/lib/time.js';
 import {
+  BATCH_QUERY_BACKOFF,
   NO_JITTER,
   RETRY_AFTER_JITTER_MS,
+  THROTTLE_UPDATE_BACKOFF,
+  constantBackoff,
   backoffCeilingMs,
   backoffDelayMs,
   retryAfterDelayMs,
   retryDelayMs,
 } from '../../../src/calls/backoff.js';
+import {
+  COMPACT_ROW_RETRY,
+  SERVICE_READ_RETRY,
+  STORE_STEP_RETRY,
+} from '../../../src/calls/retry-policies.js';
 
 describe('back-off', () => {
   it('doubles from 1 s up to a minute', () => {
@@ -34,5 +43,34 @@ describe('back-off', () => {
     expect(retryAfterDelayMs(2_000, () => 1)).toBe(2_250);
     expect(retryDelayMs(5, 2_000, () => 0)).toBe(2_000);
     expect(retryDelayMs(5, undefined, () => 1)).toBe(16_000);
+  });
+});
+
+describe('the retry policies', () => {
+  it('waits the same between every attempt of a constant back-off, jitter or not', () => {
+    for (const attempt of [1, 2, 5]) {
+      expect(backoffDelayMs(attempt, NO_JITTER, BATCH_QUERY_BACKOFF)).toBe(300);
+      expect(backoffDelayMs(attempt, () => 0, constantBackoff(200))).toBe(200);
+    }
+  });
+
+  it("spaces a throttle update's attempts from 50 ms doubling to 1.6 s", () => {
+    const waits = [1, 2, 3, 4, 5, 6, 7].map((a) =>
+      backoffDelayMs(a, NO_JITTER, THROTTLE_UPDATE_BACKOFF),
+    );
+    expect(waits).toEqual([50, 100, 200, 400, 800, 1_600, 1_600]);
+  });
+
+  it("retries polls in Temporal as the service's back-off does: 1 s doubling to a minute", () => {
+    expect(msToNumber(SERVICE_READ_RETRY.initialInterval)).toBe(1_000);
+    expect(msToNumber(SERVICE_READ_RETRY.maximumInterval)).toBe(60_000);
+    expect(SERVICE_READ_RETRY.backoffCoefficient).toBe(2);
+  });
+
+  it('retries store steps from 1 s to 30 s, a compact row at most 20 times', () => {
+    expect(msToNumber(STORE_STEP_RETRY.initialInterval)).toBe(1_000);
+    expect(msToNumber(STORE_STEP_RETRY.maximumInterval)).toBe(30_000);
+    expect(STORE_STEP_RETRY.maximumAttempts).toBeUndefined();
+    expect(COMPACT_ROW_RETRY).toEqual({ ...STORE_STEP_RETRY, maximumAttempts: 20 });
   });
 });

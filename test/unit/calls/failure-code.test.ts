@@ -10,7 +10,12 @@ import {
 } from '@temporalio/common';
 import { TimeoutType } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { codeOfFailure, describeCode, rowFailureCode } from '../../../src/calls/failure-code.js';
+import {
+  codeOfFailure,
+  describeCode,
+  failureCause,
+  rowFailureCode,
+} from '../../../src/calls/failure-code.js';
 
 const refused = ApplicationFailure.create({
   type: 'invalid_credentials',
@@ -89,5 +94,37 @@ describe('failure codes', () => {
       'invalid_credentials (HTTP 401): key or secret wrong, or key disabled',
     );
     expect(describeCode('made_up')).toBe('made_up: the service refused the request');
+  });
+});
+
+describe('failureCause', () => {
+  const child = (cause: Error) =>
+    new ChildWorkflowFailure(
+      'ns',
+      execution,
+      'pcdsEndpointCall',
+      RetryState.NON_RETRYABLE_FAILURE,
+      cause,
+    );
+  // A batch's failure as the client sees it: the row's child, then its activity, then the code.
+  const deep = child(activity(refused));
+
+  it('looks through one wrapper by default, as the workflows always have', () => {
+    expect(failureCause(activity(refused))).toEqual({ kind: 'application', failure: refused });
+    expect(failureCause(deep).kind).toBe('other');
+    expect(codeOfFailure(deep)).toBeUndefined();
+  });
+
+  it('looks through as many wrappers as asked (the client asks for five)', () => {
+    expect(failureCause(deep, 2)).toEqual({ kind: 'application', failure: refused });
+    expect(failureCause(child(child(activity(new CancelledFailure('x')))), 5)).toEqual({
+      kind: 'cancelled',
+    });
+  });
+
+  it("reads a timeout only as an activity's", () => {
+    const timeout = new TimeoutFailure('t', undefined, TimeoutType.START_TO_CLOSE);
+    expect(failureCause(activity(timeout)).kind).toBe('activity_timeout');
+    expect(failureCause(child(timeout)).kind).toBe('other');
   });
 });

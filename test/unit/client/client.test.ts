@@ -25,7 +25,7 @@ import {
   idSecretFromSettings,
   MIN_ID_SECRET_LENGTH,
   requestFingerprint,
-} from '../../../src/temporal/idempotency.js';
+} from '../../../src/codec/idempotency.js';
 
 const failed = (cause: Error) =>
   new WorkflowFailedError('Workflow execution failed', cause, RetryState.NON_RETRYABLE_FAILURE);

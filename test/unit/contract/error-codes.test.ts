@@ -20,6 +20,23 @@ import { UnknownKeyError } from '../../../src/http/service-clients.js';
 import { projectRoot } from '../../../src/temporal/cli-binary.js';
 import { UnknownThrottleError } from '../../../src/client/throttle-operator.js';
 import { CallbackUrlRefusedError } from '../../../src/webhooks/token.js';
+import { ConfigError } from '../../../src/config-error.js';
+import { WebhookConfigError } from '../../../src/webhooks/settings.js';
+import { CliError, UsageError } from '../../../src/cli/output.js';
+import { PortInUseError } from '../../../src/cli/ports.js';
+import { NotFound } from '../../../src/mcp-server/answers.js';
+import { TemporalCliError } from '../../../src/temporal/cli-binary.js';
+import { TemporalConnectionError } from '../../../src/temporal/connection.js';
+import { EmulatorOptionsError } from '../../../src/emulator/options.js';
+import { KeySettingsError } from '../../../src/emulator/keys.js';
+import { StoreSealError } from '../../../src/store/sealer.js';
+import { StoreConfigError } from '../../../src/store/open.js';
+import { BatchStoreError } from '../../../src/store/batch-store.js';
+import { LoadError } from '../../../src/store/load.js';
+import { ColumnError } from '../../../src/batch/columns.js';
+import { EncodingError } from '../../../src/batch-io/text-encoding.js';
+import { OutputUnwritableError } from '../../../src/batch-io/result-writer.js';
+import { InputError } from '../../../src/batch-io/row-reader.js';
 
 // Type level (checked by tsc): the union is the list's literals, not string.
 const known: PcdsErrorCode = 'batch_not_found';
@@ -126,6 +143,32 @@ describe('PcdsError', () => {
     [new PermitRefusedError('k1', 0), 'PermitRefusedError', 'insufficient_credits'],
     [new UnknownThrottleError('k1'), 'UnknownThrottleError', 'unknown_throttle'],
     [new CallbackUrlRefusedError('m'), 'CallbackUrlRefusedError', 'invalid_callback_url'],
+    [new ConfigError('m'), 'ConfigError', 'invalid_config'],
+    [new WebhookConfigError('m'), 'WebhookConfigError', 'invalid_config'],
+    [new UsageError('m'), 'UsageError', 'invalid_usage'],
+    [new CliError('m'), 'CliError', 'command_failed'],
+    [new PortInUseError('m'), 'CliError', 'port_in_use'],
+    [new NotFound('call_not_found', 'm'), 'NotFound', 'call_not_found'],
+    [
+      new TemporalCliError('TEMPORAL_CLI_ENV_INVALID', 'm'),
+      'TemporalCliError',
+      'TEMPORAL_CLI_ENV_INVALID',
+    ],
+    [
+      new TemporalConnectionError('m', 'unreachable', 'PCDS_TEMPORAL_ADDRESS'),
+      'TemporalConnectionError',
+      'temporal_unreachable',
+    ],
+    [new EmulatorOptionsError('m'), 'EmulatorOptionsError', 'invalid_options'],
+    [new KeySettingsError('id', 'm'), 'KeySettingsError', 'invalid_request'],
+    [new StoreSealError('m'), 'StoreSealError', 'store_unreadable'],
+    [new StoreConfigError('m'), 'StoreConfigError', 'invalid_store_url'],
+    [new BatchStoreError('no_such_batch', 'm'), 'BatchStoreError', 'no_such_batch'],
+    [new LoadError('input_not_readable', 'm'), 'LoadError', 'input_not_readable'],
+    [new ColumnError('m'), 'ColumnError', 'invalid_input_file'],
+    [new EncodingError('m'), 'EncodingError', 'invalid_options'],
+    [new OutputUnwritableError('ENOSPC', 'm'), 'OutputUnwritableError', 'output_unwritable'],
+    [new InputError('m'), 'InputError', 'invalid_input_file'],
   ];
   it.each(errors)('%s is a PcdsError named %s with code %s', (err, name, code) => {
     expect(err).toBeInstanceOf(PcdsError);
@@ -133,5 +176,17 @@ describe('PcdsError', () => {
     expect(err.name).toBe(name);
     expect(err.code).toBe(code);
     expect(isPcdsErrorCode(err.code)).toBe(true);
+  });
+});
+
+describe('the error classes of src/', () => {
+  // `class X extends Error`: only the base, and the emulated service's JSON-RPC wire error (whose
+  // `code` is the JSON-RPC number the MCP SDK sends); every other class extends one of them.
+  const EXTENDS_ERROR = /\bclass\s+(\w+)\s+extends\s+Error\b/g;
+  it('extend PcdsError, so each carries a code of the list', () => {
+    const direct: string[] = [];
+    for (const file of sourceFiles(join(projectRoot(), 'src')))
+      for (const m of readFileSync(file, 'utf8').matchAll(EXTENDS_ERROR)) direct.push(m[1]);
+    expect(direct.sort()).toEqual(['PcdsError', 'RpcFailure']);
   });
 });

@@ -9,7 +9,7 @@ import { keyringFromSettings } from '../../../src/codec/settings.js';
 import { ConfigError } from '../../../src/config-error.js';
 import { loadConfig } from '../../../src/config.js';
 import { readSecretFile } from '../../../src/files/secret-file.js';
-import { idSecretFromSettings } from '../../../src/temporal/idempotency.js';
+import { idSecretFromSettings } from '../../../src/codec/idempotency.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pcds-secret-files-'));
 const ID_SECRET = randomBytes(32).toString('base64');

@@ -13,7 +13,7 @@ import {
   openStoreFromSettings,
   storeSealerFromSettings,
 } from '../../../src/store/index.js';
-import type { IdSecret } from '../../../src/temporal/idempotency.js';
+import type { IdSecret } from '../../../src/codec/idempotency.js';
 
 const key = randomBytes(32).toString('base64');
 

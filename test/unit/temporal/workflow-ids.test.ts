@@ -13,7 +13,7 @@ import {
   scopedId,
   searchExportWorkflowId,
   splitScopedId,
-} from '../../../src/temporal/workflow-ids.js';
+} from '../../../src/contract/workflow-ids.js';
 
 describe('ids a tenant names', () => {
   it("are the operator's as given and another tenant's after its id and a dot", () => {

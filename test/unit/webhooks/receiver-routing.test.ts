@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JournalEntry } from '../../../src/batch/journal.js';
-import { rowWorkflowId } from '../../../src/temporal/workflow-ids.js';
+import { rowWorkflowId } from '../../../src/contract/workflow-ids.js';
 import {
   BatchStore,
   type DeliveryInbox,

@@ -13,7 +13,7 @@ import {
   createBoundedServer,
   listenerLimits,
   type ListenerLimits,
-} from '../http/listener-limits.js';
+} from './http/listener-limits.js';
 
 export interface CodecServerOptions {
   codec: PayloadCodec;

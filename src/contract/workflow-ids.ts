@@ -1,8 +1,8 @@
 // Every workflow id the project makes and reads, in one place: batches, their rows, search exports,
 // and the ids tenants name. Ids of different kinds cannot collide: a row's id holds a `:` that no
 // batch id may hold, and a tenant's ids carry its name, so two tenants' `f2` never meet.
-// Workflow code imports this module: it is pure and imports only the contract.
-import { OPERATOR_TENANT, tenantIdProblem } from '../contract/tenant.js';
+// Workflow code imports this module: it is pure and imports only the contract's tenant ids.
+import { OPERATOR_TENANT, tenantIdProblem } from './tenant.js';
 
 /** An id a caller names (a batch or an export): letters, digits, _ and -, never a dot. */
 export const LOCAL_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
