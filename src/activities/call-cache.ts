@@ -4,7 +4,7 @@
 import { Context } from '@temporalio/activity';
 import { recordCacheLookups } from '../metrics/instruments.js';
 import { fillsCache, readsCache, type CacheUse } from '../calls/cache-policy.js';
-import type { CachedResult, ResultCache } from '../store/result-cache.js';
+import type { CachedResult, CallCache } from '../store/roles.js';
 import type { ActivityDeps } from './deps.js';
 
 /** How long one cache step may take before the call goes on without it. */
@@ -57,7 +57,7 @@ async function guarded<T>(
 }
 
 export function callCache(deps: ActivityDeps) {
-  const cache = (): Promise<ResultCache> => {
+  const cache = (): Promise<CallCache> => {
     if (!deps.store) return Promise.reject(new Error('no store'));
     return deps.store.cache();
   };

@@ -17,7 +17,7 @@ import {
 import { TransportError } from '../http/errors.js';
 import type { CacheUse } from '../calls/cache-policy.js';
 import { callCache, type CacheableResult } from './call-cache.js';
-import type { CachedResult } from '../store/result-cache.js';
+import type { CachedResult } from '../store/roles.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { pollRequest } from './guarded-request.js';

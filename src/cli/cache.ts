@@ -6,7 +6,8 @@ import { loadConfig } from '../config.js';
 import { findEndpoint } from '../contract/index.js';
 import { CACHE_TTL, parseAge, type CacheTtl } from '../calls/cache-policy.js';
 import { openStoreFromSettings } from '../store/index.js';
-import { ResultCache, type CacheStats, type PurgeRequest } from '../store/result-cache.js';
+import { ResultCache } from '../store/result-cache.js';
+import type { CacheStats, CacheUpkeep, PurgeRequest } from '../store/roles.js';
 import { erasureIdentifiersOf, runErasure } from './erase.js';
 import { action, printJson, UsageError } from './output.js';
 
@@ -149,7 +150,7 @@ export function statsTable(store: string, rows: readonly StatsRow[]): string {
   ].join('\n');
 }
 
-async function withCache<T>(fn: (cache: ResultCache, shown: string) => Promise<T>): Promise<T> {
+async function withCache<T>(fn: (cache: CacheUpkeep, shown: string) => Promise<T>): Promise<T> {
   const store = await openStoreFromSettings(loadConfig());
   try {
     return await fn(new ResultCache(store), store.location.shown);

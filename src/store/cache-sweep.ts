@@ -1,7 +1,7 @@
 // The expiry sweep a worker runs on the result cache: a few minutes after it starts, then every
 // hour. A sweep that fails (the store is down, or not reachable yet) is ignored: the next one
 // tries again.
-import type { ResultCache } from './result-cache.js';
+import type { CacheUpkeep } from './roles.js';
 
 export const CACHE_SWEEP_INTERVAL_MS = 3_600_000;
 /**
@@ -19,7 +19,7 @@ export interface CacheSweep {
 }
 
 export function startCacheSweep(
-  cache: () => Promise<ResultCache>,
+  cache: () => Promise<CacheUpkeep>,
   opts: {
     intervalMs?: number;
     /** When the first sweep runs; CACHE_SWEEP_FIRST_MS by default (0: at once). */

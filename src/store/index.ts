@@ -15,12 +15,19 @@ import {
 import { BatchStore } from './batch-store.js';
 import { openStore, type Store } from './open.js';
 import { ResultCache } from './result-cache.js';
-import type { StoreRoles } from './roles.js';
+import type { ResultCacheRoles, StoreRoles } from './roles.js';
 import { createSealer, type Sealer } from './sealer.js';
 
 export { BatchStore, BatchStoreError } from './batch-store.js';
 export { MAX_DELIVERIES_PER_ROW } from './delivery-inbox.js';
 export type {
+  CachedResult,
+  CacheHits,
+  CacheStats,
+  CacheUpkeep,
+  CallCache,
+  PurgeRequest,
+  ResultCacheRoles,
   BatchRecord,
   BatchRecords,
   BatchResults,
@@ -77,12 +84,7 @@ export {
 } from './load.js';
 export { createSealer, StoreSealError, type Sealer } from './sealer.js';
 export { storeMismatch, type StoreIdentity } from './identity.js';
-export {
-  ResultCache,
-  type CachedResult,
-  type CacheStats,
-  type PurgeRequest,
-} from './result-cache.js';
+export { ResultCache } from './result-cache.js';
 export {
   CACHE_TTL,
   cacheUseOf,
@@ -142,7 +144,7 @@ export async function openStoreFromSettings(s: StoreSettings): Promise<Store> {
 export interface LazyBatchStore {
   get(): Promise<StoreRoles>;
   /** The result cache in the same store (single calls look up and fill it). */
-  cache(): Promise<ResultCache>;
+  cache(): Promise<ResultCacheRoles>;
   close(): Promise<void>;
 }
 

@@ -15,21 +15,9 @@ import {
   type CacheUse,
 } from '../calls/cache-policy.js';
 import type { Store } from './open.js';
+import type { CachedResult, CacheStats, PurgeRequest, ResultCacheRoles } from './roles.js';
 import { mergedSubjects, type Sealer } from './sealer.js';
 import type { StoreSchema } from './schema.js';
-
-/**
- * A cached result, opened. The request id and fetch time are the fetching tenant's to see: an
- * entry another tenant fetched (a shared cache) answers without them.
- */
-export interface CachedResult {
-  outcome: 'found' | 'empty';
-  requestId?: string;
-  status: string;
-  result?: unknown;
-  /** Epoch ms when it was fetched. */
-  fetchedAt?: number;
-}
 
 /**
  * The lookup of a run's parameters in its scope: the tenant's own when the cache is kept per
@@ -47,25 +35,6 @@ export function cacheLookup(
     namespace === undefined ? endpoint : `${endpoint}\0tenant\0${namespace}`,
     params,
   );
-}
-
-export interface CacheStats {
-  endpoint: string;
-  entries: number;
-  found: number;
-  empty: number;
-  expired: number;
-  hits: number;
-  oldestFetchedAt?: number;
-  newestFetchedAt?: number;
-}
-
-export interface PurgeRequest {
-  endpoint?: string;
-  /** Entries fetched longer ago than this many ms. */
-  olderThanMs?: number;
-  /** Only entries past their time to live. */
-  expired?: boolean;
 }
 
 /** What an entry records of the lookup and the request that fetched it at `nowMs`. */
@@ -115,7 +84,8 @@ export async function putCacheEntry(
 /** Pending single-call jobs older than this are dropped by the sweep: their poll never came. */
 const PENDING_KEPT_MS = 7 * 24 * 3_600_000;
 
-export class ResultCache {
+/** Every role of the result cache (roles.ts), over Kysely for SQLite and PostgreSQL alike. */
+export class ResultCache implements ResultCacheRoles {
   private readonly db: Kysely<StoreSchema>;
 
   constructor(private readonly store: Store) {

@@ -1,11 +1,44 @@
 // What the store does, by role: a batch's record, its rows, its results written and read back, the
-// submit journal and the webhook deliveries of compact rows, and the reports of its workers. Each
-// consumer depends on the roles it uses; BatchStore implements them all, once, over Kysely for
+// submit journal and the webhook deliveries of compact rows, the reports of its workers, and the
+// result cache (what a call, a plan and its upkeep do with it). Each
+// consumer depends on the roles it uses; BatchStore (and ResultCache) implement them all, once, over Kysely for
 // SQLite and PostgreSQL, and a test (or another backend) can implement any one of them alone.
 import type { Claim, JournalEntry } from '../batch/journal.js';
 import type { InputRow, ResultLine } from '../batch/types.js';
 import type { CacheUse } from '../calls/cache-policy.js';
 import type { WorkerReport } from './worker-reports.js';
+
+/**
+ * A cached result, opened. The request id and fetch time are the fetching tenant's to see: an
+ * entry another tenant fetched (a shared cache) answers without them.
+ */
+export interface CachedResult {
+  outcome: 'found' | 'empty';
+  requestId?: string;
+  status: string;
+  result?: unknown;
+  /** Epoch ms when it was fetched. */
+  fetchedAt?: number;
+}
+
+export interface CacheStats {
+  endpoint: string;
+  entries: number;
+  found: number;
+  empty: number;
+  expired: number;
+  hits: number;
+  oldestFetchedAt?: number;
+  newestFetchedAt?: number;
+}
+
+export interface PurgeRequest {
+  endpoint?: string;
+  /** Entries fetched longer ago than this many ms. */
+  olderThanMs?: number;
+  /** Only entries past their time to live. */
+  expired?: boolean;
+}
 
 /** A row as the loader hands it in: valid (params, key) or invalid (problem, code). */
 export type LoadedRow =
@@ -244,3 +277,65 @@ export interface StoreRoles
     SubmitJournal,
     DeliveryInbox,
     WorkerRegistry {}
+
+/** A cached result's facts as the service gave them (what a call puts or fills). */
+type FetchedResult = { outcome: 'found' | 'empty'; status: string; result?: unknown };
+
+/** The result cache as a single call uses it: a lookup, and the result it fetched put back. */
+export interface CallCache {
+  /** The fresh entry for a call's parameters, or undefined; a hit is counted on the entry. */
+  get(
+    endpoint: string,
+    params: Record<string, unknown>,
+    use: CacheUse | undefined,
+    nowMs?: number,
+  ): Promise<CachedResult | undefined>;
+  /** Remembers a call's accepted job, so the poll that reads its result fills the cache. */
+  expect(
+    requestId: string,
+    endpoint: string,
+    params: Record<string, unknown>,
+    use: CacheUse | undefined,
+    nowMs?: number,
+  ): Promise<void>;
+  /** A job's result was read: fills the cache if a call expected it (else does nothing). */
+  fill(requestId: string, got: FetchedResult, nowMs?: number): Promise<void>;
+  /** Puts a result fetched now for these parameters (a job that completed at its submit). */
+  put(
+    endpoint: string,
+    params: Record<string, unknown>,
+    use: CacheUse | undefined,
+    got: FetchedResult & { requestId: string },
+    nowMs?: number,
+  ): Promise<void>;
+}
+
+/** What a plan counts in the result cache: the rows a run started now would take from it. */
+export interface CacheHits {
+  /** Of a loaded batch's rows: those the cache would answer, and the found among them. */
+  expectedHits(
+    batchId: string,
+    use: CacheUse | undefined,
+    nowMs?: number,
+  ): Promise<{ rows: number; found: number }>;
+  /** Of these parameter sets (one per row sent): those the cache would answer, and the found. */
+  hitsAmong(
+    endpoint: string,
+    paramSets: readonly Record<string, unknown>[],
+    use: CacheUse | undefined,
+    nowMs?: number,
+  ): Promise<{ rows: number; found: number }>;
+}
+
+/** The result cache's upkeep: what `pcds cache` shows and purges, and a worker's sweep. */
+export interface CacheUpkeep {
+  /** Entries per endpoint: found, empty, past their time to live, hits, oldest and newest. */
+  stats(nowMs?: number): Promise<CacheStats[]>;
+  /** Removes the entries that match every given condition (none given: every entry). */
+  purge(req: PurgeRequest, nowMs?: number): Promise<number>;
+  /** Drops entries past their time to live and single-call jobs whose poll never came. */
+  sweep(nowMs?: number): Promise<{ expired: number }>;
+}
+
+/** Every role of the result cache: what a store opened for a process hands out beside StoreRoles. */
+export interface ResultCacheRoles extends CallCache, CacheHits, CacheUpkeep {}
