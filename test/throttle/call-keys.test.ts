@@ -4,18 +4,10 @@
 // (no credits) sends the call on to the next key, nothing accepted twice, and is passed over
 // afterwards.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createActivities } from '../../src/activities/index.js';
 import { loadConfig } from '../../src/config.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { createServiceClients } from '../../src/http/service-clients.js';
-import { permitGateFromConfig } from '../../src/worker/permit-gate.js';
-import {
-  connectClient,
-  testEncryptionEnv,
-  uniqueTaskQueue,
-  withWorker,
-} from '../harness/temporal.js';
-import { emails, pcdsClient, TIME_SCALE } from './env.js';
+import { testEncryptionEnv, uniqueTaskQueue } from '../harness/temporal.js';
+import { emails, pcdsClient, TIME_SCALE, withThrottledWorker } from './env.js';
 
 const LIMITS = { perMinute: 100, perHour: 1_000 };
 const KEYS = ['one', 'two', 'three'].map((name) => ({
@@ -50,37 +42,28 @@ it('calls that name no key spread over the pool, and leave a key refused for its
     PCDS_THROTTLE_TIME_SCALE: String(TIME_SCALE),
     ...testEncryptionEnv(),
   });
-  const clients = createServiceClients(config);
-  const { client: temporal, connection } = await connectClient();
-  try {
-    const permits = permitGateFromConfig(config, temporal.connection, taskQueue);
-    const activities = createActivities({ config, clients, permits });
-    await withWorker({ taskQueue, activities }, async () => {
-      const { client, close } = await pcdsClient(taskQueue);
-      try {
-        // One after the other, as a person's calls come.
-        const outcomes: string[] = [];
-        for (const email of emails(8)) {
-          const handle = await client.startCall('person_enrichment', { email });
-          outcomes.push((await handle.result()).outcome);
-        }
-        expect(outcomes.every((o) => o === 'found' || o === 'empty')).toBe(true);
-        const [one, two, broke] = KEYS.map((k) => emulator.stats(k.id));
-        // Both keys with credits took calls, in near equal parts.
-        expect(one.jobsSubmitted).toBeGreaterThanOrEqual(3);
-        expect(two.jobsSubmitted).toBeGreaterThanOrEqual(3);
-        expect(one.jobsSubmitted + two.jobsSubmitted).toBe(8);
-        // The key without credits refused once; its breaker kept every later call away.
-        expect(broke.jobsSubmitted).toBe(0);
-        const posts = Object.entries(broke.requests).filter(([route]) => route.startsWith('POST '));
-        expect(posts.reduce((n, [, count]) => n + count, 0)).toBe(1);
-        expect(one.duplicateSubmits + two.duplicateSubmits).toBe(0);
-      } finally {
-        await close();
+  await withThrottledWorker(config, taskQueue, async () => {
+    const { client, close } = await pcdsClient(taskQueue);
+    try {
+      // One after the other, as a person's calls come.
+      const outcomes: string[] = [];
+      for (const email of emails(8)) {
+        const handle = await client.startCall('person_enrichment', { email });
+        outcomes.push((await handle.result()).outcome);
       }
-    });
-  } finally {
-    await clients.close();
-    await connection.close();
-  }
+      expect(outcomes.every((o) => o === 'found' || o === 'empty')).toBe(true);
+      const [one, two, broke] = KEYS.map((k) => emulator.stats(k.id));
+      // Both keys with credits took calls, in near equal parts.
+      expect(one.jobsSubmitted).toBeGreaterThanOrEqual(3);
+      expect(two.jobsSubmitted).toBeGreaterThanOrEqual(3);
+      expect(one.jobsSubmitted + two.jobsSubmitted).toBe(8);
+      // The key without credits refused once; its breaker kept every later call away.
+      expect(broke.jobsSubmitted).toBe(0);
+      const posts = Object.entries(broke.requests).filter(([route]) => route.startsWith('POST '));
+      expect(posts.reduce((n, [, count]) => n + count, 0)).toBe(1);
+      expect(one.duplicateSubmits + two.duplicateSubmits).toBe(0);
+    } finally {
+      await close();
+    }
+  });
 }, 120_000);
