@@ -1,8 +1,8 @@
-// What the store does, by role: a batch's record, its rows, its results written and read back, the
-// submit journal and the webhook deliveries of compact rows, the reports of its workers, and the
-// result cache (what a call, a plan and its upkeep do with it). Each
-// consumer depends on the roles it uses; BatchStore (and ResultCache) implement them all, once, over Kysely for
-// SQLite and PostgreSQL, and a test (or another backend) can implement any one of them alone.
+// What the store does, by role: a batch's record, its rows, its results written and read back,
+// the submit journal and the webhook deliveries of compact rows, the reports of its workers, and
+// the result cache (what a call, a plan and its upkeep do with it). Each consumer depends on the
+// roles it uses; BatchStore and ResultCache implement them, once, over Kysely for SQLite and
+// PostgreSQL, and a test (or another backend) can implement any one of them alone.
 import type { Claim, JournalEntry } from '../batch/journal.js';
 import type { InputRow, ResultLine } from '../batch/types.js';
 import type { CacheUse } from '../calls/cache-policy.js';
