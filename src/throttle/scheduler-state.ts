@@ -33,7 +33,20 @@ export interface SchedulerPolicy {
   tenants: Record<string, TenantPolicy>;
   /** Budgets of every tenant `tenants` does not list, the operator's own excepted (this key's part). */
   unlisted?: Omit<TenantPolicy, 'weight'>;
+  /**
+   * The scheduler's rules, as the sending workers know them (absent: 1, the first release's, so a
+   * recorded history replays as it ran). 2: the hour reserve follows what calls used in the last
+   * hour up to half the hour (not only up to `reserve`), and a batch ahead of its share is held
+   * back only for batches whose requests come back before its slot (a slot nobody else will ask
+   * for is never left idle).
+   */
+  revision?: number;
 }
+
+/** The rules the workers of this release send (see SchedulerPolicy.revision). */
+export const SCHEDULER_REVISION = 2;
+/** Revision 2: the most of each hour window the reserve grows to, following calls' demand. */
+export const HOUR_RESERVE_MOST = 0.5;
 
 export const DEFAULT_RESERVE = 0.1;
 export const DEFAULT_POLICY: SchedulerPolicy = {

@@ -37,6 +37,7 @@ import {
 } from './windows.js';
 import {
   DEFAULT_POLICY,
+  HOUR_RESERVE_MOST,
   type BudgetName,
   type RequesterRecord,
   type SchedulerPolicy,
@@ -56,6 +57,7 @@ import {
 
 export {
   DEFAULT_POLICY,
+  SCHEDULER_REVISION,
   DEFAULT_RESERVE,
   SCHEDULER_MODES,
   type RequesterRecord,
@@ -115,8 +117,12 @@ function clonePolicy(p: SchedulerPolicy): SchedulerPolicy {
     reserve: p.reserve,
     tenants: Object.fromEntries(Object.entries(p.tenants).map(([k, v]) => [k, { ...v }])),
     ...(p.unlisted ? { unlisted: { ...p.unlisted } } : {}),
+    ...(p.revision !== undefined ? { revision: p.revision } : {}),
   };
 }
+
+/** Whether the policy's rules are at least `revision` (see SchedulerPolicy.revision). */
+const hasRevision = (p: SchedulerPolicy, revision: number) => (p.revision ?? 1) >= revision;
 
 const batchHorizonOf = (s: ThrottleSettings) => s.batchHorizonMs ?? batchHorizonFor(s.minuteMs);
 /** How long a request told to come back at T still counts as coming: the gate's spread and a slow process. */
@@ -302,10 +308,27 @@ function hourReserveAt(state: ThrottleState, sched: SchedulerState, now: number)
   const s = state.settings;
   const hourSpan = s.hourMs + s.marginMs;
   const { floor, ceiling } = hourReserveBounds(state, sched.policy.reserve);
-  if (now - sched.since < hourSpan) return ceiling;
+  const firstHour = now - sched.since < hourSpan;
   const all = countIn(state.log, now - hourSpan, Infinity);
   const batch = countIn(sched.batchLog, now - hourSpan, Infinity);
-  return Math.min(ceiling, floor + Math.max(0, all - batch));
+  const used = floor + Math.max(0, all - batch);
+  if (!hasRevision(sched.policy, 2)) return firstHour ? ceiling : Math.min(ceiling, used);
+  // Revision 2: the reserve follows what calls and background reads used in the last hour and
+  // what of theirs waits now, beyond the configured share up to half the hour: a person's call
+  // then finds its slot in the hour window however busy the batches, and a demand that grows
+  // takes slots back from batch work as they come free instead of waiting behind it.
+  let waiting = 0;
+  for (const x of Object.values(sched.requesters))
+    if (x.class !== 'batch') waiting += x.waiting.length;
+  const most = Math.max(ceiling, hourReserveBounds(state, HOUR_RESERVE_MOST).ceiling);
+  if (!firstHour) return Math.min(most, used + waiting);
+  // In the first hour, what they used so far at the pace they used it (over five minutes at
+  // least, so a few early calls do not stop the batches): batch work that fills the hour in its
+  // first minutes would otherwise leave a person's later calls waiting for the hour to slide.
+  const minuteSpan = s.minuteMs + s.marginMs;
+  const elapsed = Math.max(now - sched.since, 5 * minuteSpan);
+  const projected = floor + Math.ceil(((all - batch) * hourSpan) / elapsed);
+  return Math.min(most, Math.max(ceiling, projected + waiting));
 }
 
 function hourReserveBounds(
@@ -604,7 +627,11 @@ export function schedulerSnapshot(state: ThrottleState, now: number): SchedulerS
   const hourTotal = countIn(state.log, now - s.hourMs, now);
   const fair = sched.policy.mode === 'fair';
   const eff = effectiveAt(state, now);
-  const { floor, ceiling } = hourReserveBounds(state, sched.policy.reserve);
+  const { floor, ceiling: shareCeiling } = hourReserveBounds(state, sched.policy.reserve);
+  // Revision 2 lets the reserve follow calls' demand up to half the hour.
+  const ceiling = hasRevision(sched.policy, 2)
+    ? Math.max(shareCeiling, hourReserveBounds(state, HOUR_RESERVE_MOST).ceiling)
+    : shareCeiling;
   const cap = batchCap(state, sched, now);
   const share = (n: number, of: number) => (of > 0 ? Math.round((n / of) * 1000) / 1000 : 0);
   const requesters = Object.entries(sched.requesters)

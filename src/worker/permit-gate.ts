@@ -52,7 +52,12 @@ import {
   type ThrottleSettings,
   type WindowLimits,
 } from '../throttle/windows.js';
-import { DEFAULT_POLICY, type SchedulerPolicy, type TenantPolicy } from '../throttle/scheduler.js';
+import {
+  DEFAULT_POLICY,
+  SCHEDULER_REVISION,
+  type SchedulerPolicy,
+  type TenantPolicy,
+} from '../throttle/scheduler.js';
 import { policyOfTenant, type TenantSettings } from '../throttle/scheduling-settings.js';
 
 export interface ThrottledKey {
@@ -94,7 +99,7 @@ export function keyPolicy(
   keyHourLimit: number,
   poolHourLimit: number,
 ): SchedulerPolicy {
-  if (!scheduling) return DEFAULT_POLICY;
+  if (!scheduling) return { ...DEFAULT_POLICY, revision: SCHEDULER_REVISION };
   const part = poolHourLimit > 0 ? keyHourLimit / poolHourLimit : 1;
   const split = (b: Omit<TenantPolicy, 'weight'>): Omit<TenantPolicy, 'weight'> => ({
     ...(b.requestsPerHour !== undefined ? { requestsPerHour: b.requestsPerHour * part } : {}),
@@ -111,6 +116,7 @@ export function keyPolicy(
       ]),
     ),
     ...(unlisted && Object.keys(unlisted).length > 0 ? { unlisted } : {}),
+    revision: SCHEDULER_REVISION,
   };
 }
 

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 import { keyPolicy } from '../../../src/worker/permit-gate.js';
+import { SCHEDULER_REVISION } from '../../../src/throttle/scheduler.js';
 
 const pool = JSON.stringify([
   { id: 'k1', key: 'a', secret: 's', perHour: 1_000 },
@@ -86,5 +87,8 @@ describe('scheduling settings', () => {
     expect(k2.tenants.alice).toEqual({ weight: 2, requestsPerHour: 300, creditsPerDay: 60 });
     expect(k1.unlisted).toEqual({ requestsPerHour: 250 });
     expect(k1).toMatchObject({ mode: 'fair', reserve: 0.1 });
+    // Workers send the rules they know; a throttle replaying a history without them keeps revision 1.
+    expect(k1.revision).toBe(SCHEDULER_REVISION);
+    expect(keyPolicy(undefined, 1_000, 4_000).revision).toBe(SCHEDULER_REVISION);
   });
 });

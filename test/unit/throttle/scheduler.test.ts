@@ -156,6 +156,52 @@ describe('the reserve', SIM, () => {
   });
 });
 
+describe('revision 2: the hour reserve follows what calls ask', SIM, () => {
+  it('calls beyond the configured share find their slots from the first hour, and batches share the rest', () => {
+    const run = (revision: number) =>
+      simulate({
+        settings,
+        policy: fair({ revision }),
+        ...TEAM,
+        // A call a minute: three requests each, 18% of the key's hour, beyond the 10% reserve.
+        calls: [{ everyMs: MINUTE }],
+        durationMs: 3 * HOUR,
+      });
+    const now = run(2);
+    const before = run(1);
+    const waits = (r: SimResult) => r.calls.map((c) => c.permitWaitMs);
+    // Every call waits for nothing but its answers' trips (a lead each), in every hour.
+    expect(now.calls.length).toBeGreaterThan(170);
+    expect(Math.max(...waits(now))).toBeLessThanOrEqual(3 * 250);
+    // The first revision, the same traffic: once calls spent the 10%, they waited for the hour.
+    expect(percentile(waits(before), 90)).toBeGreaterThan(10 * MINUTE);
+    // The batches share what calls leave, by weight, and the key stays busy.
+    const shares = sharesIn(now.sent, T0 + HOUR, T0 + 3 * HOUR);
+    for (const id of ['a', 'b', 'c']) near(shares[`batch:${id}`], 1 / 3);
+    const used = now.sent.filter((s) => s.at >= T0 + HOUR && s.at < T0 + 3 * HOUR).length;
+    expect(used / (2 * LIMITS.perHour)).toBeGreaterThanOrEqual(0.97);
+    expectWithinLimits(now);
+    expectWithinLimits(before);
+  });
+
+  it('a few early calls do not hold the batches back: the reserve stays at the configured share', () => {
+    const r = simulate({
+      settings,
+      policy: fair({ revision: 2 }),
+      batches: [{ id: 'a', window: 200 }],
+      calls: [{ everyMs: 150_000 }],
+      ...SLOW,
+      durationMs: HOUR,
+    });
+    const snap = schedulerSnapshot(r.state, T0 + HOUR - 1_000);
+    expect(snap.reserve.hour).toMatchObject({ kept: 100, floor: 10, ceiling: 500 });
+    // Batch work took all the rest of its first hour.
+    const batch = r.sent.filter((s) => s.class === 'batch').length;
+    expect(batch).toBeGreaterThanOrEqual(LIMITS.perHour - 100 - 2);
+    expectWithinLimits(r);
+  });
+});
+
 describe('fair shares', SIM, () => {
   it.each([
     { weights: [1, 1, 1], expected: [1 / 3, 1 / 3, 1 / 3] },
