@@ -1,16 +1,20 @@
 // One pool of keys shared by many, under the first-come throttle (the baseline) and the fair
 // scheduler in the same run, as a team uses it: 4 keys at the real 1:10 minute/hour ratio (100 a
-// minute, 1,000 an hour each), three compact batches of 500, 400 and 300 rows with different
-// windows (10, 50 and 200 rows in flight) started 30 s apart, a person's single person_enrichment
-// call every 15 s, and a tenant over its budget (60 requests an hour across the pool) calling
-// every 30 s; each run lasts until the batches are done and more than an hour window has passed.
+// minute, 1,000 an hour each), three compact batches with different windows (10, 50 and 200 rows
+// in flight) started 30 s apart and big enough to spend the pool's hour several times over, a
+// person's single person_enrichment call every 15 s, and a tenant over its budget (60 requests an
+// hour across the pool) calling every 30 s. Three runs: first-come, fair with equal weights, and
+// fair with the weights given (default 1,1,2); each lasts until its batches are done (or the bound
+// of hours) and at least two hour windows have passed.
 // Every duration is scaled alike (default 10 times faster): the emulator's windows and job
 // latency, the throttle's windows, the poll intervals, the maximum waits and the bench's own
-// spacing. Prints (does not assert) each batch's share of the batch requests while all three run
-// against its fair share, the pool's use against what its windows allowed while batches ran,
-// 429s, the person's calls' time (p50, p95, max, scaled and at the real pace) against the same
-// call on the idle pool, and what the tenant over budget got.
-// Run: npx tsx bench/shared-pool.ts [timeScale=10] [maxHours=3] [weights=1,1,1]
+// spacing. Prints (does not assert), for each run: each batch's share of the permits granted while
+// all three had requests waiting (the batches all wanted more than the pool gave) against its
+// weighted fair share, and its share over the whole run; the pool's use against what its windows
+// allowed while the batches ran; 429s; the person's calls' time (p50, p90, max) and the wait of
+// their permits against the same on the idle pool plus one slot of the minute window; and what the
+// tenant over budget got.
+// Run: npx tsx bench/shared-pool.ts [timeScale=10] [maxHours=2.5] [weights=1,1,2] [rows=1300,1300,1300]
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,24 +37,21 @@ import { benchStore } from './batch-env.js';
 
 /** How many times faster than the service every duration runs. */
 const TIME_SCALE = Number(process.argv[2] ?? 10);
-const MAX_HOURS = Number(process.argv[3] ?? 3);
-/** The batches' weights (the fair scheduler's; first-come ignores them). */
-const WEIGHTS = (process.argv[4] ?? '1,1,1').split(',').map(Number);
+const MAX_HOURS = Number(process.argv[3] ?? 2.5);
+/** The weights of the last run's batches (the fair scheduler's; first-come ignores them). */
+const WEIGHTS = (process.argv[4] ?? '1,1,2').split(',').map(Number);
+const ROWS = (process.argv[5] ?? '1300,1300,1300').split(',').map(Number);
 const LIMITS = { perMinute: 100, perHour: 1_000 };
 const KEYS = 4;
 const MINUTE_MS = 60_000 / TIME_SCALE;
 const HOUR_MS = 3_600_000 / TIME_SCALE;
 /** One slot of the minute window: the spacing of 100 requests a minute. */
 const SLOT_MS = MINUTE_MS / LIMITS.perMinute;
-const BATCHES = [
-  { rows: 500, window: 10 },
-  { rows: 400, window: 50 },
-  { rows: 300, window: 200 },
-];
+const BATCHES = [10, 50, 200].map((window, b) => ({ rows: ROWS[b], window }));
 const BATCH_EVERY_MS = 30_000 / TIME_SCALE;
 const CALL_EVERY_MS = 15_000 / TIME_SCALE;
-/** A run lasts at least this long: past the first hour window, so the batches cross it. */
-const MIN_RUN_MS = 1.25 * HOUR_MS;
+/** A run lasts at least this long: past two hour windows, so the batches cross them. */
+const MIN_RUN_MS = 2.1 * HOUR_MS;
 const IDLE_CALLS = 6;
 /** The tenant over budget: its budget across the pool, and how often it calls. */
 const HEAVY_TENANT = 'heavy';
@@ -70,33 +71,54 @@ interface Permit {
   keyId: string;
   requester: string;
   class: Requester['class'];
+  /** How long the caller waited for it. */
+  waitedMs: number;
+  /** The batch requesters that had a request waiting when it was granted (itself included). */
+  waiting: string[];
 }
 
 interface RunResult {
   mode: SchedulerMode;
+  weights: number[];
   batchIds: string[];
   batchStarts: number[];
   batchEnds: number[];
   permits: Permit[];
   idleMs: number[];
+  /** The permit waits of the idle calls. */
+  idleWaits: number[];
   callMs: number[];
   callsUnfinished: number;
   heavy: { done: number; refused: number; other: number };
   rateLimited: number;
 }
 
-/** The gate of a worker, with every permit it grants written down (when, which key, who). */
+/**
+ * The gate of a worker, with every permit it grants written down: when, which key, who, how long
+ * its caller waited, and which batches had requests waiting at that moment.
+ */
 function countingGate(gate: PermitGate, permits: Permit[]): PermitGate {
+  const waiting = new Map<string, number>();
   return {
     ...gate,
     async acquire(keyId, kind, options) {
-      await gate.acquire(keyId, kind, options);
-      permits.push({
-        at: Date.now(),
-        keyId,
-        requester: requesterId(options.requester),
-        class: options.requester.class,
-      });
+      const requester = requesterId(options.requester);
+      const asked = Date.now();
+      waiting.set(requester, (waiting.get(requester) ?? 0) + 1);
+      try {
+        await gate.acquire(keyId, kind, options);
+        const at = Date.now();
+        permits.push({
+          at,
+          keyId,
+          requester,
+          class: options.requester.class,
+          waitedMs: at - asked,
+          waiting: [...waiting].filter(([r, n]) => n > 0 && r.startsWith('batch:')).map(([r]) => r),
+        });
+      } finally {
+        waiting.set(requester, (waiting.get(requester) ?? 1) - 1);
+      }
     },
   };
 }
@@ -124,6 +146,7 @@ function writeInput(dir: string, name: string, rows: number, seed: number): stri
 async function run(
   index: number,
   mode: SchedulerMode,
+  weights: number[],
   emulator: RunningEmulator,
   temporalAddress: string,
 ): Promise<RunResult> {
@@ -206,7 +229,8 @@ async function run(
       const ms = await call();
       if (ms !== undefined) idleMs.push(ms);
     }
-    log(`run ${index} (${mode}): idle call p50 ${percentile(idleMs, 50)} ms`);
+    const idleWaits = permits.map((p) => p.waitedMs);
+    log(`run ${index} (${mode} ${weights.join(':')}): idle call p50 ${percentile(idleMs, 50)} ms`);
     const dir = mkdtempSync(join(tmpdir(), 'pcds-bench-shared-pool-'));
     const startedAt = Date.now();
     const callMs: number[] = [];
@@ -234,6 +258,7 @@ async function run(
     const batchEnds: number[] = [];
     const batchIds: string[] = [];
     const finished: Promise<void>[] = [];
+    const handles: { cancel(): Promise<unknown> }[] = [];
     for (const [b, { rows, window }] of BATCHES.entries()) {
       if (b > 0) await sleep(startedAt + b * BATCH_EVERY_MS - Date.now());
       const prepared = await prepareBatch({
@@ -243,13 +268,14 @@ async function run(
         compact: true,
         keyIds: keys.map((k) => k.id),
         batchId: `shared-pool-${index}-w${window}-${Date.now()}`,
-        weight: WEIGHTS[b],
+        weight: weights[b],
         ...WAITS,
       });
       const handle = await startBatchWorkflow(client, taskQueue, prepared, {
         store: await store.get(),
       });
       batchStarts[b] = Date.now();
+      handles[b] = handle;
       batchIds[b] = handle.workflowId.replace(/^batch-/, '');
       log(`run ${index}: batch ${b + 1} (${rows} rows, window ${window}) started`);
       finished.push(
@@ -268,6 +294,9 @@ async function run(
     const deadline = sleep(startedAt + MAX_HOURS * HOUR_MS - Date.now(), undefined, { ref: false });
     await Promise.race([Promise.all(finished), deadline]);
     await sleep(Math.max(0, startedAt + MIN_RUN_MS - Date.now()));
+    // A batch the bound of hours cut short is cancelled, so the worker can stop.
+    for (const [b, handle] of handles.entries())
+      if (batchEnds[b] === undefined) await handle.cancel().catch(() => undefined);
     stop = true;
     await Promise.all([personLoop, heavyLoop]);
     await Promise.race([Promise.all(calls), sleep(HOUR_MS, undefined, { ref: false })]);
@@ -276,11 +305,13 @@ async function run(
     for (const k of keys) rateLimited += emulator.stats(k.id).rateLimited;
     return {
       mode,
+      weights,
       batchIds,
       batchStarts,
       batchEnds,
       permits: permits.filter((p) => p.at >= startedAt),
       idleMs,
+      idleWaits,
       callMs,
       callsUnfinished: unfinished,
       heavy,
@@ -289,7 +320,7 @@ async function run(
   } finally {
     await pcds.close();
     worker.shutdown();
-    await running;
+    await Promise.race([running, sleep(HOUR_MS, undefined, { ref: false })]);
     await store.close();
     await connection.close();
     await nativeConnection.close();
@@ -300,49 +331,69 @@ const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const real = (ms: number) => `${((ms * TIME_SCALE) / 60_000).toFixed(1)} min`;
 
-/** Requests a key's windows allow over `ms`: the tighter of its minute and hour windows. */
-const allowed = (ms: number) =>
-  KEYS *
-  Math.min(LIMITS.perMinute * Math.ceil(ms / MINUTE_MS), LIMITS.perHour * Math.ceil(ms / HOUR_MS));
+/**
+ * Requests the pool's windows allow over `ms`: hour by hour, the tighter of the hour window and
+ * the minute window over that hour's length (a sliding window allows no more in any span).
+ */
+function allowed(ms: number): number {
+  let perKey = 0;
+  for (let left = ms; left > 0; left -= HOUR_MS)
+    perKey += Math.min(
+      LIMITS.perHour,
+      LIMITS.perMinute * Math.ceil(Math.min(left, HOUR_MS) / MINUTE_MS),
+    );
+  return KEYS * perKey;
+}
 
-function report(r: RunResult): string[] {
-  const lines = [r.mode === 'first-come' ? 'first-come (baseline)' : 'fair scheduler'];
-  // Shares while all three batches run: from the last start to the first end.
-  const allFrom = Math.max(...r.batchStarts);
-  const ends = r.batchEnds.filter((e) => e !== undefined);
-  const allUntil = Math.min(...(ends.length === BATCHES.length ? ends : [Date.now()]));
-  const inAll = r.permits.filter((p) => p.class === 'batch' && p.at >= allFrom && p.at < allUntil);
-  const total = WEIGHTS.reduce((x, y) => x + y, 0);
-  const fair = WEIGHTS.map((w) => w / total);
-  for (const [b, id] of r.batchIds.entries()) {
-    const share = inAll.filter((p) => p.requester === `batch:${id}`).length / inAll.length;
+const label = (r: RunResult) =>
+  r.mode === 'first-come'
+    ? 'first-come (baseline)'
+    : `fair scheduler, weights ${r.weights.join(':')}`;
+
+function report(r: RunResult, goals: boolean): string[] {
+  const lines = [label(r)];
+  const total = r.weights.reduce((x, y) => x + y, 0);
+  const fair = r.weights.map((w) => w / total);
+  const ids = r.batchIds.map((id) => `batch:${id}`);
+  const batchPermits = r.permits.filter((p) => p.class === 'batch');
+  // Contended: granted while every batch had a request waiting (all wanted more than they got).
+  const contended = batchPermits.filter((p) => ids.every((id) => p.waiting.includes(id)));
+  const hours = (ms: number) => `${(ms / HOUR_MS).toFixed(2)} h`;
+  let worst = 0;
+  for (const [b, id] of ids.entries()) {
+    const share = contended.filter((p) => p.requester === id).length / contended.length;
+    const overall = batchPermits.filter((p) => p.requester === id).length / batchPermits.length;
+    worst = Math.max(worst, Math.abs(share - fair[b]) / fair[b]);
     const { rows, window } = BATCHES[b];
-    const took = r.batchEnds[b] ? sec(r.batchEnds[b] - r.batchStarts[b]) : 'not done';
+    const took = r.batchEnds[b] ? hours(r.batchEnds[b] - r.batchStarts[b]) : 'not done';
     lines.push(
-      `  batch ${b + 1} (${rows} rows, window ${window}, weight ${WEIGHTS[b]}): share ${pct(share)} while all ran (fair ${pct(fair[b])}); took ${took}`,
+      `  batch ${b + 1} (${rows} rows, window ${window}, weight ${r.weights[b]}): share ${pct(share)} while all three waited (fair ${pct(fair[b])}), ${pct(overall)} of the whole run; took ${took}`,
     );
   }
-  const allUsed = r.permits.filter((p) => p.at >= allFrom && p.at < allUntil).length;
   lines.push(
-    `  all three ran for ${sec(allUntil - allFrom)}: ${inAll.length} batch requests, ${allUsed} in all of ${allowed(allUntil - allFrom)} the windows allowed (${pct(allUsed / allowed(allUntil - allFrom))})`,
+    `    ${contended.length} of ${batchPermits.length} batch permits were granted while all three waited; worst share off its fair share by ${pct(worst)}${goals ? ' (goal <= 10%)' : ''}`,
   );
-  // The pool's use while batches ran: from the first start to the last batch request.
-  const batchPermits = r.permits.filter((p) => p.class === 'batch');
+  // The pool's use while batches ran: from the first start to the last batch permit.
   const from = Math.min(...r.batchStarts);
   const until = Math.max(...batchPermits.map((p) => p.at)) + 1;
   const used = r.permits.filter((p) => p.at >= from && p.at < until).length;
   lines.push(
-    `  pool use while batches ran (${sec(until - from)}): ${used} requests of ${allowed(until - from)} the windows allowed (${pct(used / allowed(until - from))}); 429s ${r.rateLimited}`,
+    `  pool use while batches ran (${hours(until - from)}): ${used} requests of ${allowed(until - from)} the windows allowed (${pct(used / allowed(until - from))}${goals ? ', goal >= 97%' : ''}); 429s ${r.rateLimited}`,
   );
   const idle = percentile(r.idleMs, 50);
   const goal = idle + SLOT_MS;
-  const [p50, p95, max] = [
-    percentile(r.callMs, 50),
-    percentile(r.callMs, 95),
-    Math.max(...r.callMs),
-  ];
+  const interactive = r.permits.filter((p) => p.class === 'interactive');
+  const waits = interactive.filter((p) => p.requester !== `interactive:${HEAVY_TENANT}`);
+  const w = (p: number) =>
+    `${percentile(
+      waits.map((x) => x.waitedMs),
+      p,
+    )} ms`;
   lines.push(
-    `  person's calls: ${r.callMs.length} done${r.callsUnfinished ? `, ${r.callsUnfinished} not` : ''}; p50 ${sec(p50)}, p95 ${sec(p95)}, max ${sec(max)} (real pace: ${real(p50)}, ${real(p95)}, ${real(max)}); idle p50 ${sec(idle)}; goal p90 <= ${sec(goal)}, max <= ${sec(3 * goal)}`,
+    `  person's calls: ${r.callMs.length} done${r.callsUnfinished ? `, ${r.callsUnfinished} not` : ''}; p50 ${sec(percentile(r.callMs, 50))}, p90 ${sec(percentile(r.callMs, 90))}, max ${sec(Math.max(...r.callMs))} (real pace: ${real(percentile(r.callMs, 90))} p90, ${real(Math.max(...r.callMs))} max); idle p50 ${sec(idle)}${goals ? `; goal p90 <= ${sec(goal)}, max <= ${sec(3 * goal)}` : ''}`,
+  );
+  lines.push(
+    `    their ${waits.length} permits waited p50 ${w(50)}, p90 ${w(90)}, max ${w(100)}; on the idle pool p50 ${percentile(r.idleWaits, 50)} ms, max ${Math.max(...r.idleWaits)} ms; one slot ${SLOT_MS} ms`,
   );
   lines.push(
     `  tenant ${HEAVY_TENANT} (budget ${HEAVY_BUDGET} requests an hour): ${r.heavy.done} calls done, ${r.heavy.refused} refused with tenant_budget, ${r.heavy.other} failed otherwise; its requests ${r.permits.filter((p) => p.requester === `interactive:${HEAVY_TENANT}`).length}`,
@@ -357,7 +408,7 @@ const emulator = await startEmulator({
   timeScale: TIME_SCALE,
   limits: { enabled: true, ...LIMITS },
   dataset: { people: PEOPLE, companies: 600 },
-  keys: [0, 1].flatMap((index) =>
+  keys: [0, 1, 2].flatMap((index) =>
     Array.from({ length: KEYS }, (_, k) => ({
       id: `run${index}-k${k + 1}`,
       key: `pcds_bench_run${index}_k${k + 1}`,
@@ -372,10 +423,16 @@ try {
   process.stdout.write(
     `shared pool: ${KEYS} keys of ${LIMITS.perMinute}/minute and ${LIMITS.perHour}/hour; batches of ${BATCHES.map((b) => `${b.rows} rows (window ${b.window})`).join(', ')} started ${sec(BATCH_EVERY_MS)} apart; a person's call every ${sec(CALL_EVERY_MS)}; tenant ${HEAVY_TENANT} calls every ${sec(HEAVY_EVERY_MS)}; time scale ${TIME_SCALE} (minute ${sec(MINUTE_MS)}, hour ${sec(HOUR_MS)}, slot ${sec(SLOT_MS)})\n\n`,
   );
-  const firstCome = await run(0, 'first-come', emulator, server.address);
-  process.stdout.write(report(firstCome).join('\n') + '\n');
-  const fair = await run(1, 'fair', emulator, server.address);
-  process.stdout.write(report(fair).join('\n') + '\n');
+  const equal = BATCHES.map(() => 1);
+  const runs: { mode: SchedulerMode; weights: number[] }[] = [
+    { mode: 'first-come', weights: equal },
+    { mode: 'fair', weights: equal },
+  ];
+  if (WEIGHTS.some((w) => w !== 1)) runs.push({ mode: 'fair', weights: WEIGHTS });
+  for (const [index, { mode, weights }] of runs.entries()) {
+    const result = await run(index, mode, weights, emulator, server.address);
+    process.stdout.write(report(result, mode === 'fair').join('\n') + '\n');
+  }
 } finally {
   await emulator.stop();
   await server.stop();
