@@ -322,13 +322,25 @@ function hourReserveAt(state: ThrottleState, sched: SchedulerState, now: number)
     if (x.class !== 'batch') waiting += x.waiting.length;
   const most = Math.max(ceiling, hourReserveBounds(state, HOUR_RESERVE_MOST).ceiling);
   if (!firstHour) return Math.min(most, used + waiting);
-  // In the first hour, what they used so far at the pace they used it (over five minutes at
-  // least, so a few early calls do not stop the batches): batch work that fills the hour in its
-  // first minutes would otherwise leave a person's later calls waiting for the hour to slide.
+  // In the first hour, what they used so far at the pace they used it up to their last request
+  // (over five minutes at least, so a few early calls do not stop the batches): batch work that
+  // fills the hour in its first minutes would otherwise leave a person's later calls waiting for
+  // the hour to slide. Measured to their last request, it moves only when they ask: a throttle
+  // nobody asks shows the same reserve to every reader.
   const minuteSpan = s.minuteMs + s.marginMs;
-  const elapsed = Math.max(now - sched.since, 5 * minuteSpan);
+  const elapsed = Math.max(lastOtherThan(state.log, sched.batchLog) - sched.since, 5 * minuteSpan);
   const projected = floor + Math.ceil(((all - batch) * hourSpan) / elapsed);
   return Math.min(most, Math.max(ceiling, projected + waiting));
+}
+
+/** The time of the last reservation in `log` that `subset` (sorted, drawn from it) does not hold. */
+function lastOtherThan(log: number[], subset: number[]): number {
+  let j = subset.length - 1;
+  for (let i = log.length - 1; i >= 0; i--) {
+    if (j >= 0 && subset[j] === log[i]) j--;
+    else return log[i];
+  }
+  return -Infinity;
 }
 
 function hourReserveBounds(
