@@ -177,6 +177,8 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     const times = sent.get(keyId) ?? [];
     times.push(Date.now());
     sent.set(keyId, times);
+    // Pruned here too: a worker that only runs batches keeps an hour of times, not its whole life.
+    sentInHour(keyId);
   };
   const sentInHour = (keyId: string): number => {
     const times = sent.get(keyId);
