@@ -75,6 +75,8 @@ interface Permit {
   waitedMs: number;
   /** The batch requesters that had a request waiting when it was granted (itself included). */
   waiting: string[];
+  /** Those of them that had a request waiting on this permit's key. */
+  waitingOnKey: string[];
 }
 
 interface RunResult {
@@ -99,12 +101,17 @@ interface RunResult {
  */
 function countingGate(gate: PermitGate, permits: Permit[]): PermitGate {
   const waiting = new Map<string, number>();
+  const onKey = new Map<string, Map<string, number>>();
+  const batchesWaiting = (counts: Map<string, number> | undefined) =>
+    [...(counts ?? [])].filter(([r, n]) => n > 0 && r.startsWith('batch:')).map(([r]) => r);
   return {
     ...gate,
     async acquire(keyId, kind, options) {
       const requester = requesterId(options.requester);
       const asked = Date.now();
+      const keyCounts = onKey.get(keyId) ?? onKey.set(keyId, new Map()).get(keyId)!;
       waiting.set(requester, (waiting.get(requester) ?? 0) + 1);
+      keyCounts.set(requester, (keyCounts.get(requester) ?? 0) + 1);
       try {
         await gate.acquire(keyId, kind, options);
         const at = Date.now();
@@ -114,10 +121,12 @@ function countingGate(gate: PermitGate, permits: Permit[]): PermitGate {
           requester,
           class: options.requester.class,
           waitedMs: at - asked,
-          waiting: [...waiting].filter(([r, n]) => n > 0 && r.startsWith('batch:')).map(([r]) => r),
+          waiting: batchesWaiting(waiting),
+          waitingOnKey: batchesWaiting(keyCounts),
         });
       } finally {
         waiting.set(requester, (waiting.get(requester) ?? 1) - 1);
+        keyCounts.set(requester, (keyCounts.get(requester) ?? 1) - 1);
       }
     },
   };
@@ -356,29 +365,52 @@ function report(r: RunResult, goals: boolean): string[] {
   const fair = r.weights.map((w) => w / total);
   const ids = r.batchIds.map((id) => `batch:${id}`);
   const batchPermits = r.permits.filter((p) => p.class === 'batch');
-  // Contended: granted while every batch had a request waiting (all wanted more than they got).
-  const contended = batchPermits.filter((p) => ids.every((id) => p.waiting.includes(id)));
   const hours = (ms: number) => `${(ms / HOUR_MS).toFixed(2)} h`;
+  // The scheduler divides each key between the batches that ask it: a permit is contended when
+  // every batch had a request waiting on its key (all wanted more of that key than they got).
+  // Beside it, for comparison: every batch waiting on any key, and all permits while all ran.
+  const onKey = batchPermits.filter((p) => ids.every((id) => p.waitingOnKey.includes(id)));
+  const anyKey = batchPermits.filter((p) => ids.every((id) => p.waiting.includes(id)));
+  const allFrom = Math.max(...r.batchStarts);
+  const ends = r.batchEnds.filter((t) => t !== undefined);
+  const allUntil =
+    ends.length > 0 ? Math.min(...ends) : Math.max(...batchPermits.map((p) => p.at)) + 1;
+  const allRan = batchPermits.filter((p) => p.at >= allFrom && p.at < allUntil);
+  const shareIn = (set: Permit[], id: string) =>
+    set.filter((p) => p.requester === id).length / set.length;
   let worst = 0;
   for (const [b, id] of ids.entries()) {
-    const share = contended.filter((p) => p.requester === id).length / contended.length;
-    const overall = batchPermits.filter((p) => p.requester === id).length / batchPermits.length;
+    const share = shareIn(onKey, id);
+    const overall = shareIn(batchPermits, id);
     worst = Math.max(worst, Math.abs(share - fair[b]) / fair[b]);
     const { rows, window } = BATCHES[b];
     const took = r.batchEnds[b] ? hours(r.batchEnds[b] - r.batchStarts[b]) : 'not done';
     lines.push(
-      `  batch ${b + 1} (${rows} rows, window ${window}, weight ${r.weights[b]}): share ${pct(share)} while all three waited (fair ${pct(fair[b])}), ${pct(overall)} of the whole run; took ${took}`,
+      `  batch ${b + 1} (${rows} rows, window ${window}, weight ${r.weights[b]}): share ${pct(share)} while all three waited on the key (fair ${pct(fair[b])}); ${pct(shareIn(anyKey, id))} while all three waited on any key, ${pct(shareIn(allRan, id))} while all three ran, ${pct(overall)} of the whole run; took ${took}`,
     );
   }
   lines.push(
-    `    ${contended.length} of ${batchPermits.length} batch permits were granted while all three waited; worst share off its fair share by ${pct(worst)}${goals ? ' (goal <= 10%)' : ''}`,
+    `    ${onKey.length} of ${batchPermits.length} batch permits were granted while all three waited on the key (${anyKey.length} on any key, ${allRan.length} while all ran); worst share off its fair share by ${pct(worst)}${goals ? ' (goal <= 10%)' : ''}`,
   );
-  // The pool's use while batches ran: from the first start to the last batch permit.
+  // The pool's use over whole hours while all three batches ran (they all wanted more than the
+  // pool gave): no key may send more than its hour's limit in any hour, so an hour's permits
+  // against the pool's hourly limits is the use. Every hour-long span inside, a minute apart.
+  const perHour = KEYS * LIMITS.perHour;
+  const hourUse: number[] = [];
+  for (let t = allFrom; t + HOUR_MS <= allUntil; t += MINUTE_MS)
+    hourUse.push(r.permits.filter((p) => p.at >= t && p.at < t + HOUR_MS).length / perHour);
+  lines.push(
+    hourUse.length === 0
+      ? `  pool use over whole hours while all three ran: none (all three ran ${hours(allUntil - allFrom)})`
+      : `  pool use over whole hours while all three ran (${hours(allUntil - allFrom)}, ${hourUse.length} hour spans a minute apart): mean ${pct(hourUse.reduce((a, b) => a + b, 0) / hourUse.length)}, lowest ${pct(Math.min(...hourUse))} of ${perHour} an hour${goals ? ' (goal >= 97%)' : ''}`,
+  );
+  // For comparison: the whole time batches ran, against the most the windows allowed hour by hour
+  // (a burst of each key's hour at the start of every hour, the last partial hour included).
   const from = Math.min(...r.batchStarts);
   const until = Math.max(...batchPermits.map((p) => p.at)) + 1;
   const used = r.permits.filter((p) => p.at >= from && p.at < until).length;
   lines.push(
-    `  pool use while batches ran (${hours(until - from)}): ${used} requests of ${allowed(until - from)} the windows allowed (${pct(used / allowed(until - from))}${goals ? ', goal >= 97%' : ''}); 429s ${r.rateLimited}`,
+    `    from the first start to the last batch permit (${hours(until - from)}): ${used} requests of ${allowed(until - from)} the windows allowed at most (${pct(used / allowed(until - from))}); 429s ${r.rateLimited}`,
   );
   const idle = percentile(r.idleMs, 50);
   const goal = idle + SLOT_MS;
@@ -431,6 +463,10 @@ try {
   if (WEIGHTS.some((w) => w !== 1)) runs.push({ mode: 'fair', weights: WEIGHTS });
   for (const [index, { mode, weights }] of runs.entries()) {
     const result = await run(index, mode, weights, emulator, server.address);
+    // Every permit of the run, for whoever wants to measure it another way.
+    const saved = join(tmpdir(), `pcds-bench-shared-pool-${process.pid}-run${index}.json`);
+    writeFileSync(saved, JSON.stringify(result));
+    log(`run ${index}: its permits are in ${saved}`);
     process.stdout.write(report(result, mode === 'fair').join('\n') + '\n');
   }
 } finally {
