@@ -20,6 +20,7 @@ import {
   backoffDelayMs,
 } from '../calls/backoff.js';
 import type { EncryptionSettings } from '../codec/settings.js';
+import type { Requester } from '../contract/tenant.js';
 import type { Config } from '../config.js';
 import { temporalClient } from '../temporal/data-converter.js';
 import {
@@ -169,11 +170,19 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
     }
     return c;
   };
-  /** When this process sent on each key within its last hour window: where a call has most room. */
+  /**
+   * When this process sent calls and background reads (not batch work) on each key within its
+   * last hour window. Calls go where fewest of them went: batches spread their rows over their
+   * keys on their own, and each key's hour reserve follows the calls it saw in its last hour, so
+   * calls kept level across the keys find that reserve waiting for them. Counted with batch work,
+   * calls would pile onto whichever key the batches used a little less, beyond what its reserve
+   * expected, and wait there for the hour to slide.
+   */
   const sent = new Map<string, number[]>();
   /** Keys whose credit breaker this process saw open (until an operator resets it). */
   const refused = new Set<string>();
-  const noteSent = (keyId: string) => {
+  const noteSent = (keyId: string, requester: Requester) => {
+    if (requester.class === 'batch') return;
     const times = sent.get(keyId) ?? [];
     times.push(Date.now());
     sent.set(keyId, times);
@@ -257,7 +266,7 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
         // a worker lost while it waited for its slot holds no claim, so its send is known never
         // to have left and is made again, not called unknown. A claim is never held over a wait.
         if (beforeSend) await beforeSend();
-        noteSent(keyId);
+        noteSent(keyId, requester);
         return;
       }
     },
@@ -273,8 +282,8 @@ export function createWorkflowPermitGate(options: WorkflowPermitGateOptions): Pe
       await channel(keyId).update(resetCreditsUpdate, [{ by }]);
       refused.delete(keyId);
     },
-    // The key this process sent least on in its hour window, of those not known refused (the
-    // first on a tie): batches spread their rows over their keys, and calls go where room is.
+    // The key this process sent fewest calls on in its hour window, of those not known refused
+    // (the first on a tie): see `sent`.
     keyForCall(keyIds: readonly string[]): string | undefined {
       let best: string | undefined;
       let fewest = Infinity;

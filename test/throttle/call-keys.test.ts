@@ -1,12 +1,19 @@
-// Single calls that name no key share the pool: each goes to the key this worker sent least on
+// Single calls that name no key share the pool: each goes to the key this worker sent fewest calls on
 // in its hour window, not always to the first key (whose windows, reserve included, a steady
 // stream of calls would spend alone while the other keys sit idle). A key refused for itself
 // (no credits) sends the call on to the next key, nothing accepted twice, and is passed over
 // afterwards.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { batchRequester, interactiveRequester } from '../../src/contract/tenant.js';
+import { permitGateFromConfig } from '../../src/worker/permit-gate.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { testEncryptionEnv, uniqueTaskQueue } from '../harness/temporal.js';
+import {
+  connectClient,
+  testEncryptionEnv,
+  uniqueTaskQueue,
+  withWorker,
+} from '../harness/temporal.js';
 import { emails, pcdsClient, TIME_SCALE, withThrottledWorker } from './env.js';
 
 const LIMITS = { perMinute: 100, perHour: 1_000 };
@@ -67,3 +74,33 @@ it('calls that name no key spread over the pool, and leave a key refused for its
     }
   });
 }, 120_000);
+
+it('counts calls apart from batch work: a key busy with batches still takes its part of the calls', async () => {
+  const taskQueue = uniqueTaskQueue('call-keys-batch');
+  const [one, two] = KEYS.slice(0, 2).map((k) => ({ ...k, id: `${k.id}-${taskQueue}` }));
+  const config = loadConfig({
+    PCDS_BASE_URL: emulator.url,
+    PCDS_API_KEYS: JSON.stringify([one, two].map((k) => ({ ...k, ...LIMITS }))),
+    PCDS_THROTTLE: 'on',
+    PCDS_THROTTLE_TIME_SCALE: String(TIME_SCALE),
+    ...testEncryptionEnv(),
+  });
+  const { client, connection } = await connectClient();
+  try {
+    const gate = permitGateFromConfig(config, client.connection, taskQueue);
+    // The key throttles' workflows run on this worker.
+    await withWorker({ taskQueue, activities: {} }, async () => {
+      // A batch sends on the first key only.
+      for (let i = 0; i < 5; i++)
+        await gate.acquire(one.id, 'poll', { requester: batchRequester('busy') });
+      // No call went anywhere yet: the first key, as on a tie, however busy the batch keeps it.
+      expect(gate.keyForCall!([one.id, two.id])).toBe(one.id);
+      await gate.acquire(one.id, 'submit', { requester: interactiveRequester() });
+      expect(gate.keyForCall!([one.id, two.id])).toBe(two.id);
+      await gate.acquire(two.id, 'submit', { requester: interactiveRequester() });
+      expect(gate.keyForCall!([one.id, two.id])).toBe(one.id);
+    });
+  } finally {
+    await connection.close();
+  }
+}, 60_000);
