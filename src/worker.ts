@@ -3,6 +3,7 @@
 // Run directly (`node --import tsx src/worker.ts`, or `pcds worker`) it registers the search
 // attributes, polls until SIGINT/SIGTERM and shuts down cleanly.
 import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from './activities/index.js';
 import {
@@ -21,6 +22,7 @@ import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js
 import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
 import { permitGateFromConfig } from './worker/permit-gate.js';
 import { newWorkerIdentity, startSelfReports } from './worker/self-report.js';
+import { WORKFLOWS_PATH, workflowBundleFile } from './worker/bundle.js';
 import {
   connectTemporalNative,
   temporalConnectionOptions,
@@ -32,13 +34,10 @@ import { callbackUrlsFromConfig } from './webhooks/callback-urls.js';
 import { startReceiverFromConfig } from './webhooks/from-config.js';
 import { webhooksConfigured } from './webhooks/settings.js';
 
-/** The workflows module next to this file: `.ts` when run from source, `.js` from the built package. */
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { installMetricsExporter } from './metrics/exporter.js';
-
-export const WORKFLOWS_PATH = fileURLToPath(
-  new URL(`./workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
-);
+/** The workflows module: `.ts` when run from source, `.js` from the built package. */
+export { WORKFLOWS_PATH } from './worker/bundle.js';
 
 export interface CreateWorkerOptions {
   config: Config;
@@ -73,11 +72,25 @@ export interface PcdsWorker {
   shutdown(): void;
 }
 
+/** The workflows: a bundle given, else PCDS_WORKFLOW_BUNDLE's file, else bundled at start. */
+function workflowCode(
+  config: Config,
+  dataConverter: DataConverter,
+  workerOptions: Partial<WorkerOptions> | undefined,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+  if (workerOptions?.workflowBundle || workerOptions?.workflowsPath) return {};
+  return config.PCDS_WORKFLOW_BUNDLE
+    ? { workflowBundle: workflowBundleFile(config.PCDS_WORKFLOW_BUNDLE, dataConverter) }
+    : { workflowsPath: WORKFLOWS_PATH };
+}
+
 export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorker> {
   const { config } = opts;
   const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
   // Refused at start without a key (unless PCDS_ENCRYPTION=off): person data never goes out in clear.
   const dataConverter = dataConverterFromSettings(config);
+  // Checked at start too: a bundle from another release is refused before anything connects.
+  const code = workflowCode(config, dataConverter, opts.workerOptions);
   // Refused at start without the id secret (the store's lookups are keyed HMACs, never plain
   // hashes), though the store itself opens on first use.
   if (!opts.store) storeSealerFromSettings(config);
@@ -118,7 +131,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
       identity,
       activities,
       dataConverter,
-      ...(opts.workerOptions?.workflowBundle ? {} : { workflowsPath: WORKFLOWS_PATH }),
+      ...code,
       ...opts.workerOptions,
     });
   } catch (err) {
@@ -171,7 +184,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorke
 
 /** `pcds worker`: register search attributes, run until a signal. */
 export async function runWorkerMain(config: Config = loadConfig()): Promise<void> {
-  dataConverterFromSettings(config);
+  // Refusals before anything connects: no key, or a workflow bundle this worker cannot load.
+  workflowCode(config, dataConverterFromSettings(config), undefined);
   storeSealerFromSettings(config);
   // Before the first connection: the SDK's runtime is made once, with its exporter.
   await installMetricsExporter(config);
@@ -200,7 +214,7 @@ export async function runWorkerMain(config: Config = loadConfig()): Promise<void
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   process.stderr.write(
-    `worker polling task queue ${pcds.taskQueue} on ${config.PCDS_TEMPORAL_ADDRESS} (namespace ${config.PCDS_TEMPORAL_NAMESPACE})\n`,
+    `worker polling task queue ${pcds.taskQueue} on ${config.PCDS_TEMPORAL_ADDRESS} (namespace ${config.PCDS_TEMPORAL_NAMESPACE}; workflows ${config.PCDS_WORKFLOW_BUNDLE ? `from ${config.PCDS_WORKFLOW_BUNDLE}` : 'bundled at start'})\n`,
   );
   try {
     await pcds.run();

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../config.js';
 import { runWorkerMain } from '../worker.js';
+import { writeWorkflowBundle } from '../worker/bundle.js';
 import { action } from './output.js';
 import { asCliConnectionError } from './temporal-connection.js';
 
@@ -9,6 +10,10 @@ export function registerWorkerCommand(program: Command): Command {
   return program
     .command('worker')
     .description('run a worker (registers the search attributes, stops on Ctrl-C)')
+    .option(
+      '--write-bundle <file>',
+      'write the workflows, bundled, to <file> and exit (PCDS_WORKFLOW_BUNDLE=<file> makes workers load it instead of bundling at start)',
+    )
     .addHelpText(
       'after',
       "\nMetrics: with PCDS_METRICS_PORT set, the worker serves Prometheus metrics (the Temporal SDK's\n" +
@@ -16,8 +21,15 @@ export function registerWorkerCommand(program: Command): Command {
         'Unset: no metrics server. A Grafana dashboard is in deploy/grafana/.',
     )
     .action(
-      action(async () => {
+      action(async (opts: { writeBundle?: string }) => {
         const config = loadConfig();
+        if (opts.writeBundle !== undefined) {
+          await writeWorkflowBundle(opts.writeBundle, config.PCDS_ENCRYPTION !== 'off');
+          process.stderr.write(
+            `workflows bundled into ${opts.writeBundle}: set PCDS_WORKFLOW_BUNDLE to it for workers of this release\n`,
+          );
+          return;
+        }
         try {
           await runWorkerMain(config);
         } catch (err) {

@@ -36,7 +36,7 @@ function spawnWorker(taskQueue: string): Promise<ChildProcess> {
   });
 }
 
-// Each child worker bundles the workflows at start (15-25 s apiece on a busy two-core machine).
+// Each child worker loads the run's workflow bundle (test/harness workflowBundleEnv) instead of bundling at start.
 it('completes a call once a new worker starts after the first was killed mid-poll', async () => {
   const taskQueue = uniqueTaskQueue('restart');
   const { connection } = await connectClient();

@@ -22,6 +22,7 @@ import {
   testNamespace,
   uniqueTaskQueue,
   workflowBundle,
+  workflowBundleEnv,
   testEncryptionEnv,
 } from '../harness/temporal.js';
 
@@ -36,13 +37,14 @@ const PCDS_BIN = join(projectRoot(), 'bin', 'pcds.mjs');
 
 /**
  * The environment of a child: PATH and HOME from ours, nothing else of ours (a developer's own
- * PCDS_ variables must not leak in), then `env`.
+ * PCDS_ variables must not leak in), the run's workflow bundle for a worker it may start, then `env`.
  */
 export function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     NO_COLOR: '1',
+    ...workflowBundleEnv(env),
     ...env,
   };
 }

@@ -26,6 +26,7 @@ import {
   testEncryptionEnv,
   testTemporalEnv,
   uniqueTaskQueue,
+  workflowBundleEnv,
 } from '../harness/temporal.js';
 
 if (process.env.PCDS_TEST_CLUSTER !== '1') {
@@ -103,7 +104,8 @@ const workerLogs: string[] = [];
 
 /** `pcds worker` on a host of its own; resolves once it polls. */
 async function startWorker(name: string, env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawnIn(host(name), ['worker'], env);
+  // The run's bundle, as a host's image would carry its own (a worker would bundle at start).
+  const child = spawnIn(host(name), ['worker'], { ...workflowBundleEnv(env), ...env });
   let log = '';
   const at = workerLogs.push('') - 1;
   await new Promise<void>((resolve, reject) => {

@@ -1,7 +1,7 @@
 // Starts one in-memory Temporal dev server for the whole integration run and hands its address
 // to the test files through vitest's provide/inject.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { findOrInstallTemporalCli, projectRoot } from '../../src/temporal/cli-binary.js';
@@ -9,7 +9,7 @@ import { startDevServer } from '../../src/temporal/dev-server.js';
 import { loadConfig } from '../../src/config.js';
 import { connectTemporalClient, temporalConnectionOptions } from '../../src/temporal/connection.js';
 import { registerSearchAttributes } from '../../src/temporal/search-attributes.js';
-import { bundleWorkflows, DEFAULT_WORKFLOWS_PATH } from './temporal.js';
+import { writeWorkflowBundle } from '../../src/worker/bundle.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,17 +19,21 @@ declare module 'vitest' {
     encryptionKey: string;
     /** The run's id secret (PCDS_ID_SECRET): idempotency keys make keyed ids, as in production. */
     idSecret: string;
-    /** The project's workflows, bundled once for the run (test/harness workflowBundle). */
+    /**
+     * The project's workflows, bundled once for the run as `pcds worker --write-bundle` does, with
+     * failures encoded (the tests run encrypted): the workers of test files (test/harness
+     * workflowBundle) and of child processes (workflowBundleEnv) load it.
+     */
     workflowBundlePath: string;
   }
 }
 
-/** Bundles the project's workflows into a file every test file's workers load. */
+/** Bundles the project's workflows into a file every worker of the run loads. */
 async function bundleOnce(project: TestProject): Promise<() => void> {
   const dir = join(projectRoot(), '.data', 'test-bundle');
   mkdirSync(dir, { recursive: true });
   const path = join(dir, `workflows-${process.pid}.js`);
-  writeFileSync(path, (await bundleWorkflows(DEFAULT_WORKFLOWS_PATH)).code);
+  await writeWorkflowBundle(path, true);
   project.provide('workflowBundlePath', path);
   return () => rmSync(path, { force: true });
 }

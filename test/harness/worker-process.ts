@@ -2,7 +2,10 @@
 // for tests that kill one with SIGKILL. Resolves once it polls its task queue.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
-import { testTemporalEnv } from './temporal.js';
+import { testTemporalEnv, workflowBundleEnv } from './temporal.js';
+
+/** The worker's stderr so far, for a test that reads what it said. */
+export const workerLog = new WeakMap<ChildProcess, () => string>();
 
 export async function spawnWorkerProcess(
   taskQueue: string,
@@ -13,12 +16,14 @@ export async function spawnWorkerProcess(
     env: {
       ...process.env,
       ...testTemporalEnv(),
+      ...workflowBundleEnv({ ...process.env, ...env }),
       PCDS_TASK_QUEUE: taskQueue,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
+  workerLog.set(child, () => log);
   await new Promise<void>((resolve, reject) => {
     child.stderr.on('data', (d: Buffer) => {
       log += d.toString();

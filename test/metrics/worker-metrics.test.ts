@@ -65,8 +65,13 @@ async function startMetricsWorker(
     taskQueue,
     keyId,
     async stop() {
+      // A clean stop; a worker that has not stopped 15 s later is killed (nothing here depends
+      // on how it ends, and a hook must not outlast its timeout on a loaded machine).
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = once(child, 'exit');
       child.kill('SIGTERM');
-      if (child.exitCode === null) await once(child, 'exit');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited.finally(() => clearTimeout(timer));
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   testTemporalEnv,
   testNamespace,
   uniqueTaskQueue,
+  workflowBundleEnv,
 } from '../harness/temporal.js';
 import { startWebhookEnv, type WebhookEnv } from './webhook-env.js';
 
@@ -36,6 +37,7 @@ function workerEnv(taskQueue: string, webhook: Record<string, string>): NodeJS.P
   return {
     ...process.env,
     ...testTemporalEnv(),
+    ...workflowBundleEnv(process.env),
     PCDS_TASK_QUEUE: taskQueue,
     PCDS_BASE_URL: env.config.PCDS_BASE_URL,
     PCDS_API_KEYS: JSON.stringify(env.config.keys),
