@@ -69,3 +69,11 @@ function errorCode(err: unknown): string | undefined {
   }
   return undefined;
 }
+
+/** A request the MCP endpoint cannot serve (no tool for it): named, never sent. */
+export class McpUnsupportedError extends PcdsError {
+  override name = 'McpUnsupportedError';
+  constructor(message: string) {
+    super('mcp_unsupported', message);
+  }
+}

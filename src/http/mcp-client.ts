@@ -25,7 +25,7 @@ import {
   type ToolDocument,
 } from '../contract/index.js';
 import { McpAuthError, type McpTokenSource } from './mcp-oauth.js';
-import { TransportError, transportErrorOf } from './errors.js';
+import { McpUnsupportedError, TransportError, transportErrorOf } from './errors.js';
 import type { Credentials, ServiceClient } from './service-client.js';
 
 export type McpCredentials =
@@ -35,14 +35,6 @@ export interface McpOptions {
   baseUrl: string;
   /** Reply timeout of one request (the handshake included). */
   timeoutMs: number;
-}
-
-/** A request the MCP endpoint cannot serve (no tool for it): named, never sent. */
-export class McpUnsupportedError extends PcdsError {
-  override name = 'McpUnsupportedError';
-  constructor(message: string) {
-    super('mcp_unsupported', message);
-  }
 }
 
 /** What the fetch underneath saw of the one request in flight: a refusal, or a 2xx reply. */

@@ -2,10 +2,38 @@
 // stay in here: callers name a key by its id and a transport by its name.
 import { requireKeys, type Config } from '../config.js';
 import { PcdsError, type Transport } from '../contract/index.js';
-import { ServiceMcp } from './mcp-client.js';
-import { OAuthGrantTokens } from './mcp-oauth.js';
+import type { McpCredentials } from './mcp-client.js';
 import { EncryptedTokenFile, tokenFilePaths } from './mcp-token-file.js';
 import { ServiceHttp, type ServiceClient } from './service-client.js';
+
+type ClosableClient = ServiceClient & { close(): Promise<void> };
+
+/**
+ * A client of the MCP transport whose modules (the MCP SDK, a fifth of a CLI command's start-up)
+ * load on its first request: most processes never call over MCP.
+ */
+function lazyMcpClient(
+  options: { baseUrl: string; timeoutMs: number },
+  credentials: () => Promise<McpCredentials>,
+): ClosableClient {
+  let client: Promise<ClosableClient> | undefined;
+  const real = () =>
+    (client ??= (async () => {
+      const { ServiceMcp } = await import('./mcp-client.js');
+      return new ServiceMcp(options).clientFor(await credentials());
+    })());
+  return {
+    submit: async (endpoint, params) => (await real()).submit(endpoint, params),
+    poll: async (endpoint, requestId) => (await real()).poll(endpoint, requestId),
+    readSearchPage: async (requestId, offset, limit) =>
+      (await real()).readSearchPage(requestId, offset, limit),
+    usage: async (query) => (await real()).usage(query),
+    feedback: async (body) => (await real()).feedback(body),
+    close: async () => {
+      if (client) await (await client).close();
+    },
+  };
+}
 
 export interface ServiceClients {
   /**
@@ -55,19 +83,19 @@ export function createServiceClients(
     keys.map((k) => [k.id, wrap(http.clientFor({ key: k.key, secret: k.secret }), k.id, 'http')]),
   );
   // MCP sessions are made on first use: a worker that never calls over MCP opens none.
-  const mcp = new ServiceMcp({
-    baseUrl: config.PCDS_BASE_URL,
-    timeoutMs: config.PCDS_HTTP_TIMEOUT_MS,
-  });
-  const mcpClients = new Map<string, ReturnType<ServiceMcp['clientFor']>>();
+  const mcpOptions = { baseUrl: config.PCDS_BASE_URL, timeoutMs: config.PCDS_HTTP_TIMEOUT_MS };
+  const mcpClients = new Map<string, ClosableClient>();
   const tokenFile = config.PCDS_MCP_AUTH === 'oauth' ? mcpTokenFile(config) : undefined;
   const mcpClientOf = (keyId: string) => {
     let c = mcpClients.get(keyId);
     if (!c) {
       const k = keys.find((x) => x.id === keyId)!;
-      c = mcp.clientFor(
+      c = lazyMcpClient(mcpOptions, async () =>
         tokenFile
-          ? { kind: 'oauth', tokens: new OAuthGrantTokens(tokenFile, keyId) }
+          ? {
+              kind: 'oauth',
+              tokens: new (await import('./mcp-oauth.js')).OAuthGrantTokens(tokenFile, keyId),
+            }
           : { kind: 'keys', key: k.key, secret: k.secret },
       );
       mcpClients.set(keyId, c);

@@ -3,7 +3,7 @@
 // (permits granted, refused, and how long each waited). Decorators, so the client and the
 // throttle stay as they are.
 import { ServiceError } from '../http/errors.js';
-import { McpUnsupportedError } from '../http/mcp-client.js';
+import { McpUnsupportedError } from '../http/errors.js';
 import type { PermitGate } from '../throttle/permits.js';
 import { PermitRefusedError, TenantBudgetError } from '../throttle/permits.js';
 import { OPERATOR_TENANT } from '../contract/index.js';

@@ -3,7 +3,7 @@ import { batchRequester, getEndpoint, interactiveRequester } from '../../../src/
 
 const requester = interactiveRequester();
 import { ServiceError, TransportError } from '../../../src/http/errors.js';
-import { McpUnsupportedError } from '../../../src/http/mcp-client.js';
+import { McpUnsupportedError } from '../../../src/http/errors.js';
 import {
   PermitRefusedError,
   TenantBudgetError,
