@@ -1,6 +1,36 @@
 // Two projects: `unit` (pure functions, no server) and `integration` (everything else, against
 // one real Temporal dev server started by the global setup).
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files that take a minute or more (measured in CI runs, longest first). Vitest starts the
+ * files it has seen take longest first, but a fresh clone has no such record and it orders them
+ * by size: these small ones started last, and the run ended with them alone for two minutes.
+ */
+const LONGEST = [
+  'test/batch/kills-unknown-compact.test.ts',
+  'test/batch/kills-unknown-rows.test.ts',
+  'test/cli/call.test.ts',
+  'test/cli/no-worker.test.ts',
+  'test/cli/dev.test.ts',
+  'test/metrics/worker-metrics.test.ts',
+  'test/throttle/shared-pool.test.ts',
+  'test/cli/batch-export.test.ts',
+  'test/privacy/web-ui.test.ts',
+  'test/calls/server-outage.test.ts',
+];
+
+/** Vitest's order, with the files above moved to the front. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const rank = (file: TestSpecification) =>
+      LONGEST.findIndex((path) => file.moduleId.endsWith(`/${path}`));
+    const first = sorted.filter((f) => rank(f) >= 0).sort((a, b) => rank(a) - rank(b));
+    return [...first, ...sorted.filter((f) => rank(f) < 0)];
+  }
+}
 
 export default defineConfig({
   test: {
@@ -13,6 +43,7 @@ export default defineConfig({
     // 536 s. So a test file leaves no process-wide state behind (environment variables, installed
     // runtimes, module-level settings): what it starts, it stops.
     isolate: false,
+    sequence: { sequencer: LongestFirst },
     // Under CI the JSON report gives .ci/run its closing `N passed, N failed` line.
     reporters: process.env.CI
       ? ['default', ['json', { outputFile: '.test-results.json' }]]

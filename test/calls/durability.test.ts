@@ -26,7 +26,7 @@ afterAll(async () => {
   await env?.stop();
 });
 
-/** `node --import tsx src/worker.ts` on a task queue; resolves when it polls. */
+/** `node dist/worker.js` on a task queue; resolves when it polls. */
 function spawnWorker(taskQueue: string): Promise<ChildProcess> {
   return spawnWorkerProcess(taskQueue, {
     PCDS_BASE_URL: env.config.PCDS_BASE_URL,

@@ -1,7 +1,7 @@
 // `pcds call` never waits in silence: the built CLI starts a call while a worker polls, the worker
 // is killed while the service works on the job, and within seconds the command says that no
 // worker takes the call's work and how to start one; once a worker is back, the call ends with
-// its outcome. Workers are real processes (`src/worker.ts`), the emulator is real HTTP.
+// its outcome. Workers are real processes (`dist/worker.js`), the emulator is real HTTP.
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sampleRows, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';

@@ -1,5 +1,6 @@
-// A real worker in a child process (`node --import tsx src/worker.ts`) on the shared test server,
-// for tests that kill one with SIGKILL. Resolves once it polls its task queue.
+// A real worker in a child process (`node dist/worker.js`, the compiled worker `npm test` builds
+// first, as the CLI tests run the compiled `pcds`) on the shared test server, for tests that kill
+// one with SIGKILL. Resolves once it polls its task queue.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
 import { testTemporalEnv, workflowBundleEnv } from './temporal.js';
@@ -7,11 +8,14 @@ import { testTemporalEnv, workflowBundleEnv } from './temporal.js';
 /** The worker's stderr so far, for a test that reads what it said. */
 export const workerLog = new WeakMap<ChildProcess, () => string>();
 
+/** The compiled worker: no TypeScript loader in the child (it took half a second of each start). */
+export const WORKER_SCRIPT = 'dist/worker.js';
+
 export async function spawnWorkerProcess(
   taskQueue: string,
   env: Record<string, string>,
 ): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  const child = spawn(process.execPath, [WORKER_SCRIPT], {
     cwd: projectRoot(),
     env: {
       ...process.env,

@@ -19,7 +19,7 @@ afterAll(async () => {
   await emulator?.stop();
 });
 
-/** `node --import tsx src/worker.ts` on a task queue, throttle on; resolves when it polls. */
+/** `node dist/worker.js` on a task queue, throttle on; resolves when it polls. */
 /** A worker process on a task queue, throttle on. */
 function spawnWorker(taskQueue: string, keyId: string): Promise<ChildProcess> {
   return spawnWorkerProcess(taskQueue, throttledEnv(emulator, LIMITS, keyId));

@@ -14,6 +14,7 @@ import {
   uniqueTaskQueue,
   workflowBundleEnv,
 } from '../harness/temporal.js';
+import { WORKER_SCRIPT } from '../harness/worker-process.js';
 import { startWebhookEnv, type WebhookEnv } from './webhook-env.js';
 
 let env: WebhookEnv;
@@ -48,12 +49,12 @@ function workerEnv(taskQueue: string, webhook: Record<string, string>): NodeJS.P
   };
 }
 
-/** `node --import tsx src/worker.ts`; resolves with its stderr once `ready` appears in it. */
+/** `node dist/worker.js`; resolves with its stderr once `ready` appears in it. */
 async function spawnWorker(
   vars: NodeJS.ProcessEnv,
   ready: string,
 ): Promise<{ child: ChildProcess; log: () => string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  const child = spawn(process.execPath, [WORKER_SCRIPT], {
     cwd: projectRoot(),
     env: vars,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -108,7 +109,7 @@ it('runs the receiver in the worker: a webhook call completes with no poll', asy
 });
 
 it('refuses to start behind a public URL the service would refuse, saying why', async () => {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/worker.ts'], {
+  const child = spawn(process.execPath, [WORKER_SCRIPT], {
     cwd: projectRoot(),
     env: workerEnv(uniqueTaskQueue('worker-webhooks'), {
       PCDS_WEBHOOK_PUBLIC_URL: 'http://127.0.0.1:8788',
