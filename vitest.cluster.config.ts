@@ -52,6 +52,9 @@ export default defineConfig({
             'test/webhooks/worker-receiver.test.ts',
             // Clients refused by the mutual-TLS frontend (the server stays up meanwhile).
             'test/cluster/tls.test.ts',
+            // `pcds doctor` against mutual TLS and the PostgreSQL store: its checks need the server
+            // up, so it never runs beside the files that restart it.
+            'test/cluster/doctor.test.ts',
             // Not here: test/batch/worker-killed.test.ts (a SIGKILLed worker; topology.test.ts and
             // store-hosts.test.ts kill workers on the cluster) and test/calls/server-outage.test.ts
             // (it runs and kills a dev server of its own, never the cluster's).
@@ -66,7 +69,11 @@ export default defineConfig({
         test: {
           name: 'cluster-topology',
           include: ['test/cluster/**/*.test.ts'],
-          exclude: ['test/cluster/tls.test.ts', 'test/cluster/store-hosts.test.ts'],
+          exclude: [
+            'test/cluster/tls.test.ts',
+            'test/cluster/doctor.test.ts',
+            'test/cluster/store-hosts.test.ts',
+          ],
           sequence: { groupOrder: 1 },
         },
       },

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { freePort } from '../../src/temporal/dev-server.js';
+import { freeListenPort } from '../harness/ports.js';
 import { temporalAddress, testEncryptionEnv, testNamespace } from '../harness/temporal.js';
 import { childEnv, runCli, spawnCli, tempDir, type CliResult } from './cli-env.js';
 
@@ -36,7 +36,7 @@ async function portFlags(): Promise<string[]> {
     '--webhook-port',
   ];
   const out: string[] = [];
-  for (const flag of flags) out.push(flag, String(await freePort()));
+  for (const flag of flags) out.push(flag, String(await freeListenPort()));
   return out;
 }
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { postgresBinDir } from '../../scripts/temporal-cluster.js';
-import { freePort } from '../../src/temporal/dev-server.js';
+import { freeListenPort } from './ports.js';
 
 export interface ThrowawayPostgres {
   /** postgres://pcds@127.0.0.1:<port>/pcds_store (trust authentication on loopback). */
@@ -53,7 +53,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
     '--encoding=UTF8',
     '--locale=C',
   ]);
-  const port = await freePort();
+  const port = await freeListenPort();
   const options = [
     `-p ${port}`,
     '-c listen_addresses=127.0.0.1',

@@ -15,7 +15,7 @@ import {
 } from '../../src/emulator/index.js';
 import { METRIC_DEFS, METRICS, SDK_METRICS, sampleNamesOf } from '../../src/metrics/catalogue.js';
 import { projectRoot } from '../../src/temporal/cli-binary.js';
-import { freePort } from '../../src/temporal/dev-server.js';
+import { freeListenPort } from '../harness/ports.js';
 import {
   connectClient,
   temporalAddress,
@@ -46,7 +46,7 @@ async function startMetricsWorker(
   emu: RunningEmulator,
   env: Record<string, string> = {},
 ): Promise<MetricsWorker> {
-  const port = await freePort();
+  const port = await freeListenPort();
   const taskQueue = uniqueTaskQueue('metrics');
   const keyId = `metrics-${process.pid}-${Date.now().toString(36)}-${++keyCounter}`;
   const child = await spawnWorkerProcess(taskQueue, {
@@ -270,7 +270,7 @@ describe('webhook deliveries', () => {
       limits: { enabled: false },
     },
     async () => {
-      const port = await freePort();
+      const port = await freeListenPort();
       hooks = `http://127.0.0.1:${port}`;
       return {
         PCDS_THROTTLE: 'off',
@@ -346,7 +346,7 @@ async function spawnPcds(
 }
 
 it("serves the standalone receiver's delivery counters, and it still stops on SIGTERM", async () => {
-  const [metricsPort, hooksPort] = [await freePort(), await freePort()];
+  const [metricsPort, hooksPort] = [await freeListenPort(), await freeListenPort()];
   const { child, exited, log } = await spawnPcds(
     ['webhooks'],
     {
@@ -426,7 +426,7 @@ it.each([
   { timeout: 150_000 },
   async ({ host, served, wider }) => {
     expect(process.env.PCDS_METRICS_HOST, 'the test sets the host itself').toBeUndefined();
-    const port = await freePort();
+    const port = await freeListenPort();
     const { child, exited, log } = await spawnPcds(
       ['worker'],
       {

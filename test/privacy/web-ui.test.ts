@@ -15,7 +15,7 @@ import { lazyBatchStore, openStoreFromSettings } from '../../src/store/index.js'
 import { createPcdsClient, type PcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
 import { dataConverterFromSettings } from '../../src/temporal/data-converter.js';
-import { freePort } from '../../src/temporal/dev-server.js';
+import { freeListenPort } from '../harness/ports.js';
 import { installQuietRuntime } from '../harness/temporal.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -32,8 +32,8 @@ beforeAll(async () => {
   installQuietRuntime();
   stack = await startDevStack({
     dataDir: dir,
-    temporalPort: await freePort(),
-    uiPort: await freePort(),
+    temporalPort: await freeListenPort(),
+    uiPort: await freeListenPort(),
     emulatorPort: 0,
     codecPort: 0,
     webhookPort: 0,

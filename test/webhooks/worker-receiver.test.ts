@@ -2,7 +2,6 @@
 // delivery with no poll; a public URL the service would refuse stops the worker with the reason.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createPcdsClient } from '../../src/client.js';
 import { sampleRows } from '../../src/emulator/index.js';
@@ -15,6 +14,7 @@ import {
   workflowBundleEnv,
 } from '../harness/temporal.js';
 import { WORKER_SCRIPT } from '../harness/worker-process.js';
+import { freeListenPort } from '../harness/ports.js';
 import { startWebhookEnv, type WebhookEnv } from './webhook-env.js';
 
 let env: WebhookEnv;
@@ -25,14 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await env?.stop();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function workerEnv(taskQueue: string, webhook: Record<string, string>): NodeJS.ProcessEnv {
   return {
@@ -74,7 +66,7 @@ async function spawnWorker(
 
 it('runs the receiver in the worker: a webhook call completes with no poll', async () => {
   const taskQueue = uniqueTaskQueue('worker-webhooks');
-  const port = await freePort();
+  const port = await freeListenPort();
   const { child } = await spawnWorker(
     workerEnv(taskQueue, {
       PCDS_WEBHOOK_PUBLIC_URL: `http://127.0.0.1:${port}`,
