@@ -17,11 +17,16 @@ function lazyMcpClient(
   credentials: () => Promise<McpCredentials>,
 ): ClosableClient {
   let client: Promise<ClosableClient> | undefined;
+  const make = async () => {
+    const { ServiceMcp } = await import('./mcp-client.js');
+    return new ServiceMcp(options).clientFor(await credentials());
+  };
+  // A failed start is not kept: the next request tries again.
   const real = () =>
-    (client ??= (async () => {
-      const { ServiceMcp } = await import('./mcp-client.js');
-      return new ServiceMcp(options).clientFor(await credentials());
-    })());
+    (client ??= make().catch((err: unknown) => {
+      client = undefined;
+      throw err;
+    }));
   return {
     submit: async (endpoint, params) => (await real()).submit(endpoint, params),
     poll: async (endpoint, requestId) => (await real()).poll(endpoint, requestId),
@@ -30,7 +35,8 @@ function lazyMcpClient(
     usage: async (query) => (await real()).usage(query),
     feedback: async (body) => (await real()).feedback(body),
     close: async () => {
-      if (client) await (await client).close();
+      const started = await client?.catch(() => undefined);
+      await started?.close();
     },
   };
 }
