@@ -18,7 +18,6 @@ const LONGEST = [
   'test/throttle/shared-pool.test.ts',
   'test/cli/batch-export.test.ts',
   'test/privacy/web-ui.test.ts',
-  'test/calls/server-outage.test.ts',
 ];
 
 /** Vitest's order, with the files above moved to the front. */
