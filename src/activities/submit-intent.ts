@@ -4,7 +4,8 @@
 // without a claim sent nothing and is made again. An attempt the server gave up on (timed out,
 // cancelled) has its heartbeat refused and never sends. One server round trip, no workflow task:
 // the moment between a recorded claim and the POST, where a lost worker leaves a send that may
-// not have left, stays short.
+// not have left, stays short. The activity's heartbeats reach the server in order until its job
+// is recorded (heartbeat.ts, orderHeartbeats): none sent before the claim can land after it.
 import { Context } from '@temporalio/activity';
 import {
   ActivityNotFoundError,
@@ -16,24 +17,28 @@ import { retryUntilAnswered } from './retrying.js';
 import { withCallSignal } from '../temporal/call-signal.js';
 import { submitAcceptedUpdate, type AcceptedSubmit, type SubmitClaimed } from '../calls/signals.js';
 import { retryableFailure } from './failures.js';
-import { heartbeatWhere } from './heartbeat.js';
+import {
+  heartbeatRecorded,
+  orderHeartbeats,
+  recordedAnyway,
+  unorderHeartbeats,
+} from './heartbeat.js';
 import type { SubmitLedger } from './submit.js';
 
 /** The step to run before sending, or none when the workflow asked for no claim. */
 export function claimRecorder(token: string | undefined): (() => Promise<void>) | undefined {
   const ctx = Context.current();
   if (token === undefined || !ctx.info.workflowExecution) return undefined;
+  // Before the activity's first heartbeat: from now on they reach the server in order.
+  orderHeartbeats(ctx);
   return async () => {
     const claim: SubmitClaimed = { token };
-    // First where the SDK's own heartbeats take their details, so none of them sent later erases
-    // the claim; a claim whose record failed then costs at worst a row called unknown, never a
-    // second send.
-    heartbeatWhere(claim, ctx);
     try {
-      await ctx.client.activity.heartbeat(ctx.info.taskToken, claim);
+      await heartbeatRecorded(claim, ctx);
     } catch {
-      // Refused (the server gave up on this attempt) or not reachable: nothing was sent. A
-      // workflow still waiting for this attempt makes the submit again after the delay.
+      // Refused (the server gave up on this attempt, or stops it) or not reachable: nothing was
+      // sent. A workflow still waiting for this attempt makes the submit again after the delay; a
+      // claim recorded all the same costs at worst a send called unknown, never a second one.
       throw retryableFailure({ code: 'submit_intent_not_recorded' }, backoffDelayMs(1));
     }
   };
@@ -61,8 +66,6 @@ export function acceptanceReporter(
   if (token === undefined || !execution) return undefined;
   return async (job) => {
     const accepted: AcceptedSubmit = { token, ...job };
-    // The SDK's own (throttled) heartbeats carry it too, so none of them overwrites it.
-    heartbeatWhere(accepted, ctx);
     // The SDK cancels the activity's client calls in flight when the activity is cancelled (the
     // SDK cancels it only once, whatever comes after): the loops look at why.
     const cancelled = ctx.cancellationSignal;
@@ -76,14 +79,21 @@ export function acceptanceReporter(
       ? AbortSignal.any([shuttingDown.signal, workerShutdown])
       : shuttingDown.signal;
     try {
-      const heartbeat = await retryUntilAnswered(
-        () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
-        {
-          backoff: ACCEPTANCE_REPORT_BACKOFF,
-          ends: (err) => err instanceof ActivityNotFoundError || cancelled.aborted || stop.aborted,
-        },
-      );
-      if (heartbeat.answered || stop.aborted) return;
+      // Every later heartbeat carries it too (it is where the activity stands).
+      const heartbeat = await retryUntilAnswered(() => heartbeatRecorded(accepted, ctx), {
+        backoff: ACCEPTANCE_REPORT_BACKOFF,
+        ends: (err) =>
+          err instanceof ActivityNotFoundError ||
+          recordedAnyway(err) ||
+          cancelled.aborted ||
+          stop.aborted,
+      });
+      // Recorded (an answer that stops the attempt records it too), or the worker shuts down: the
+      // SDK's heartbeats carry the job from now on (it sends the last one as the activity ends).
+      if (heartbeat.answered || recordedAnyway(heartbeat.error) || stop.aborted) {
+        unorderHeartbeats(ctx);
+        return;
+      }
       // Only an attempt the server gave up on is awaited by update (the workflow waits a while for
       // it). Cancelled otherwise (the call cancelled, paused or reset): nobody waits for it.
       const details = ctx.cancellationDetails;
@@ -138,7 +148,9 @@ export function workflowLedger(
       return { mine: true };
     },
     async accepted(job) {
-      await reportAccepted?.(job);
+      if (reportAccepted) await reportAccepted(job);
+      // Every heartbeat from now on carries the claim: none can erase it.
+      else if (recordClaim) unorderHeartbeats();
     },
     released: () => Promise.resolve(),
   };
