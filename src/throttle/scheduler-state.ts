@@ -38,13 +38,16 @@ export interface SchedulerPolicy {
    * recorded history replays as it ran). 2: the hour reserve follows what calls used in the last
    * hour up to half the hour (not only up to `reserve`), and a batch ahead of its share is held
    * back only for batches whose requests come back before its slot (a slot nobody else will ask
-   * for is never left idle).
+   * for is never left idle). 3: while other batches wait on the key too, batch work is paced over
+   * the hour (its hour's limit spread evenly over spans of five minute windows) instead of spending
+   * the hour at the minute window's pace in its first minutes and then waiting for it to slide: a
+   * batch whose rows cannot keep up with the minute window's pace gets its share all the same.
    */
   revision?: number;
 }
 
 /** The rules the workers of this release send (see SchedulerPolicy.revision). */
-export const SCHEDULER_REVISION = 2;
+export const SCHEDULER_REVISION = 3;
 /** Revision 2: the most of each hour window the reserve grows to, following calls' demand. */
 export const HOUR_RESERVE_MOST = 0.5;
 

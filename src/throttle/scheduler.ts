@@ -88,6 +88,8 @@ const LAG_PERMITS = 4;
  * is never missed for want of a request: the eligibility rule, not the spacing, divides the slots.
  */
 const TURN_PACE = 0.75;
+/** Revision 3: batch work under contention is paced over spans of this many minute windows. */
+const PACE_MINUTES = 5;
 /** Waiting requests tracked per requester (beyond it the count shows as at least this many). */
 const MAX_WAITING = 1_000;
 /** A day of the budgets: 24 hour windows of the time scale. */
@@ -223,6 +225,7 @@ function fairBatchPermit(
   const s = state.settings;
   const cap = batchCap(state, sched, now);
   const others = contenders(state, sched, r, now);
+  if (others.length > 0 && hasRevision(sched.policy, 3)) cap.pace = paceOf(state, cap);
   const tw = tenantWeight(sched.policy, r.tenant);
   const clocks = (sched.tenantClocks ??= {});
   // Two levels: the asker's tenant against the other tenants whose batches wait, then the batch
@@ -258,14 +261,30 @@ function fairBatchPermit(
   if (answer.kind !== 'retry') return answer;
   if (answer.reason === 'fair_share') sched.counts.fairShare += 1;
   // Its turn: spread after the others' at the pace its share of what batch work may send allows.
-  const ready = answer.reason === 'fair_share' ? now : answer.retryAt;
+  // (Refused by the share rule, the answer is for now; held by the pace, for its paced slot.)
+  const refusedNow = answer.reason === 'fair_share' && answer.retryAt <= now;
+  const ready = refusedNow ? now : answer.retryAt;
   const rate = batchRatePerMs(state, sched, cap, Math.max(now, ready));
   const share = shareOf(sched.policy, r, others);
   const interval = Math.min(s.minuteMs + s.marginMs, TURN_PACE / (rate * share));
-  const first = answer.reason === 'fair_share' ? now + interval : ready;
+  const first = refusedNow ? now + interval : ready;
   const retryAt = Math.max(first, r.nextTurnAt);
   r.nextTurnAt = retryAt + interval;
   return { ...answer, retryAt: Math.round(retryAt) };
+}
+
+/**
+ * Revision 3: while several batches wait on the key, batch work takes its hour evenly, at most the
+ * hour's part of its limit in any span of PACE_MINUTES minute windows. Spent at the minute window's
+ * pace, the hour went in its first minutes, and a batch whose rows could not keep up with that
+ * pace (a narrow window, slow jobs) got less than its share, then nothing until the hour slid. A
+ * batch alone on the key is not paced (work conserving); the hour window bounds it as before.
+ */
+function paceOf(state: ThrottleState, cap: ClassCap): { spanMs: number; limit: number } {
+  const s = state.settings;
+  const spanMs = PACE_MINUTES * (s.minuteMs + s.marginMs);
+  const hourSpan = s.hourMs + s.marginMs;
+  return { spanMs, limit: Math.max(1, Math.ceil((cap.hourLimit * spanMs) / hourSpan)) };
 }
 
 /** The asker's part of what batch work gets while `others` wait too: its tenant's, then its own. */
@@ -408,7 +427,8 @@ function batchRatePerMs(
   const inHour = countIn(sched.batchLog, at - hourSpan, Infinity);
   const leaving = countIn(sched.batchLog, at - hourSpan, at - hourSpan + minuteSpan);
   const perMinute = Math.max(1, Math.min(minuteCap, Math.max(0, cap.hourLimit - inHour) + leaving));
-  return perMinute / minuteSpan;
+  const paced = cap.pace ? (cap.pace.limit * minuteSpan) / cap.pace.spanMs : Infinity;
+  return Math.min(perMinute, paced) / minuteSpan;
 }
 
 /**

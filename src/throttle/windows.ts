@@ -235,6 +235,11 @@ export interface ClassCap {
   hourLimit: number;
   /** Hour-window budget held for the follow-ups of the class's submits, sorted by expiry. */
   held: number[];
+  /**
+   * At most `limit` of the class's reservations in any span of `spanMs`: its hour spread evenly
+   * over the hour instead of spent at the minute window's pace (see scheduler.ts, paceOf).
+   */
+  pace?: { spanMs: number; limit: number };
 }
 
 export interface ReserveOptions {
@@ -309,6 +314,7 @@ export function reserve(
         track ? holds : 0,
         horizonMs,
         cap ? cap.log.length : '-',
+        cap?.pace ? `${cap.pace.spanMs}/${cap.pace.limit}` : '-',
       ].join('|')
     : undefined;
   const known = memoKey !== undefined ? options.memo!.get(memoKey) : undefined;
@@ -600,7 +606,7 @@ function earliestFit(
   const held = state.followUps ?? [];
   /** Holds still live at `t` (a hold that expires before `t` frees its budget by then). */
   const heldAt = (list: number[], t: number) => list.length - upperBound(list, t);
-  const fitsAt = (t: number): 'minute_window' | 'hour_window' | null => {
+  const fitsAt = (t: number): 'minute_window' | 'hour_window' | 'fair_share' | null => {
     const eff = effectiveAt(state, t);
     if (!fits(log, t, minuteSpan, limitFor(state, eff.minute, kind, t, now)))
       return 'minute_window';
@@ -615,6 +621,8 @@ function earliestFit(
         return 'minute_window';
       const classHour = cap.hourLimit - (kind === 'submit' ? heldAt(cap.held, t) + holds : 0);
       if (!fits(cap.log, t, hourSpan, classHour)) return 'hour_window';
+      // Paced only while other batches wait too: their shares are why.
+      if (cap.pace && !fits(cap.log, t, cap.pace.spanMs, cap.pace.limit)) return 'fair_share';
     }
     return null;
   };
@@ -628,6 +636,10 @@ function earliestFit(
   for (let i = upperBound(log, start - hourSpan); i < log.length; i++)
     candidates.push(log[i] + hourSpan);
   if (state.easeUntil > start) candidates.push(state.easeUntil);
+  const pace = cap?.pace;
+  if (pace)
+    for (let i = upperBound(cap.log, start - pace.spanMs); i < cap.log.length; i++)
+      candidates.push(cap.log[i] + pace.spanMs);
   if (kind === 'submit') {
     for (const t of held) if (t > start) candidates.push(t);
     if (cap) for (const t of cap.held) if (t > start) candidates.push(t);

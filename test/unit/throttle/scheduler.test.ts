@@ -202,6 +202,72 @@ describe('revision 2: the hour reserve follows what calls ask', SIM, () => {
   });
 });
 
+describe('revision 3: batch work paced over the hour while batches contend', SIM, () => {
+  /** Three batches, the first too narrow to keep up with its third of the minute window's pace. */
+  const narrow = (revision: number, weights: number[]) =>
+    simulate({
+      settings,
+      policy: fair({ revision }),
+      batches: [
+        // Three rows of 15 s jobs polled every 10 s: about 25 requests a minute at most.
+        { id: 'narrow', window: 3, weight: weights[0] },
+        { id: 'mid', window: 50, weight: weights[1] },
+        { id: 'wide', window: 200, weight: weights[2] },
+      ],
+      calls: [{ everyMs: 15_000 }],
+      ...SLOW,
+      durationMs: 3 * HOUR,
+    });
+
+  it.each([
+    { weights: [1, 1, 1], expected: [1 / 3, 1 / 3, 1 / 3] },
+    { weights: [1, 1, 2], expected: [0.25, 0.25, 0.5] },
+  ])(
+    'a batch whose rows cannot keep up with the minute window gets its share, weights $weights',
+    ({ weights, expected }) => {
+      const paced = narrow(3, weights);
+      const shares = sharesIn(paced.sent, T0 + HOUR, T0 + 3 * HOUR);
+      near(shares['batch:narrow'], expected[0]);
+      near(shares['batch:mid'], expected[1]);
+      near(shares['batch:wide'], expected[2]);
+      const used = paced.sent.filter((s) => s.at >= T0 + HOUR && s.at < T0 + 3 * HOUR).length;
+      expect(used / (2 * LIMITS.perHour)).toBeGreaterThanOrEqual(0.97);
+      expectWithinLimits(paced);
+      // Spent at the minute window's pace, the hour went in minutes: the narrow batch, at most
+      // about 25 requests a minute, got far less than its share.
+      const burst = sharesIn(narrow(2, weights).sent, T0 + HOUR, T0 + 3 * HOUR);
+      expect(burst['batch:narrow']).toBeLessThan(0.9 * expected[0]);
+    },
+  );
+
+  it('spreads batch work over the hour: no five minutes hold much more than their part', () => {
+    const r = narrow(3, [1, 1, 1]);
+    const batch = times(r, (s) => s.class === 'batch' && s.at >= T0 + HOUR);
+    // The hour's batch allowance (1,000 less what calls keep) over twelve spans of five minutes.
+    expect(maxInWindow(batch, 5 * MINUTE)).toBeLessThanOrEqual(Math.ceil(900 / 12) + 1);
+    expect(
+      maxInWindow(
+        times(narrow(2, [1, 1, 1]), (s) => s.class === 'batch'),
+        5 * MINUTE,
+      ),
+    ).toBeGreaterThan(300);
+  });
+
+  it("a batch alone on the key is not paced: it spends the hour at the minute window's pace", () => {
+    const r = simulate({
+      settings,
+      policy: fair({ revision: 3 }),
+      batches: [{ id: 'alone', window: 200 }],
+      ...SLOW,
+      durationMs: 2 * HOUR,
+    });
+    const batch = times(r, (s) => s.class === 'batch');
+    expect(maxInWindow(batch, 5 * MINUTE)).toBeGreaterThan(300);
+    expect(r.sent.filter((s) => s.at >= T0 + HOUR).length).toBeGreaterThanOrEqual(990 - 2);
+    expectWithinLimits(r);
+  });
+});
+
 describe('fair shares', SIM, () => {
   it.each([
     { weights: [1, 1, 1], expected: [1 / 3, 1 / 3, 1 / 3] },
