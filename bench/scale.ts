@@ -14,7 +14,7 @@
 //   npx tsx bench/scale.ts                      10,000, 100,000 and 1,000,000 rows compact,
 //                                               100,000 as workflows (hours on a small machine)
 //   npx tsx bench/scale.ts --compact 10000,20000 --workflows 10000     a quick run
-//   flags: --workers 2 --window 200 --time-scale 0.01 --store postgres|sqlite
+//   flags: --workers 2 --window 200 --time-scale 100 --store postgres|sqlite
 //          --ceiling-workflows 1000 --trace (memory every 30 s) --snapshots (heap snapshots of
 //          each worker at the end of each size, into the run's folder) --keep (keep that folder)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -47,7 +47,7 @@ const { values: flags } = parseArgs({
     workflows: { type: 'string', default: '100000' },
     workers: { type: 'string', default: '2' },
     window: { type: 'string', default: '200' },
-    'time-scale': { type: 'string', default: '0.01' },
+    'time-scale': { type: 'string', default: '100' },
     store: { type: 'string', default: 'postgres' },
     'ceiling-workflows': { type: 'string', default: '1000' },
     trace: { type: 'boolean', default: false },
@@ -253,9 +253,9 @@ const env = await (async () => {
       port: 0,
       timeScale: TIME_SCALE,
       limits: { enabled: false },
-      // A minute of the bench's time, before the scale: long enough for any poll, and the
-      // emulator's own memory stays flat.
-      jobRetentionMs: Math.round(60_000 / TIME_SCALE),
+      // A minute of the bench's own time (the emulator takes it at the real pace and scales it):
+      // long enough for any poll, and the emulator's own memory stays flat.
+      jobRetentionMs: Math.round(60_000 * TIME_SCALE),
       devKey: { ...key, credits: null },
     }),
   );
