@@ -19,6 +19,10 @@ import {
 
 const HEARTBEAT_EVERY_MS = 5_000;
 
+/** How often an activity heartbeats: every 5 s, or a sixth of a shorter heartbeat timeout. */
+const everyMs = (ctx: Context) =>
+  Math.min(HEARTBEAT_EVERY_MS, (ctx.info.heartbeatTimeoutMs ?? Infinity) / 6);
+
 /** The details each activity last gave: every later heartbeat of that activity repeats them. */
 const standing = new WeakMap<Context, unknown>();
 
@@ -27,7 +31,8 @@ class OrderedHeartbeats {
   /** The last heartbeat sent (settled or not): the next is sent after it. */
   private last: Promise<unknown> = Promise.resolve();
   private inFlight = 0;
-  private sentAt = -Infinity;
+  /** The activity has just started: its first heartbeat is not due yet (nor in flight at its claim). */
+  private sentAt = Date.now();
   /** Aborted when the server says the attempt is cancelled, paused, reset or gone. */
   readonly stopped = new AbortController();
 
@@ -54,7 +59,7 @@ class OrderedHeartbeats {
 
   /** A heartbeat that only says the attempt lives: none while one is on its way or went out lately. */
   tick(details: unknown): void {
-    const gap = Math.min(10_000, (this.ctx.info.heartbeatTimeoutMs ?? 30_000) / 3);
+    const gap = 2 * everyMs(this.ctx);
     if (this.inFlight > 0 || Date.now() - this.sentAt < gap) return;
     // A failed one is only missed: the next tick tries again, as the SDK's own heartbeats do.
     this.send(details).catch(() => undefined);
@@ -141,7 +146,7 @@ export function heartbeat(ctx: Context = Context.current()): void {
 export async function withHeartbeat<T>(fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ctx = Context.current();
   heartbeat(ctx);
-  const timer = setInterval(() => heartbeat(ctx), HEARTBEAT_EVERY_MS);
+  const timer = setInterval(() => heartbeat(ctx), everyMs(ctx));
   const o = ordered.get(ctx);
   const signal = o
     ? AbortSignal.any([ctx.cancellationSignal, o.stopped.signal])

@@ -66,9 +66,10 @@ function service(events: Event[], waitMs: number) {
   return { deps, posts: () => posts };
 }
 
+/** A heartbeat timeout of 1.2 s: the activity heartbeats every 200 ms, in order every 400 ms. */
 function environment(events: Event[], client: Client): MockActivityEnvironment {
   const env = new MockActivityEnvironment(
-    { workflowExecution: { workflowId: 'w', runId: 'r' }, heartbeatTimeoutMs: 30_000 },
+    { workflowExecution: { workflowId: 'w', runId: 'r' }, heartbeatTimeoutMs: 1_200 },
     { client },
   );
   env.on('heartbeat', (details: unknown) => events.push({ what: 'sdk', details }));
@@ -87,7 +88,7 @@ const submit = (deps: ActivityDeps, token: string) =>
 describe('a submit activity whose workflow keeps its ledger', () => {
   it('heartbeats one at a time, none through the SDK, until its job is recorded', async () => {
     const events: Event[] = [];
-    const { deps, posts } = service(events, 200);
+    const { deps, posts } = service(events, 1_000);
     const env = environment(events, timelineClient(events));
     const sent = await env.run<[], Sent, () => Promise<Sent>>(() => submit(deps, 't1'));
     expect(sent.kind).toBe('accepted');
@@ -95,8 +96,11 @@ describe('a submit activity whose workflow keeps its ledger', () => {
     const claim = { token: 't1' };
     const claimed = events.findIndex((e) => e.what === 'recorded' && eq(e.details, claim));
     const post = events.findIndex((e) => e.what === 'post');
-    // The activity's first heartbeat (it waits for its permit) went out, acknowledged, before it.
+    // Heartbeats while it waited for its permit went out, each acknowledged, before it.
     expect(events[0]).toEqual({ what: 'sent', details: undefined });
+    expect(
+      events.filter((e) => e.what === 'sent' && e.details === undefined).length,
+    ).toBeGreaterThan(1);
     expect(claimed).toBeGreaterThan(0);
     expect(post).toBeGreaterThan(claimed);
     // No heartbeat of the SDK before the job was recorded: none can land after the claim.
@@ -121,7 +125,7 @@ describe('a submit activity whose workflow keeps its ledger', () => {
 
   it('stops waiting for its permit, and sends nothing, when a heartbeat says it is cancelled', async () => {
     const events: Event[] = [];
-    const { deps, posts } = service(events, 20_000);
+    const { deps, posts } = service(events, 60_000);
     const env = environment(
       events,
       timelineClient(events, () => new ActivityCancelledError('cancelled')),
