@@ -4,8 +4,13 @@
 // without a claim sent nothing and is made again. An attempt the server gave up on (timed out,
 // cancelled) has its heartbeat refused and never sends. One server round trip, no workflow task:
 // the moment between a recorded claim and the POST, where a lost worker leaves a send that may
-// not have left, stays short. The activity's heartbeats reach the server in order until its job
-// is recorded (heartbeat.ts, orderHeartbeats): none sent before the claim can land after it.
+// not have left, stays short.
+//
+// The server keeps only the last heartbeat it received, and the SDK sends its own on a path of
+// their own: one it sent before the claim could land after it and erase it, and the send would
+// look never made. A submit starts quietly (no heartbeat of the SDK before its first interval), so
+// one whose permit comes quickly has none that could; one that waited longer also signals its
+// claim to the workflow, where nothing erases it, before it sends.
 import { Context } from '@temporalio/activity';
 import {
   ActivityNotFoundError,
@@ -15,33 +20,70 @@ import {
 import { ACCEPTANCE_REPORT_BACKOFF, backoffDelayMs } from '../calls/backoff.js';
 import { retryUntilAnswered } from './retrying.js';
 import { withCallSignal } from '../temporal/call-signal.js';
-import { submitAcceptedUpdate, type AcceptedSubmit, type SubmitClaimed } from '../calls/signals.js';
-import { retryableFailure } from './failures.js';
 import {
-  heartbeatRecorded,
-  orderHeartbeats,
-  recordedAnyway,
-  unorderHeartbeats,
-} from './heartbeat.js';
+  submitAcceptedUpdate,
+  submitClaimedSignal,
+  type AcceptedSubmit,
+  type SubmitClaimed,
+} from '../calls/signals.js';
+import { retryableFailure } from './failures.js';
+import { heartbeatTimeoutOf, heartbeatWhere, sdkHeartbeated, startQuietly } from './heartbeat.js';
 import type { SubmitLedger } from './submit.js';
+
+/**
+ * A claim's signal must be in the workflow's history well before the server could time the
+ * attempt out (a heartbeat timeout after the claim's heartbeat): a submit whose signal took longer
+ * than a third of that is not sent (made again, or called unknown if the signal arrived after all).
+ */
+const claimSignalWithinMs = (ctx: Context) => (heartbeatTimeoutOf(ctx) ?? 30_000) / 3;
 
 /** The step to run before sending, or none when the workflow asked for no claim. */
 export function claimRecorder(token: string | undefined): (() => Promise<void>) | undefined {
   const ctx = Context.current();
-  if (token === undefined || !ctx.info.workflowExecution) return undefined;
-  // Before the activity's first heartbeat: from now on they reach the server in order.
-  orderHeartbeats(ctx);
+  const execution = ctx.info.workflowExecution;
+  if (token === undefined || !execution) return undefined;
+  // Before the activity's first heartbeat: a quick permit's claim then has none before it.
+  startQuietly(ctx);
   return async () => {
     const claim: SubmitClaimed = { token };
+    const began = Date.now();
+    // A heartbeat the SDK was asked for before now may still be on its way: it could erase the claim.
+    const erasable = sdkHeartbeated(ctx);
+    // First where the SDK's own heartbeats take their details, so none of them sent later erases
+    // the claim; a claim whose record failed then costs at worst a row called unknown, never a
+    // second send.
+    heartbeatWhere(claim, ctx);
     try {
-      await heartbeatRecorded(claim, ctx);
+      await ctx.client.activity.heartbeat(ctx.info.taskToken, claim);
+      if (erasable)
+        await withinMs(
+          claimSignalWithinMs(ctx) - (Date.now() - began),
+          ctx.client.workflow
+            .getHandle(execution.workflowId, execution.runId)
+            .signal(submitClaimedSignal, claim),
+        );
     } catch {
-      // Refused (the server gave up on this attempt, or stops it) or not reachable: nothing was
-      // sent. A workflow still waiting for this attempt makes the submit again after the delay; a
-      // claim recorded all the same costs at worst a send called unknown, never a second one.
+      // Refused (the server gave up on this attempt), not reachable, or too slow: nothing was
+      // sent. A workflow still waiting for this attempt makes the submit again after the delay.
       throw retryableFailure({ code: 'submit_intent_not_recorded' }, backoffDelayMs(1));
     }
   };
+}
+
+/** `promise`, or a rejection after `ms` (the promise itself goes on, its failure unheard). */
+async function withinMs<T>(ms: number, promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer in time')), Math.max(0, ms));
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -66,6 +108,8 @@ export function acceptanceReporter(
   if (token === undefined || !execution) return undefined;
   return async (job) => {
     const accepted: AcceptedSubmit = { token, ...job };
+    // The SDK's own (throttled) heartbeats carry it too, so none of them overwrites it.
+    heartbeatWhere(accepted, ctx);
     // The SDK cancels the activity's client calls in flight when the activity is cancelled (the
     // SDK cancels it only once, whatever comes after): the loops look at why.
     const cancelled = ctx.cancellationSignal;
@@ -79,21 +123,14 @@ export function acceptanceReporter(
       ? AbortSignal.any([shuttingDown.signal, workerShutdown])
       : shuttingDown.signal;
     try {
-      // Every later heartbeat carries it too (it is where the activity stands).
-      const heartbeat = await retryUntilAnswered(() => heartbeatRecorded(accepted, ctx), {
-        backoff: ACCEPTANCE_REPORT_BACKOFF,
-        ends: (err) =>
-          err instanceof ActivityNotFoundError ||
-          recordedAnyway(err) ||
-          cancelled.aborted ||
-          stop.aborted,
-      });
-      // Recorded (an answer that stops the attempt records it too), or the worker shuts down: the
-      // SDK's heartbeats carry the job from now on (it sends the last one as the activity ends).
-      if (heartbeat.answered || recordedAnyway(heartbeat.error) || stop.aborted) {
-        unorderHeartbeats(ctx);
-        return;
-      }
+      const heartbeat = await retryUntilAnswered(
+        () => ctx.client.activity.heartbeat(ctx.info.taskToken, accepted),
+        {
+          backoff: ACCEPTANCE_REPORT_BACKOFF,
+          ends: (err) => err instanceof ActivityNotFoundError || cancelled.aborted || stop.aborted,
+        },
+      );
+      if (heartbeat.answered || stop.aborted) return;
       // Only an attempt the server gave up on is awaited by update (the workflow waits a while for
       // it). Cancelled otherwise (the call cancelled, paused or reset): nobody waits for it.
       const details = ctx.cancellationDetails;
@@ -148,9 +185,7 @@ export function workflowLedger(
       return { mine: true };
     },
     async accepted(job) {
-      if (reportAccepted) await reportAccepted(job);
-      // Every heartbeat from now on carries the claim: none can erase it.
-      else if (recordClaim) unorderHeartbeats();
+      await reportAccepted?.(job);
     },
     released: () => Promise.resolve(),
   };

@@ -29,6 +29,13 @@ export interface SubmitClaimed {
 }
 
 /**
+ * The same claim, by signal, from a submit activity whose earlier heartbeats (the SDK's, sent on
+ * their own) could still reach the server after the claim's and erase it: a signal stays in the
+ * workflow's history, and the workflow reads it before the attempt's failure.
+ */
+export const submitClaimedSignal = defineSignal<[SubmitClaimed]>('submitClaimed');
+
+/**
  * The same claim as older activities made it: recorded by the workflow, refused for an attempt it
  * has given up on. Still answered while activities of an earlier release run, and replayed.
  */

@@ -21,7 +21,12 @@ import { codeOfFailure, type CodedFailure } from '../calls/failure-code.js';
 import { FIRST_SUBMIT, afterSubmitFault, type SubmitFault } from '../calls/policy.js';
 import { failureDetailsOf } from '../contract/failure-details.js';
 import { PcdsOutcome } from '../temporal/search-attributes.js';
-import { submitAcceptedUpdate, submitIntentUpdate, type AcceptedSubmit } from '../calls/signals.js';
+import {
+  submitAcceptedUpdate,
+  submitClaimedSignal,
+  submitIntentUpdate,
+  type AcceptedSubmit,
+} from '../calls/signals.js';
 
 export {
   DEFAULT_MAX_POLL_INTERVAL_MS,
@@ -140,8 +145,8 @@ function acceptedInHeartbeat(err: ActivityFailure, token: string): AcceptedSubmi
  * its worker gone) before it claimed its send. Each attempt gets a token; the activity claims its
  * send just before its POST in a heartbeat carrying the token (older activities: the submitIntent
  * update), which the server refuses once it gave the attempt up, so an activity that outlived its
- * timeout cannot send after the retry. A lost attempt that had claimed may have been sent:
- * submit_outcome_unknown.
+ * timeout cannot send after the retry; one whose earlier heartbeats could erase that claim also
+ * signals it. A lost attempt that had claimed may have been sent: submit_outcome_unknown.
  *
  * Only the service's own refusals count against `serviceWaitMs` (the call's maximum wait): the
  * waits it asked for (Retry-After, back-off after a 503). An attempt that timed out waiting for a
@@ -173,6 +178,11 @@ export async function submitOnce<T>(
         },
       },
     );
+  // Claims made by signal (see submitClaimedSignal): read before an attempt's failure.
+  const signalled = new Set<string>();
+  setHandler(submitClaimedSignal, ({ token }) => {
+    signalled.add(token);
+  });
   setHandler(
     submitIntentUpdate,
     () => {
@@ -195,8 +205,8 @@ export async function submitOnce<T>(
       // Given up: a late intent for this attempt is refused from now on.
       current = undefined;
       if (!(err instanceof ActivityFailure)) throw err;
-      // Claimed in its last heartbeat, or by the update of an older activity.
-      const claimed = sending || lastHeartbeatOf(err, token) !== undefined;
+      // Claimed in its last heartbeat, by signal, or by the update of an older activity.
+      const claimed = sending || signalled.has(token) || lastHeartbeatOf(err, token) !== undefined;
       if (fromAccepted && err.cause instanceof TimeoutFailure && claimed) {
         // Sent, and the attempt timed out: the service may have accepted the job. The activity
         // left it in its heartbeat, or hands it over by update once the server answers again.
