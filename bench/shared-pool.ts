@@ -15,6 +15,8 @@
 // their permits against the same on the idle pool plus one slot of the minute window; and what the
 // tenant over budget got.
 // Run: npx tsx bench/shared-pool.ts [timeScale=10] [maxHours=2.5] [weights=1,1,2] [rows=1300,1300,1300]
+//        [runs=first-come,fair,weighted] (a subset, to try a change quickly; the figures of record
+//        print every run, the baseline beside)
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -41,6 +43,7 @@ const MAX_HOURS = Number(process.argv[3] ?? 2.5);
 /** The weights of the last run's batches (the fair scheduler's; first-come ignores them). */
 const WEIGHTS = (process.argv[4] ?? '1,1,2').split(',').map(Number);
 const ROWS = (process.argv[5] ?? '1300,1300,1300').split(',').map(Number);
+const RUNS = new Set((process.argv[6] ?? 'first-come,fair,weighted').split(','));
 const LIMITS = { perMinute: 100, perHour: 1_000 };
 const KEYS = 4;
 const MINUTE_MS = 60_000 / TIME_SCALE;
@@ -456,11 +459,11 @@ try {
     `shared pool: ${KEYS} keys of ${LIMITS.perMinute}/minute and ${LIMITS.perHour}/hour; batches of ${BATCHES.map((b) => `${b.rows} rows (window ${b.window})`).join(', ')} started ${sec(BATCH_EVERY_MS)} apart; a person's call every ${sec(CALL_EVERY_MS)}; tenant ${HEAVY_TENANT} calls every ${sec(HEAVY_EVERY_MS)}; time scale ${TIME_SCALE} (minute ${sec(MINUTE_MS)}, hour ${sec(HOUR_MS)}, slot ${sec(SLOT_MS)})\n\n`,
   );
   const equal = BATCHES.map(() => 1);
-  const runs: { mode: SchedulerMode; weights: number[] }[] = [
-    { mode: 'first-come', weights: equal },
-    { mode: 'fair', weights: equal },
-  ];
-  if (WEIGHTS.some((w) => w !== 1)) runs.push({ mode: 'fair', weights: WEIGHTS });
+  const runs: { mode: SchedulerMode; weights: number[] }[] = [];
+  if (RUNS.has('first-come')) runs.push({ mode: 'first-come', weights: equal });
+  if (RUNS.has('fair')) runs.push({ mode: 'fair', weights: equal });
+  if (RUNS.has('weighted') && WEIGHTS.some((w) => w !== 1))
+    runs.push({ mode: 'fair', weights: WEIGHTS });
   for (const [index, { mode, weights }] of runs.entries()) {
     const result = await run(index, mode, weights, emulator, server.address);
     // Every permit of the run, for whoever wants to measure it another way.
