@@ -282,13 +282,9 @@ function fairBatchPermit(
  */
 function paceOf(state: ThrottleState, cap: ClassCap): { spanMs: number; limit: number } {
   const s = state.settings;
+  const spanMs = PACE_MINUTES * (s.minuteMs + s.marginMs);
   const hourSpan = s.hourMs + s.marginMs;
-  // A whole number of requests over a span of about PACE_MINUTES, the span stretched to fit, so
-  // the pace is the hour's limit exactly: a pace a little faster would reach the hour's limit
-  // before the hour slid, and leave a gap the pace then could not make up.
-  const about = PACE_MINUTES * (s.minuteMs + s.marginMs);
-  const limit = Math.max(1, Math.round((cap.hourLimit * about) / hourSpan));
-  return { spanMs: Math.ceil((limit * hourSpan) / cap.hourLimit), limit };
+  return { spanMs, limit: Math.max(1, Math.ceil((cap.hourLimit * spanMs) / hourSpan)) };
 }
 
 /** The asker's part of what batch work gets while `others` wait too: its tenant's, then its own. */
