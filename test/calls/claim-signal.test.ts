@@ -2,8 +2,9 @@
 // before it sends (src/activities/submit-intent.ts): a heartbeat of the SDK sent before the claim
 // may land after it, and the server keeps only the last. Here the attempt signals its claim, a
 // heartbeat without it lands last, and the attempt is lost (no answer, no more heartbeats): the
-// workflow must not submit again. On Temporal's time-skipping server, so the attempt's heartbeat
-// timeout and the wait for a hand-over pass in a second; the workflow is the project's own.
+// workflow must not submit again. On Temporal's time-skipping server, so the wait for a hand-over
+// passes at once (the attempt's heartbeat timeout, 30 s, is not skipped); the workflow is the
+// project's own.
 import { Context } from '@temporalio/activity';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
