@@ -42,12 +42,16 @@ export interface SchedulerPolicy {
    * the hour (its hour's limit spread evenly over spans of five minute windows) instead of spending
    * the hour at the minute window's pace in its first minutes and then waiting for it to slide: a
    * batch whose rows cannot keep up with the minute window's pace gets its share all the same.
+   * 4: that pace allows a fifth more than the even part, and also what leaves the hour window
+   * plus what it has free spread over the hour: a span that fell short is made up instead of
+   * missed in every later hour too, and an hour spent unevenly (a batch alone first) is not lost
+   * as it slides.
    */
   revision?: number;
 }
 
 /** The rules the workers of this release send (see SchedulerPolicy.revision). */
-export const SCHEDULER_REVISION = 3;
+export const SCHEDULER_REVISION = 4;
 /** Revision 2: the most of each hour window the reserve grows to, following calls' demand. */
 export const HOUR_RESERVE_MOST = 0.5;
 

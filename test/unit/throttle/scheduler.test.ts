@@ -268,6 +268,63 @@ describe('revision 3: batch work paced over the hour while batches contend', SIM
   });
 });
 
+describe('revision 4: the pace takes again what leaves the hour window', SIM, () => {
+  /**
+   * The shared-pool bench's team at its pace (every duration ten times shorter): three batches of
+   * windows 3, 50 and 200 started 3 s apart, calls, jobs and polls of uneven length, and requests
+   * told to retry coming back up to 200 ms late (a worker's trip to the throttle and back, which
+   * does not shrink with the time scale). Pool use: every hour-long span from the last start on.
+   */
+  const team = (revision: number, weights: number[]) => {
+    const scale = 10;
+    const hour = HOUR / scale;
+    const r = simulate({
+      settings: defaultSettings(LIMITS, scale),
+      policy: fair({ revision }),
+      batches: [
+        { id: 'narrow', window: 3, weight: weights[0] },
+        { id: 'mid', window: 50, weight: weights[1], startAt: 3_000 },
+        { id: 'wide', window: 200, weight: weights[2], startAt: 6_000 },
+      ],
+      calls: [{ everyMs: 8_000 }],
+      jobMs: 1_500,
+      pollMs: 1_000,
+      spread: 0.5,
+      returnMs: 200,
+      durationMs: 3 * hour,
+    });
+    const from = T0 + 6_000;
+    const uses: number[] = [];
+    for (let t = from; t + hour <= T0 + 3 * hour; t += MINUTE / scale)
+      uses.push(r.sent.filter((s) => s.at >= t && s.at < t + hour).length / LIMITS.perHour);
+    return {
+      use: uses.reduce((a, b) => a + b, 0) / uses.length,
+      shares: sharesIn(r.sent, from, T0 + 3 * hour),
+      sent: r,
+      hour,
+    };
+  };
+
+  it.each([
+    { weights: [1, 1, 1], expected: [1 / 3, 1 / 3, 1 / 3] },
+    { weights: [1, 1, 2], expected: [0.25, 0.25, 0.5] },
+  ])(
+    'a span that fell short is made up, and an hour spent unevenly is taken again as it slides, weights $weights',
+    ({ weights, expected }) => {
+      const exact = team(3, weights);
+      const refilled = team(4, weights);
+      // Revision 3 measured about 94% here (and 95.5% in the bench); the loss repeated hour after
+      // hour, as each hour's pace allowed no more than the hour's even part.
+      expect(refilled.use).toBeGreaterThanOrEqual(exact.use + 0.015);
+      for (const [i, id] of ['narrow', 'mid', 'wide'].entries())
+        near(refilled.shares[`batch:${id}`], expected[i]);
+      const at = times(refilled.sent);
+      expect(maxInWindow(at, MINUTE / 10)).toBeLessThanOrEqual(LIMITS.perMinute);
+      expect(maxInWindow(at, refilled.hour)).toBeLessThanOrEqual(LIMITS.perHour);
+    },
+  );
+});
+
 describe('fair shares', SIM, () => {
   it.each([
     { weights: [1, 1, 1], expected: [1 / 3, 1 / 3, 1 / 3] },

@@ -50,7 +50,17 @@ export interface SimOptions {
   jobMs: number;
   /** Between a request and the row's next poll. */
   pollMs: number;
+  /**
+   * Each job's time and each poll's interval spread evenly by up to this part either side (0-1),
+   * from a fixed seed: real jobs differ, and rows drift out of step (default 0: all alike).
+   */
+  spread?: number;
   durationMs: number;
+  /**
+   * A request told to retry comes back up to this late (spread from a fixed seed; default 100 ms):
+   * the caller's trip to the throttle and back, a busy worker's event loop.
+   */
+  returnMs?: number;
   /** The answer's trip back to the caller (its lead). */
   leadMs?: number;
   /** 429s the simulated service answers at these times (the throttle learns of them). */
@@ -152,6 +162,7 @@ export function simulate(o: SimOptions): SimResult {
     confirmsNotKept: 0,
   };
   const seed = { n: 7 };
+  const spreadSeed = { n: 11 };
   let now = t0;
   // Requests at the same instant share a memo, as the requests of one update do.
   let memo = new Map<string, { at: number; boundBy: WaitReason }>();
@@ -180,7 +191,7 @@ export function simulate(o: SimOptions): SimResult {
         result.confirmsNotKept += 1;
       if (answer.kind === 'refused') return refused(answer.code);
       if (answer.kind === 'retry') {
-        const at = Math.max(now, answer.retryAt) + jitter(seed) * 100;
+        const at = Math.max(now, answer.retryAt) + jitter(seed) * (o.returnMs ?? 100);
         if (at < end) events.push(at, ask);
         return;
       }
@@ -216,16 +227,19 @@ export function simulate(o: SimOptions): SimResult {
     };
     let started = 0;
     const stopAt = t0 + (b.stopAt ?? Infinity);
+    const spread = (ms: number) =>
+      o.spread ? ms * (1 + o.spread * (2 * jitter(spreadSeed) - 1)) : ms;
     const row = () => {
       if (now >= stopAt || started >= (b.rows ?? Infinity)) return;
       started += 1;
+      const jobMs = spread(o.jobMs);
       acquire(requester, 'submit', (submittedAt) => {
         const poll = () =>
           acquire(requester, 'poll', (polledAt) => {
-            if (polledAt >= submittedAt + o.jobMs) row();
-            else events.push(polledAt + o.pollMs, poll);
+            if (polledAt >= submittedAt + jobMs) row();
+            else events.push(polledAt + spread(o.pollMs), poll);
           });
-        events.push(submittedAt + o.pollMs, poll);
+        events.push(submittedAt + spread(o.pollMs), poll);
       });
     };
     events.push(t0 + (b.startAt ?? 0), () => {
