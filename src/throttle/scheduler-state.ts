@@ -42,10 +42,8 @@ export interface SchedulerPolicy {
    * the hour (its hour's limit spread evenly over spans of five minute windows) instead of spending
    * the hour at the minute window's pace in its first minutes and then waiting for it to slide: a
    * batch whose rows cannot keep up with the minute window's pace gets its share all the same.
-   * 4: that pace allows a fifth more than the even part, and also what leaves the hour window
-   * plus what it has free spread over the hour: a span that fell short is made up instead of
-   * missed in every later hour too, and an hour spent unevenly (a batch alone first) is not lost
-   * as it slides.
+   * 4: that pace allows a fifth more than the hour's even part, so a span that fell short is made
+   * up in the spans after it (at the even part itself it was missed in every later hour too).
    */
   revision?: number;
 }

@@ -91,10 +91,10 @@ const TURN_PACE = 0.75;
 /** Revision 3: batch work under contention is paced over spans of this many minute windows. */
 const PACE_MINUTES = 5;
 /**
- * Revision 4: the pace is at least this much above the hour's even part. Requests come back a
- * little after the slot that frees and turns are taken late, so a pace of exactly the even part
- * gave less than the even part (about 90% of it in the shared-pool bench); the hour window still
- * bounds what the hour holds.
+ * Revision 4: the pace is this much above the hour's even part. Requests come back a little after
+ * the slot that frees and turns are taken late, so a pace of exactly the even part gave less than
+ * it (about 90% in the shared-pool bench) and a span that fell short was never made up; the hour
+ * window still bounds what the hour holds.
  */
 const PACE_SLACK = 0.2;
 /** Waiting requests tracked per requester (beyond it the count shows as at least this many). */
@@ -233,7 +233,7 @@ function fairBatchPermit(
   const cap = batchCap(state, sched, now);
   const others = contenders(state, sched, r, now);
   if (others.length > 0 && hasRevision(sched.policy, 3))
-    cap.pace = paceOf(state, cap, now, hasRevision(sched.policy, 4));
+    cap.pace = paceOf(state, cap, hasRevision(sched.policy, 4) ? PACE_SLACK : 0);
   const tw = tenantWeight(sched.policy, r.tenant);
   const clocks = (sched.tenantClocks ??= {});
   // Two levels: the asker's tenant against the other tenants whose batches wait, then the batch
@@ -287,31 +287,19 @@ function fairBatchPermit(
  * pace, the hour went in its first minutes, and a batch whose rows could not keep up with that
  * pace (a narrow window, slow jobs) got less than its share, then nothing until the hour slid. A
  * batch alone on the key is not paced (work conserving); the hour window bounds it as before.
- * Revision 4 (`refill`): at the even part alone, a span that fell short was lost for good, and so
- * was an hour spent unevenly as it slid (the shared-pool bench used 95.5% of the pool); it paces
- * a fifth faster, and lets batch work take again what leaves the hour window.
+ * Revision 4 paces `slack` above the even part (PACE_SLACK): at the even part itself, every span
+ * that fell short was lost for good (the shared-pool bench used 95.5% of the pool).
  */
 function paceOf(
   state: ThrottleState,
   cap: ClassCap,
-  now: number,
-  refill: boolean,
+  slack: number,
 ): { spanMs: number; limit: number } {
   const s = state.settings;
   const spanMs = PACE_MINUTES * (s.minuteMs + s.marginMs);
   const hourSpan = s.hourMs + s.marginMs;
   const part = (cap.hourLimit * spanMs) / hourSpan;
-  if (!refill) return { spanMs, limit: Math.max(1, Math.ceil(part)) };
-  // Revision 4: what leaves the hour window over the next span may be taken again (an hour spread
-  // evenly stays even; one that was not loses nothing), and what the hour window has free beyond
-  // it over the hour at the even pace, so a span that fell short is made up.
-  const leaving = countIn(cap.log, now - hourSpan, now - hourSpan + spanMs);
-  const free = Math.max(0, cap.hourLimit - countIn(cap.log, now - hourSpan, Infinity));
-  const limit = Math.max(
-    Math.ceil(part * (1 + PACE_SLACK)),
-    leaving + Math.ceil((free * spanMs) / hourSpan),
-  );
-  return { spanMs, limit: Math.max(1, limit) };
+  return { spanMs, limit: Math.max(1, Math.ceil(part * (1 + slack))) };
 }
 
 /** The asker's part of what batch work gets while `others` wait too: its tenant's, then its own. */
