@@ -8,11 +8,16 @@
 import { createRequire } from 'node:module';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { constants, PerformanceObserver } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { writeHeapSnapshot } from 'node:v8';
 
 /** @typedef {{ rss: number, heapUsed: number }} MemoryFigures */
-/** @typedef {{ now: MemoryFigures, peak: MemoryFigures }} MemoryReport */
+/**
+ * `liveHeap`: the most heap a full garbage collection left behind (what the process holds on to,
+ * garbage not counted), absent before the first one.
+ * @typedef {{ now: MemoryFigures, peak: MemoryFigures, liveHeap?: number }} MemoryReport
+ */
 
 /** The peaks of a process's memory, sampled every `everyMs`. */
 export class MemorySampler {
@@ -78,12 +83,36 @@ export async function writeHeapSnapshots(dir, tag) {
   );
 }
 
+/**
+ * Calls `seen` with the heap in use just after each full (mark-compact) garbage collection of
+ * this thread: the live data then, which a peak of heapUsed (garbage included) does not show.
+ * @param {(heapUsed: number) => void} seen
+ */
+export function afterFullCollections(seen) {
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries())
+      if (
+        /** @type {{ kind?: number }} */ (entry.detail)?.kind ===
+        constants.NODE_PERFORMANCE_GC_MAJOR
+      )
+        seen(process.memoryUsage().heapUsed);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+}
+
 const file = process.env.PCDS_BENCH_MEMORY_FILE;
 if (file) {
   const sampler = new MemorySampler();
+  /** @type {number | undefined} */
+  let liveHeap;
+  afterFullCollections((heap) => (liveHeap = Math.max(liveHeap ?? 0, heap)));
   const write = () => {
     /** @type {MemoryReport} */
-    const report = { now: sampler.sample(), peak: sampler.peak };
+    const report = {
+      now: sampler.sample(),
+      peak: sampler.peak,
+      ...(liveHeap !== undefined ? { liveHeap } : {}),
+    };
     writeFileSync(file, JSON.stringify(report));
   };
   setInterval(write, 500).unref();

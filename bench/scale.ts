@@ -4,9 +4,11 @@
 // with the emulator in a process of its own (limits off, latency scaled by --time-scale, every
 // wait scaled alike). For each size, compact (rows as activities) and rows as workflows: rows/s
 // beside the dev server's ceiling measured in the same run, each worker's peak RSS and heap while
-// the batch runs (fresh workers for each size, so each peak is that size's), the CLI's peak RSS, the size of the state
-// the batch carried into its last run (the continue-as-new input, read from history), and the
-// time and peak RSS of exports of the finished batch to CSV and Parquet (`pcds batch export`).
+// the batch runs (fresh workers for each size, so each peak is that size's), the CLI's peak RSS
+// and heap, the size of the state the batch carried into its last run (the continue-as-new
+// input, read from history), and the time and peak RSS and heap of exports of the finished batch
+// to CSV and Parquet (`pcds batch export`). Beside each heap peak (garbage included), the live
+// heap: the most a full garbage collection left, what the process holds on to.
 // The input repeats the emulator's sample of identities, sent row by row (`--no-dedupe`,
 // `--no-cache`), so rows/s measure the same work at every size. The processes run the compiled
 // CLI (built first). On a 2-core machine the full run takes hours (see docs/benchmarks.md).
@@ -74,6 +76,9 @@ const root = projectRoot();
 const PCDS = join(root, 'bin', 'pcds.mjs');
 const MEMORY_REPORT = join(root, 'bench', 'memory-report.mjs');
 const MB = 2 ** 20;
+const mbOf = (bytes: number | undefined) => (bytes === undefined ? undefined : bytes / MB);
+/** A figure in MB, or "-" for a process that made no full garbage collection. */
+const mbText = (mb: number | undefined) => (mb === undefined ? '-' : mb.toFixed(0));
 
 /** The processes run dist/: built first (incremental, quick when it is up to date). */
 function build(): void {
@@ -201,8 +206,11 @@ interface RunFigures {
   rowsPerSecond: number;
   runs: number;
   /** Peaks while the batch ran, and the RSS it settled at (median of its second half). */
-  workers: { rssMb: number; heapMb: number; settledRssMb: number }[];
+  /** liveMb: the most heap a full garbage collection left (see bench/memory-report.mjs). */
+  workers: { rssMb: number; heapMb: number; settledRssMb: number; liveMb?: number }[];
   cliRssMb: number;
+  cliHeapMb: number;
+  cliLiveMb?: number;
   cliSeconds: number;
   /** From the CLI's start to the batch's: reading the file into the store, the plan, the start. */
   loadSeconds: number;
@@ -210,7 +218,7 @@ interface RunFigures {
   outputSeconds: number;
   carriedLastBytes?: number;
   carriedMaxBytes?: number;
-  exports: { format: string; seconds: number; rssMb: number }[];
+  exports: { format: string; seconds: number; rssMb: number; heapMb: number; liveMb?: number }[];
 }
 
 const env = await (async () => {
@@ -374,6 +382,7 @@ async function measureBatch(mode: 'compact' | 'workflows', rows: number): Promis
     .getHandle(batchWorkflowId(batchId))
     .result()) as BatchSummary;
   const workerMemory = workerSamples.map((sampled) => sampled());
+  const workerLive = workers.map((w) => w.memory()?.liveHeap);
   const carried = await carriedInputSizes(client, batchId);
   if (flags.snapshots) {
     // Taken after the peaks: writing a snapshot takes memory of its own.
@@ -395,6 +404,8 @@ async function measureBatch(mode: 'compact' | 'workflows', rows: number): Promis
       format,
       seconds: (Date.now() - at) / 1000,
       rssMb: (exporter.memory()?.peak.rss ?? 0) / MB,
+      heapMb: (exporter.memory()?.peak.heapUsed ?? 0) / MB,
+      liveMb: mbOf(exporter.memory()?.liveHeap),
     });
   }
   for (const f of [input, join(dir, `${batchId}.out.csv`), join(dir, `${batchId}.out.csv.jsonl`)])
@@ -404,12 +415,15 @@ async function measureBatch(mode: 'compact' | 'workflows', rows: number): Promis
     rows,
     rowsPerSecond: summary.rowsPerSecond,
     runs: summary.runs,
-    workers: workerMemory.map((m) => ({
+    workers: workerMemory.map((m, i) => ({
+      liveMb: mbOf(workerLive[i]),
       rssMb: m.peak.rss / MB,
       heapMb: m.peak.heapUsed / MB,
       settledRssMb: m.settledRss / MB,
     })),
     cliRssMb: (cli.memory()?.peak.rss ?? 0) / MB,
+    cliHeapMb: (cli.memory()?.peak.heapUsed ?? 0) / MB,
+    cliLiveMb: mbOf(cli.memory()?.liveHeap),
     cliSeconds,
     loadSeconds: (Date.parse(summary.startedAt) - started) / 1000,
     outputSeconds: (started + cliSeconds * 1000 - Date.parse(summary.finishedAt)) / 1000,
@@ -442,8 +456,8 @@ try {
     );
     f.workers.forEach((w, i) =>
       line(
-        `${label}: worker ${i + 1} peak RSS / heap, settled RSS (MB)`,
-        `${w.rssMb.toFixed(0)} / ${w.heapMb.toFixed(0)}, ${w.settledRssMb.toFixed(0)}`,
+        `${label}: worker ${i + 1} peak RSS / heap / live heap, settled RSS (MB)`,
+        `${w.rssMb.toFixed(0)} / ${w.heapMb.toFixed(0)} / ${mbText(w.liveMb)}, ${w.settledRssMb.toFixed(0)}`,
       ),
     );
     line(
@@ -451,8 +465,8 @@ try {
       `${f.loadSeconds.toFixed(0)}, ${f.outputSeconds.toFixed(0)}`,
     );
     line(
-      `${label}: CLI peak RSS (MB), wall time (s)`,
-      `${f.cliRssMb.toFixed(0)}, ${f.cliSeconds.toFixed(0)}`,
+      `${label}: CLI peak RSS / heap / live heap (MB), wall time (s)`,
+      `${f.cliRssMb.toFixed(0)} / ${f.cliHeapMb.toFixed(0)} / ${mbText(f.cliLiveMb)}, ${f.cliSeconds.toFixed(0)}`,
     );
     line(`${label}: runs (continue-as-new)`, String(f.runs));
     if (f.carriedLastBytes !== undefined)
@@ -462,8 +476,8 @@ try {
       );
     for (const e of f.exports)
       line(
-        `${label}: export to ${e.format} (s, peak RSS MB)`,
-        `${e.seconds.toFixed(1)}, ${e.rssMb.toFixed(0)}`,
+        `${label}: export to ${e.format} (s, peak RSS / heap / live heap MB)`,
+        `${e.seconds.toFixed(1)}, ${e.rssMb.toFixed(0)} / ${e.heapMb.toFixed(0)} / ${mbText(e.liveMb)}`,
       );
   }
   // The goals, as ratios of figures of this run.
