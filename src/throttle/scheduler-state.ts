@@ -44,12 +44,14 @@ export interface SchedulerPolicy {
    * batch whose rows cannot keep up with the minute window's pace gets its share all the same.
    * 4: that pace allows a fifth more than the hour's even part, so a span that fell short is made
    * up in the spans after it (at the even part itself it was missed in every later hour too).
+   * 5: a batch told to come back later still competes (and is not idle) until that time, however
+   * long since it last asked: the others are paced and held for it meanwhile.
    */
   revision?: number;
 }
 
 /** The rules the workers of this release send (see SchedulerPolicy.revision). */
-export const SCHEDULER_REVISION = 4;
+export const SCHEDULER_REVISION = 5;
 /** Revision 2: the most of each hour window the reserve grows to, following calls' demand. */
 export const HOUR_RESERVE_MOST = 0.5;
 

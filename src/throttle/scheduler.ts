@@ -193,12 +193,12 @@ function idleBefore(
   now: number,
 ): { batch: boolean; tenant: boolean } {
   const active = now - activeSpanOf(state.settings);
+  const present = (x: RequesterRecord) => x.seenAt >= active || toldToWait(sched, x);
   const mine = sched.requesters[requesterId(requester)];
-  let tenantSeen = -Infinity;
+  let tenantPresent = false;
   for (const x of Object.values(sched.requesters))
-    if (x.class === 'batch' && x.tenant === requester.tenant)
-      tenantSeen = Math.max(tenantSeen, x.seenAt);
-  return { batch: !(mine && mine.seenAt >= active), tenant: tenantSeen < active };
+    if (x.class === 'batch' && x.tenant === requester.tenant && present(x)) tenantPresent = true;
+  return { batch: !(mine && present(mine)), tenant: !tenantPresent };
 }
 
 /** The service answered 429: the windows close (windows.ts) and the dropped reservations leave every log. */
@@ -232,7 +232,8 @@ function fairBatchPermit(
   const s = state.settings;
   const cap = batchCap(state, sched, now);
   const others = contenders(state, sched, r, now);
-  if (others.length > 0 && hasRevision(sched.policy, 3))
+  const paced = others.length > 0 || contenders(state, sched, r, now, true).length > 0;
+  if (paced && hasRevision(sched.policy, 3))
     cap.pace = paceOf(state, cap, hasRevision(sched.policy, 4) ? PACE_SLACK : 0);
   const tw = tenantWeight(sched.policy, r.tenant);
   const clocks = (sched.tenantClocks ??= {});
@@ -406,6 +407,7 @@ function contenders(
   sched: SchedulerState,
   asker: RequesterRecord,
   now: number,
+  told = false,
 ): RequesterRecord[] {
   const active = now - activeSpanOf(state.settings);
   return Object.values(sched.requesters).filter(
@@ -413,10 +415,22 @@ function contenders(
       x !== asker &&
       x.class === 'batch' &&
       x.waiting.length > 0 &&
-      x.seenAt >= active &&
+      (x.seenAt >= active || (told && toldToWait(sched, x))) &&
       x.reason !== 'budget',
   );
 }
+
+/**
+ * Revision 5: a batch whose requests were told to come back later is still waiting, however long
+ * since it last asked (forgetPast drops a told time once it is past by the grace): the others are
+ * paced for it (`told`), and it is not idle when it comes back. Before, one whose turns came
+ * further apart than the active span (a few rows a key, its requests spread at its share's pace)
+ * dropped out between its turns: the widest batch then ran unpaced and took the hour while the
+ * others waited for their turns. Shares are still settled between those that asked lately, so a
+ * slot is never left idle for a batch that comes back only later.
+ */
+const toldToWait = (sched: SchedulerState, x: RequesterRecord) =>
+  hasRevision(sched.policy, 5) && x.waiting.length > 0;
 
 const tenantWeight = (p: SchedulerPolicy, tenant: string) => p.tenants[tenant]?.weight ?? 1;
 

@@ -333,6 +333,59 @@ describe('revision 4: the pace a fifth above the even part', SIM, () => {
   );
 });
 
+describe('revision 5: a batch told to come back later still competes', SIM, () => {
+  /**
+   * Batches of one, five and fifty rows on the key (about the bench's three over four keys at
+   * their narrowest), at the bench's pace with uneven jobs and late returns, as above. The narrow
+   * ones' waiting requests come back spread at their share's pace, further apart than the span a
+   * batch counts as active without asking.
+   */
+  const spread = (revision: number) => {
+    const scale = 10;
+    const hour = HOUR / scale;
+    const r = simulate({
+      settings: defaultSettings(LIMITS, scale),
+      policy: fair({ revision }),
+      batches: [
+        { id: 'one', window: 1 },
+        { id: 'five', window: 5, startAt: 3_000 },
+        { id: 'fifty', window: 50, startAt: 6_000 },
+      ],
+      calls: [{ everyMs: 8_000 }],
+      jobMs: 1_500,
+      pollMs: 1_000,
+      spread: 0.5,
+      returnMs: 200,
+      durationMs: 3 * hour,
+    });
+    const from = T0 + 6_000;
+    const uses: number[] = [];
+    for (let t = from; t + hour <= T0 + 3 * hour; t += MINUTE / scale)
+      uses.push(r.sent.filter((s) => s.at >= t && s.at < t + hour).length / LIMITS.perHour);
+    return {
+      result: r,
+      hour,
+      use: uses.reduce((a, b) => a + b, 0) / uses.length,
+      // The first quarter hour, while the hour is still free: where the widest ran unpaced.
+      early: sharesIn(r.sent, from, from + (15 * MINUTE) / scale)['batch:fifty'],
+    };
+  };
+
+  it('the widest batch is paced while the others wait for their turns, and the hour is used', () => {
+    const before = spread(4);
+    const after = spread(5);
+    // Revision 4: between their turns the narrow batches dropped out, and the widest took nearly
+    // every permit of the first quarter hour, then the hour, then waited for it with the others.
+    expect(before.early).toBeGreaterThan(0.9);
+    expect(after.early).toBeLessThan(0.65);
+    expect(after.use).toBeGreaterThanOrEqual(0.97);
+    expect(after.use).toBeGreaterThan(before.use);
+    const at = times(after.result);
+    expect(maxInWindow(at, MINUTE / 10)).toBeLessThanOrEqual(LIMITS.perMinute);
+    expect(maxInWindow(at, after.hour)).toBeLessThanOrEqual(LIMITS.perHour);
+  });
+});
+
 describe('fair shares', SIM, () => {
   it.each([
     { weights: [1, 1, 1], expected: [1 / 3, 1 / 3, 1 / 3] },
