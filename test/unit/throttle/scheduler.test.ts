@@ -24,7 +24,14 @@ import {
   reserve,
   type PermitAnswer,
 } from '../../../src/throttle/windows.js';
-import { maxInWindow, percentile, sharesIn, simulate, type SimResult } from './traffic.js';
+import {
+  maxInWindow,
+  percentile,
+  sharesIn,
+  simulate,
+  type SimBatch,
+  type SimResult,
+} from './traffic.js';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -268,41 +275,43 @@ describe('revision 3: batch work paced over the hour while batches contend', SIM
   });
 });
 
+/**
+ * Traffic at the shared-pool bench's pace (every duration ten times shorter): `batches` started
+ * 3 s apart, a person's call every 80 s of the real pace, jobs and polls of uneven length, and
+ * requests told to retry coming back up to 200 ms late (a worker's trip to the throttle and back,
+ * which does not shrink with the time scale), for three hours. Pool use: the mean over every
+ * hour-long span from the last start on.
+ */
+function atBenchPace(revision: number, batches: SimBatch[]) {
+  const scale = 10;
+  const hour = HOUR / scale;
+  const result = simulate({
+    settings: defaultSettings(LIMITS, scale),
+    policy: fair({ revision }),
+    batches: batches.map((b, i) => ({ ...b, startAt: i * 3_000 })),
+    calls: [{ everyMs: 8_000 }],
+    jobMs: 1_500,
+    pollMs: 1_000,
+    spread: 0.5,
+    returnMs: 200,
+    durationMs: 3 * hour,
+  });
+  const from = T0 + (batches.length - 1) * 3_000;
+  const uses: number[] = [];
+  for (let t = from; t + hour <= T0 + 3 * hour; t += MINUTE / scale)
+    uses.push(result.sent.filter((x) => x.at >= t && x.at < t + hour).length / LIMITS.perHour);
+  return { result, hour, from, use: uses.reduce((a, b) => a + b, 0) / uses.length };
+}
+
 describe('revision 4: the pace a fifth above the even part', SIM, () => {
-  /**
-   * The shared-pool bench's team at its pace (every duration ten times shorter): three batches of
-   * windows 3, 50 and 200 started 3 s apart, calls, jobs and polls of uneven length, and requests
-   * told to retry coming back up to 200 ms late (a worker's trip to the throttle and back, which
-   * does not shrink with the time scale). Pool use: every hour-long span from the last start on.
-   */
+  /** The bench's team: windows 3, 50 and 200. */
   const team = (revision: number, weights: number[]) => {
-    const scale = 10;
-    const hour = HOUR / scale;
-    const r = simulate({
-      settings: defaultSettings(LIMITS, scale),
-      policy: fair({ revision }),
-      batches: [
-        { id: 'narrow', window: 3, weight: weights[0] },
-        { id: 'mid', window: 50, weight: weights[1], startAt: 3_000 },
-        { id: 'wide', window: 200, weight: weights[2], startAt: 6_000 },
-      ],
-      calls: [{ everyMs: 8_000 }],
-      jobMs: 1_500,
-      pollMs: 1_000,
-      spread: 0.5,
-      returnMs: 200,
-      durationMs: 3 * hour,
-    });
-    const from = T0 + 6_000;
-    const uses: number[] = [];
-    for (let t = from; t + hour <= T0 + 3 * hour; t += MINUTE / scale)
-      uses.push(r.sent.filter((s) => s.at >= t && s.at < t + hour).length / LIMITS.perHour);
-    return {
-      use: uses.reduce((a, b) => a + b, 0) / uses.length,
-      shares: sharesIn(r.sent, from, T0 + 3 * hour),
-      result: r,
-      hour,
-    };
+    const run = atBenchPace(revision, [
+      { id: 'narrow', window: 3, weight: weights[0] },
+      { id: 'mid', window: 50, weight: weights[1] },
+      { id: 'wide', window: 200, weight: weights[2] },
+    ]);
+    return { ...run, shares: sharesIn(run.result.sent, run.from, T0 + 3 * run.hour) };
   };
 
   it.each([
@@ -336,39 +345,18 @@ describe('revision 4: the pace a fifth above the even part', SIM, () => {
 describe('revision 5: a batch told to come back later still competes', SIM, () => {
   /**
    * Batches of one, five and fifty rows on the key (about the bench's three over four keys at
-   * their narrowest), at the bench's pace with uneven jobs and late returns, as above. The narrow
-   * ones' waiting requests come back spread at their share's pace, further apart than the span a
-   * batch counts as active without asking.
+   * their narrowest), at the bench's pace. The narrow ones' waiting requests come back spread at
+   * their share's pace, further apart than the span a batch counts as active without asking.
    */
   const spread = (revision: number) => {
-    const scale = 10;
-    const hour = HOUR / scale;
-    const r = simulate({
-      settings: defaultSettings(LIMITS, scale),
-      policy: fair({ revision }),
-      batches: [
-        { id: 'one', window: 1 },
-        { id: 'five', window: 5, startAt: 3_000 },
-        { id: 'fifty', window: 50, startAt: 6_000 },
-      ],
-      calls: [{ everyMs: 8_000 }],
-      jobMs: 1_500,
-      pollMs: 1_000,
-      spread: 0.5,
-      returnMs: 200,
-      durationMs: 3 * hour,
-    });
-    const from = T0 + 6_000;
-    const uses: number[] = [];
-    for (let t = from; t + hour <= T0 + 3 * hour; t += MINUTE / scale)
-      uses.push(r.sent.filter((s) => s.at >= t && s.at < t + hour).length / LIMITS.perHour);
-    return {
-      result: r,
-      hour,
-      use: uses.reduce((a, b) => a + b, 0) / uses.length,
-      // The first quarter hour, while the hour is still free: where the widest ran unpaced.
-      early: sharesIn(r.sent, from, from + (15 * MINUTE) / scale)['batch:fifty'],
-    };
+    const run = atBenchPace(revision, [
+      { id: 'one', window: 1 },
+      { id: 'five', window: 5 },
+      { id: 'fifty', window: 50 },
+    ]);
+    // The first quarter hour, while the hour is still free: where the widest ran unpaced.
+    const early = sharesIn(run.result.sent, run.from, run.from + (15 * MINUTE) / 10);
+    return { ...run, early: early['batch:fifty'] };
   };
 
   it('the widest batch is paced while the others wait for their turns, and the hour is used', () => {
