@@ -44,8 +44,9 @@ export interface SchedulerPolicy {
    * batch whose rows cannot keep up with the minute window's pace gets its share all the same.
    * 4: that pace allows a fifth more than the hour's even part, so a span that fell short is made
    * up in the spans after it (at the even part itself it was missed in every later hour too).
-   * 5: a batch told to come back later still competes (and is not idle) until that time, however
-   * long since it last asked: the others are paced and held for it meanwhile.
+   * 5: a batch whose requests were told to come back later still counts as waiting (the others
+   * are paced for it, and it is not idle when it comes back), for up to a pace span since it last
+   * asked, though it has not asked within the active span.
    */
   revision?: number;
 }

@@ -12,7 +12,8 @@
 // horizon). One that is not gets `retry` at the time its turn is likely: the requester's waiting
 // requests come back spread at the pace its share of the key allows, so a batch with a window of
 // 200 asks no more often than one with a window of 10. A requester that waits for nothing holds
-// nothing (work conserving), and one that comes back after a pause starts level with the others.
+// nothing (work conserving), and one that comes back after a pause starts level with the others
+// (one whose requests were only told to come back later is not paused: see toldToWait).
 import {
   OPERATOR_TENANT,
   interactiveRequester,
@@ -193,7 +194,7 @@ function idleBefore(
   now: number,
 ): { batch: boolean; tenant: boolean } {
   const active = now - activeSpanOf(state.settings);
-  const present = (x: RequesterRecord) => x.seenAt >= active || toldToWait(sched, x);
+  const present = (x: RequesterRecord) => x.seenAt >= active || toldToWait(state, sched, x, now);
   const mine = sched.requesters[requesterId(requester)];
   let tenantPresent = false;
   for (const x of Object.values(sched.requesters))
@@ -399,8 +400,10 @@ const openCap = (sched: SchedulerState): ClassCap => ({
 
 /**
  * The other batches competing now: those with requests waiting that asked lately (a batch paused
- * or gone stops holding the others back at once). One that gets all it asks for waits for
- * nothing, and so holds nobody back; one held by its tenant's budget waits for the budget.
+ * or gone stops holding the others back at once; with `told`, from revision 5, one whose requests
+ * were told to come back later counts for a pace span more, see toldToWait). One that gets all it
+ * asks for waits for nothing, and so holds nobody back; one held by its tenant's budget waits for
+ * the budget.
  */
 function contenders(
   state: ThrottleState,
@@ -415,22 +418,34 @@ function contenders(
       x !== asker &&
       x.class === 'batch' &&
       x.waiting.length > 0 &&
-      (x.seenAt >= active || (told && toldToWait(sched, x))) &&
+      (x.seenAt >= active || (told && toldToWait(state, sched, x, now))) &&
       x.reason !== 'budget',
   );
 }
 
 /**
- * Revision 5: a batch whose requests were told to come back later is still waiting, however long
- * since it last asked (forgetPast drops a told time once it is past by the grace): the others are
- * paced for it (`told`), and it is not idle when it comes back. Before, one whose turns came
- * further apart than the active span (a few rows a key, its requests spread at its share's pace)
- * dropped out between its turns: the widest batch then ran unpaced and took the hour while the
- * others waited for their turns. Shares are still settled between those that asked lately, so a
- * slot is never left idle for a batch that comes back only later.
+ * Revision 5: a batch whose requests were told to come back later still waits, though it has not
+ * asked within the active span: the others are paced for it (`told`), and it is not idle when it
+ * comes back. Before, one whose turns came further apart than the active span (a few rows a key,
+ * its requests spread at its share's pace) dropped out between its turns: the widest batch then
+ * ran unpaced and took the hour while the others waited for their turns. Only for as long as a
+ * pace span since it last asked (a live batch's turns come at most a minute window apart, a
+ * paced slot at most a span): a batch cancelled, or whose worker died, with turns still ahead
+ * stops pacing the others after that. Not while its tenant's budget holds it. Shares are still
+ * settled between the batches that asked lately, so the levels never hold a slot for one that
+ * comes back only later (the pace may, for that span).
  */
-const toldToWait = (sched: SchedulerState, x: RequesterRecord) =>
-  hasRevision(sched.policy, 5) && x.waiting.length > 0;
+function toldToWait(
+  state: ThrottleState,
+  sched: SchedulerState,
+  x: RequesterRecord,
+  now: number,
+): boolean {
+  if (!hasRevision(sched.policy, 5) || x.waiting.length === 0 || x.reason === 'budget')
+    return false;
+  const s = state.settings;
+  return x.seenAt >= now - PACE_MINUTES * (s.minuteMs + s.marginMs) - graceOf(s);
+}
 
 const tenantWeight = (p: SchedulerPolicy, tenant: string) => p.tenants[tenant]?.weight ?? 1;
 

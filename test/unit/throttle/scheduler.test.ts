@@ -372,6 +372,30 @@ describe('revision 5: a batch told to come back later still competes', SIM, () =
     expect(maxInWindow(at, MINUTE / 10)).toBeLessThanOrEqual(LIMITS.perMinute);
     expect(maxInWindow(at, after.hour)).toBeLessThanOrEqual(LIMITS.perHour);
   });
+
+  it('a batch cancelled with turns still ahead stops pacing the others within a pace span', () => {
+    const goneAt = 30 * MINUTE;
+    const r = simulate({
+      settings,
+      policy: fair({ revision: 5 }),
+      batches: [
+        { id: 'gone', window: 200, goneAt },
+        { id: 'stays', window: 50 },
+      ],
+      ...SLOW,
+      spread: 0.5,
+      durationMs: 2 * HOUR,
+    });
+    const stays = times(r, (s) => s.requester === 'batch:stays');
+    const inSpan = (from: number) =>
+      stays.filter((t) => t >= T0 + from && t < T0 + from + 5 * MINUTE).length;
+    // Paced (about 90 in five minutes) while the cancelled batch's turns may still come, then the
+    // minute window's pace: the hour is still free, and nobody else asks.
+    expect(inSpan(goneAt - 5 * MINUTE)).toBeLessThan(100);
+    expect(inSpan(goneAt + 5.5 * MINUTE)).toBeGreaterThan(180);
+    expect(times(r, (s) => s.requester === 'batch:gone' && s.at > T0 + goneAt)).toHaveLength(0);
+    expectWithinLimits(r);
+  });
 });
 
 describe('fair shares', SIM, () => {

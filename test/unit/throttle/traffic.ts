@@ -28,7 +28,10 @@ export interface SimBatch {
   /** Rows in all (default: more than the run can send). */
   rows?: number;
   startAt?: number;
+  /** No new rows from then on; those in flight finish. */
   stopAt?: number;
+  /** Nothing more from then on, not even the requests told to come back (cancelled, worker gone). */
+  goneAt?: number;
 }
 
 export interface SimCalls {
@@ -181,6 +184,7 @@ export function simulate(o: SimOptions): SimResult {
     kind: PermitKind,
     sent: (at: number) => void,
     refused: (code: string) => void = () => undefined,
+    gone: () => boolean = () => false,
   ) => {
     const handle = (answer: PermitAnswer, confirmedAt?: number) => {
       const key = answer.kind === 'retry' ? `retry:${answer.reason}` : answer.kind;
@@ -214,7 +218,9 @@ export function simulate(o: SimOptions): SimResult {
         sent(answer.at);
       });
     };
-    const ask = () => handle(decide({ kind, requester, leadMs: lead }));
+    const ask = () => {
+      if (!gone()) handle(decide({ kind, requester, leadMs: lead }));
+    };
     ask();
   };
 
@@ -229,18 +235,33 @@ export function simulate(o: SimOptions): SimResult {
     const stopAt = t0 + (b.stopAt ?? Infinity);
     const spread = (ms: number) =>
       o.spread ? ms * (1 + o.spread * (2 * jitter(spreadSeed) - 1)) : ms;
+    const goneAt = t0 + (b.goneAt ?? Infinity);
+    const gone = () => now >= goneAt;
     const row = () => {
       if (now >= stopAt || started >= (b.rows ?? Infinity)) return;
       started += 1;
       const jobMs = spread(o.jobMs);
-      acquire(requester, 'submit', (submittedAt) => {
-        const poll = () =>
-          acquire(requester, 'poll', (polledAt) => {
-            if (polledAt >= submittedAt + jobMs) row();
-            else events.push(polledAt + spread(o.pollMs), poll);
-          });
-        events.push(submittedAt + spread(o.pollMs), poll);
-      });
+      const noRefusal = () => undefined;
+      acquire(
+        requester,
+        'submit',
+        (submittedAt) => {
+          const poll = () =>
+            acquire(
+              requester,
+              'poll',
+              (polledAt) => {
+                if (polledAt >= submittedAt + jobMs) row();
+                else events.push(polledAt + spread(o.pollMs), poll);
+              },
+              noRefusal,
+              gone,
+            );
+          events.push(submittedAt + spread(o.pollMs), poll);
+        },
+        noRefusal,
+        gone,
+      );
     };
     events.push(t0 + (b.startAt ?? 0), () => {
       for (let i = 0; i < b.window; i++) row();
