@@ -476,7 +476,7 @@ const emulator = await startEmulator({
 });
 try {
   process.stdout.write(
-    `shared pool: ${KEYS} keys of ${LIMITS.perMinute}/minute and ${LIMITS.perHour}/hour; batches of ${BATCHES.map((b) => `${b.rows} rows (window ${b.window})`).join(', ')} started ${sec(BATCH_EVERY_MS)} apart; a person's call every ${sec(CALL_EVERY_MS)}; tenant ${HEAVY_TENANT} calls every ${sec(HEAVY_EVERY_MS)}; time scale ${TIME_SCALE} (minute ${sec(MINUTE_MS)}, hour ${sec(HOUR_MS)}, slot ${sec(SLOT_MS)})\n\n`,
+    `shared pool: ${KEYS} keys of ${LIMITS.perMinute}/minute and ${LIMITS.perHour}/hour; batches of ${BATCHES.map((b) => `${b.rows} rows (window ${b.window})`).join(', ')} (a weighted run splits their rows by weight) started ${sec(BATCH_EVERY_MS)} apart; a person's call every ${sec(CALL_EVERY_MS)}; tenant ${HEAVY_TENANT} calls every ${sec(HEAVY_EVERY_MS)}; time scale ${TIME_SCALE} (minute ${sec(MINUTE_MS)}, hour ${sec(HOUR_MS)}, slot ${sec(SLOT_MS)})\n\n`,
   );
   const equal = BATCHES.map(() => 1);
   const runs: { mode: SchedulerMode; weights: number[] }[] = [];
