@@ -133,6 +133,13 @@ export interface EtaInput {
   sent: Readonly<Record<string, SentLog>>;
   /** The last rows' jobs run after their submit: their learned duration. */
   tailMs?: number;
+  /**
+   * The part of each key the batch has been getting (measuredShare of its own log), given when
+   * `sent` is the key's whole use, other traffic included (a reader that knows the throttle's
+   * state): the key's windows and what they hold are then both taken at that part. Absent for a
+   * key, the part is measured from `sent` (the batch's own log).
+   */
+  shares?: Readonly<Record<string, number>>;
 }
 
 /** Shares this close to the whole are the whole: rows in flight are not counted yet, and the reserve. */
@@ -163,9 +170,17 @@ export function measuredShare(
 export function etaSeconds(e: EtaInput): number | undefined {
   if (e.paused) return undefined;
   if (e.rowsLeft <= 0) return 0;
-  // Each key as the batch gets it: its windows times the share it has been getting of them.
+  // Each key as the batch gets it: its windows times the share it has been getting of them (and,
+  // when `sent` is the key's whole use, that share of what the windows hold).
+  const sent: Record<string, SentLog> = {};
   const keys = e.keys.map((k) => {
-    const share = measuredShare(e.sent[k.id] ?? [], k, e.nowMs);
+    const given = e.shares?.[k.id];
+    const share = given ?? measuredShare(e.sent[k.id] ?? [], k, e.nowMs);
+    const log = e.sent[k.id] ?? [];
+    sent[k.id] =
+      given !== undefined && share < 1
+        ? log.map(([at, n]): [number, number] => [at, n * share])
+        : log;
     return share >= 1
       ? k
       : {
@@ -174,7 +189,7 @@ export function etaSeconds(e: EtaInput): number | undefined {
           perHour: Math.max(1, Math.floor(k.perHour * share)),
         };
   });
-  const ms = poolSendMs(Math.ceil(e.rowsLeft * e.requestsPerRow), keys, e.sent, e.nowMs);
+  const ms = poolSendMs(Math.ceil(e.rowsLeft * e.requestsPerRow), keys, sent, e.nowMs);
   return ms === undefined ? undefined : Math.ceil((ms + (e.tailMs ?? 0)) / 1000);
 }
 

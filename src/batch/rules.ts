@@ -21,7 +21,7 @@ import {
   windowsOfPoolKey,
 } from './key-pool.js';
 import type { PoolKeyConfig } from './key-pool.js';
-import { assumedRequestsPerRow, etaSeconds, recordSent } from './plan.js';
+import { assumedRequestsPerRow, etaSeconds, measuredShare, recordSent } from './plan.js';
 import { etaSeconds as rateEtaSeconds, recordCompletions, rowsPerSecond } from './rate.js';
 import {
   CREDIT_BUDGET,
@@ -554,13 +554,19 @@ export class BatchRules {
     const paused = s.paused !== undefined || state === 'paused';
     const keys = activeKeys(s.pool);
     const unthrottled = keys.some((k) => k.throttled === false);
+    const windows = keys.map(windowsOfPoolKey);
     const basis: EtaBasis | undefined =
       unthrottled || paused
         ? undefined
         : {
             rowsLeft: s.budgetSpent ? 0 : s.total - s.counters.done - duplicatesLeft,
             requestsPerRow: perRow ?? assumedRequestsPerRow(this.webhooks),
-            keys: keys.map(windowsOfPoolKey),
+            keys: windows,
+            // The part of each key the batch has been getting, from its own log: a reader that
+            // counts the ETA again from the key's whole use (other traffic too) keeps it to that.
+            shares: Object.fromEntries(
+              windows.map((k) => [k.id, measuredShare(s.sent?.[k.id] ?? [], k, nowMs)]),
+            ),
             ...(estimate !== undefined ? { tailMs: estimate } : {}),
           };
     const eta = unthrottled
@@ -572,7 +578,7 @@ export class BatchRules {
           paused,
           rowsLeft: s.budgetSpent ? 0 : s.total - s.counters.done - duplicatesLeft,
           requestsPerRow: perRow ?? assumedRequestsPerRow(this.webhooks),
-          keys: keys.map(windowsOfPoolKey),
+          keys: windows,
           sent: s.sent ?? {},
           ...(estimate !== undefined ? { tailMs: estimate } : {}),
         });

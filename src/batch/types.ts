@@ -378,8 +378,9 @@ export interface BatchProgress {
   /**
    * What `etaSeconds` was computed from, but the requests already in the keys' windows: a
    * reader that knows the keys' whole use (other traffic on them included: the throttle's state)
-   * computes the ETA again from it (batch/plan.ts etaSeconds). Absent while paused, with the
-   * throttle off, and from workers of earlier releases.
+   * computes the ETA again from it (batch/plan.ts etaSeconds), at the part of each key the batch
+   * has been getting (`shares`). Absent while paused, with the throttle off, and from workers of
+   * earlier releases (`shares` too from a few).
    */
   etaBasis?: EtaBasis;
   /** Learned job duration (ms): new rows poll first at about 0.9 of it. Absent while learning. */
@@ -413,7 +414,7 @@ export interface BatchProgress {
 }
 
 /** The inputs of a batch's ETA but what its keys already sent (see BatchProgress.etaBasis). */
-export type EtaBasis = Pick<EtaInput, 'rowsLeft' | 'requestsPerRow' | 'keys' | 'tailMs'>;
+export type EtaBasis = Pick<EtaInput, 'rowsLeft' | 'requestsPerRow' | 'keys' | 'tailMs' | 'shares'>;
 
 export interface BatchSummary {
   batchId: string;

@@ -3,7 +3,14 @@
 // other traffic on them included, as the keys' throttles know it.
 import { etaSeconds, type SentLog } from '../batch/plan.js';
 import type { BatchProgress } from '../batch/types.js';
-import { readKeyWindowUse, type KeyWindowUse, type WorkflowReader } from './key-window-use.js';
+import { batchRequester, requesterId } from '../contract/tenant.js';
+import { batchWaitWords } from '../throttle/status-text.js';
+import {
+  readKeyWindowUse,
+  type BatchWait,
+  type KeyWindowUse,
+  type WorkflowReader,
+} from './key-window-use.js';
 import { keyWaitReason, pausedReason, type WaitReason } from './wait-reasons.js';
 
 export interface ExplainedProgress {
@@ -33,7 +40,9 @@ export function etaFromKeyUse(
 
 /**
  * Why the batch waits, from its progress and its keys' windows: its pause, then each key of its
- * pool whose windows hold requests back now. A key that can send is no reason.
+ * pool whose windows hold requests back now, or whose scheduler holds the batch's requests for
+ * its fair share (other work shares the key) or its tenant's budget. A key that can send is no
+ * reason.
  */
 export function batchWaitReasons(
   progress: BatchProgress,
@@ -43,13 +52,24 @@ export function batchWaitReasons(
   if (progress.state === 'done' || progress.state === 'cancelled') return [];
   if (progress.paused) return [pausedReason(progress.paused)];
   const reasons: WaitReason[] = [];
+  const me = requesterId(batchRequester(progress.batchId));
   for (const k of progress.pool) {
     if (k.removed) continue;
     const use = keys.get(k.id);
-    const why = use && keyWaitReason(use, nowMs);
+    const why = use && (keyWaitReason(use, nowMs) ?? shareWaitReason(k.id, use.batchWaits?.[me]));
     if (why) reasons.push(why);
   }
   return reasons;
+}
+
+/** The batch's requests held on a key for its fair share or its tenant's budget, as a reason. */
+function shareWaitReason(keyId: string, wait: BatchWait | undefined): WaitReason | undefined {
+  if (!wait) return undefined;
+  return {
+    kind: wait.reason === 'budget' ? 'budget' : 'fair_share',
+    keyId,
+    message: `key ${keyId}: ${batchWaitWords(wait)}`,
+  };
 }
 
 /** Reads the pool's keys' windows (bounded) and explains the progress with them. */

@@ -4,6 +4,7 @@
 // the hour window). Other traffic on the key is counted with the batch's own.
 import type { WorkflowClient } from '@temporalio/client';
 import type { SentLog } from '../batch/plan.js';
+import type { RequesterView } from '../throttle/scheduler.js';
 import {
   throttleStateQuery,
   throttleWorkflowId,
@@ -29,7 +30,15 @@ export interface KeyWindowUse {
   sent: SentLog;
   /** When the hour window next has room, if it is full now (epoch ms). */
   hourFreesAt?: number;
+  /**
+   * The batches whose requests the key's scheduler told to wait for their fair share or their
+   * tenant's budget, by requester id (`batch:<id>`): a reader shows a batch its own only.
+   */
+  batchWaits?: Record<string, BatchWait>;
 }
+
+/** A batch's requests waiting on a key for their fair share or their tenant's budget. */
+export type BatchWait = Pick<RequesterView, 'waiting' | 'reason' | 'budget'>;
 
 /** Looks ahead at this many points of the hour window: a bucket per twelfth of an hour. */
 export const LOOKAHEAD_POINTS = 12;
@@ -81,6 +90,18 @@ export function windowUseOf(now: ThrottleStatus, later: readonly ThrottleStatus[
   // Granted for later: they go out now or soon, in the minute window.
   if (s.waiting > 0) sent.push([t0 - minuteMs / 2, s.waiting]);
   sent.sort((a, b) => a[0] - b[0]);
+  const batchWaits: Record<string, BatchWait> = {};
+  for (const r of now.scheduler?.requesters ?? [])
+    if (
+      r.class === 'batch' &&
+      r.waiting > 0 &&
+      (r.reason === 'fair_share' || r.reason === 'budget')
+    )
+      batchWaits[r.id] = {
+        waiting: r.waiting,
+        reason: r.reason,
+        ...(r.budget ? { budget: r.budget } : {}),
+      };
   return {
     keyId: now.keyId,
     asOf: t0,
@@ -91,6 +112,7 @@ export function windowUseOf(now: ThrottleStatus, later: readonly ThrottleStatus[
     waiting: s.waiting,
     sent,
     ...(hourFreesAt !== undefined ? { hourFreesAt } : {}),
+    ...(Object.keys(batchWaits).length > 0 ? { batchWaits } : {}),
   };
 }
 

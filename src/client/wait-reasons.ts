@@ -13,12 +13,20 @@ import type { KeyWindowUse } from './key-window-use.js';
 const { PendingActivityState, PendingWorkflowTaskState } = proto.temporal.api.enums.v1;
 
 /**
- * What holds work back. `budget` is a caller's or tenant's spending limit (shown when the
- * throttle reports one); the list is open: a reason of a kind this release does not know is
+ * What holds work back. `fair_share`: other work shares a key and the batch waits its turn;
+ * `budget` is a caller's or tenant's spending limit (shown when the throttle reports one); the
+ * list is open: a reason of a kind this release does not know is
  * still shown by its message.
  */
 export type WaitKind =
-  'no_worker' | 'task_not_taken' | 'throttle' | 'budget' | 'paused' | 'retrying' | (string & {});
+  | 'no_worker'
+  | 'task_not_taken'
+  | 'throttle'
+  | 'fair_share'
+  | 'budget'
+  | 'paused'
+  | 'retrying'
+  | (string & {});
 
 export interface WaitReason {
   kind: WaitKind;

@@ -115,10 +115,28 @@ export function describePermitWait(wait: PermitWait): string {
   return `${wait.kind} waits for a permit on key ${wait.keyId}: ${why}, until about ${until}`;
 }
 
+/** E.g. "40 requests wait for its fair share (other work shares the key)": a batch's waiting requests. */
+export function batchWaitWords(
+  me: Pick<
+    NonNullable<ThrottleStatus['scheduler']>['requesters'][number],
+    'waiting' | 'reason' | 'budget'
+  >,
+): string {
+  const what =
+    me.reason === 'fair_share'
+      ? 'its fair share (other work shares the key)'
+      : me.reason === 'budget'
+        ? `its tenant's budget${me.budget ? ` of ${budgetWords(me.budget)}` : ''}`
+        : me.reason
+          ? WAITING_FOR[me.reason]
+          : 'a permit';
+  return `${me.waiting} ${me.waiting === 1 ? 'request waits' : 'requests wait'} for ${what}`;
+}
+
 /**
  * What a batch gets on each of its keys, from their throttles: its share of the last hour and,
- * while its requests wait, for what (its fair share, its tenant's budget, a full window). E.g.
- * "key k1: 33% of the last hour (312 requests); 40 requests wait for its fair share".
+ * while its requests wait for a full window, that. E.g. "key k1: 33% of the last hour (312
+ * requests); 40 requests wait for minute window".
  */
 export function batchShareNotes(
   batchId: string,
@@ -129,18 +147,10 @@ export function batchShareNotes(
   for (const { keyId, status } of readings) {
     const me = status?.scheduler?.requesters.find((r) => r.id === id);
     if (!me) continue;
-    const waits =
-      me.waiting > 0
-        ? `; ${me.waiting} ${me.waiting === 1 ? 'request waits' : 'requests wait'} for ${
-            me.reason === 'fair_share'
-              ? 'its fair share (other work shares the key)'
-              : me.reason === 'budget'
-                ? `its tenant's budget${me.budget ? ` of ${budgetWords(me.budget)}` : ''}`
-                : me.reason
-                  ? WAITING_FOR[me.reason]
-                  : 'a permit'
-          }`
-        : '';
+    // A wait for its fair share or its tenant's budget is a `waiting:` line of its own
+    // (client/batch-waits.ts); a full window's is said here.
+    const said = me.reason === 'fair_share' || me.reason === 'budget';
+    const waits = me.waiting > 0 && !said ? `; ${batchWaitWords(me)}` : '';
     notes.push(`key ${keyId}: ${pct(me.hourShare)} of the last hour (${me.hour} requests)${waits}`);
   }
   return notes;

@@ -207,7 +207,13 @@ function waitNotes(handle: BatchHandle, out: NodeJS.WriteStream) {
   let waitsSaid = '';
   let waitsSaidAt = 0;
   const sayWaits = (reasons: WaitReason[]) => {
-    const key = reasons.map((r) => `${r.kind}:${r.keyId ?? ''}`).join('|');
+    // Waits for its fair share come and go on one key or another as turns pass: said again
+    // when they start or end, not as they move between keys.
+    const key = [
+      ...new Set(
+        reasons.map((r) => (r.kind === 'fair_share' ? r.kind : `${r.kind}:${r.keyId ?? ''}`)),
+      ),
+    ].join('|');
     if (key === waitsSaid && Date.now() - waitsSaidAt < NO_WORKER_REPEAT_MS) return;
     if (reasons.length > 0) out.write(`\n${waitLines(reasons).join('\n')}\n`);
     else if (waitsSaid) out.write('\ngoing on: nothing holds the batch back now\n');

@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { newKeyPool } from '../../../src/batch/key-pool.js';
 import { etaSeconds as rateEtaSeconds } from '../../../src/batch/rate.js';
 import { BatchRules } from '../../../src/batch/rules.js';
-import type { ValidRow } from '../../../src/batch/types.js';
+import type { BatchProgress, ValidRow } from '../../../src/batch/types.js';
+import { etaFromKeyUse } from '../../../src/client/batch-waits.js';
+import type { KeyWindowUse } from '../../../src/client/key-window-use.js';
 import { AT, NOW, batchState } from './batch-state.js';
 
 const valid = (row: number): ValidRow => ({
@@ -89,6 +91,16 @@ describe('BatchRules progress ETA', () => {
     // 5,668 requests left at a third of the key, against 5,000 with the whole key.
     expect(etaShared / etaAlone).toBeGreaterThan(2.5);
     expect(etaShared / etaAlone).toBeLessThan(4);
+    // `batch status` and `watch` count it again from the key's whole use (the throttle's state:
+    // the batch's third and the other work's two thirds): the batch is still kept to its third.
+    const p = shared.progress(now, 'running');
+    expect(p.etaBasis?.shares?.a).toBeCloseTo(332 / 1000, 2);
+    const whole = {
+      sent: shared.s.sent!.a.map(([at, n]): [number, number] => [at, 3 * n]),
+    } as KeyWindowUse;
+    const recounted = etaFromKeyUse(p as BatchProgress, new Map([['a', whole]]), now)!;
+    expect(recounted / etaShared).toBeGreaterThan(0.85);
+    expect(recounted / etaShared).toBeLessThan(1.15);
   });
 
   it('a paused batch shows no ETA', () => {

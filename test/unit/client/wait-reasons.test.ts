@@ -16,6 +16,7 @@ import {
 } from '../../../src/client/wait-reasons.js';
 import { reportWaits } from '../../../src/cli/wait-reports.js';
 import type { ThrottleStatus } from '../../../src/throttle/protocol.js';
+import type { RequesterView, SchedulerSnapshot } from '../../../src/throttle/scheduler.js';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -143,6 +144,46 @@ describe("a batch's reasons to wait", () => {
       },
     ]);
     expect(etaFromKeyUse(progress(), keys, T0)).toBeGreaterThan(15 * 60);
+  });
+
+  it("says when the batch's own requests wait for its fair share or its tenant's budget, never another's", () => {
+    const view = (id: string, waiting: number, reason?: 'fair_share' | 'budget') =>
+      ({
+        id,
+        class: 'batch',
+        tenant: 'default',
+        minute: 10,
+        hour: 100,
+        minuteShare: 0.3,
+        hourShare: 0.3,
+        waiting,
+        ...(reason ? { reason } : {}),
+        ...(reason === 'budget' ? { budget: 'requests_per_hour' } : {}),
+      }) as RequesterView;
+    const roomy = (requesters: RequesterView[]) =>
+      windowUseOf(
+        { ...status(T0, 300), scheduler: { requesters } as unknown as SchedulerSnapshot },
+        Array.from({ length: 12 }, (_, j) => status(T0 + (j + 1) * 5 * MINUTE, 0)),
+      );
+    const shared = roomy([view('batch:b1', 40, 'fair_share'), view('batch:b2', 5, 'budget')]);
+    expect(batchWaitReasons(progress(), new Map([['k1', shared]]), T0)).toEqual([
+      {
+        kind: 'fair_share',
+        keyId: 'k1',
+        message: 'key k1: 40 requests wait for its fair share (other work shares the key)',
+      },
+    ]);
+    // Another batch's budget is not this batch's reason; its own is.
+    expect(batchWaitReasons(progress({ batchId: 'b2' }), new Map([['k1', shared]]), T0)).toEqual([
+      {
+        kind: 'budget',
+        keyId: 'k1',
+        message: "key k1: 5 requests wait for its tenant's budget of requests an hour",
+      },
+    ]);
+    // Nothing waiting, or waiting for nothing but a window with room: no reason.
+    const calm = roomy([view('batch:b1', 0), view('batch:b3', 7, 'fair_share')]);
+    expect(batchWaitReasons(progress(), new Map([['k1', calm]]), T0)).toEqual([]);
   });
 
   it('a pause is its reason; a key with room is none', () => {

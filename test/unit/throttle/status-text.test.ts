@@ -58,8 +58,12 @@ describe('the scheduler as operators see it', () => {
 
   it('says what a batch gets of each key and what its requests wait for', () => {
     const status = busyKey();
+    // Its budget wait is a `waiting:` line of its own (client/batch-waits.ts); a window's is said here.
     expect(batchShareNotes('nightly', [{ keyId: 'k1', status }, { keyId: 'k2' }])).toEqual([
-      "key k1: 55% of the last hour (50 requests); 10 requests wait for its tenant's budget of requests an hour",
+      'key k1: 55% of the last hour (50 requests)',
+    ]);
+    expect(batchShareNotes('adhoc', [{ keyId: 'k1', status }])).toEqual([
+      'key k1: 44% of the last hour (40 requests); 10 requests wait for minute window',
     ]);
     expect(batchShareNotes('other', [{ keyId: 'k1', status }])).toEqual([]);
   });
