@@ -388,7 +388,8 @@ function report(r: RunResult, goals: boolean): string[] {
   const hours = (ms: number) => `${(ms / HOUR_MS).toFixed(2)} h`;
   // The share of record: every batch permit while all three ran (each had rows enough to want more
   // of the pool than it got). Beside it, permits counted only at moments every batch had a request
-  // waiting on the permit's key, or on any key: these lean towards a batch with few rows a key,
+  // waiting on the permit's key, or on any key: these lean towards a batch with few rows in
+  // flight on a key (a narrow window),
   // whose waits are short and end in its own permit (the others' permits count only while it
   // waits), so they read above its share even when it got no more than its share of the whole.
   const onKey = batchPermits.filter((p) => ids.every((id) => p.waitingOnKey.includes(id)));

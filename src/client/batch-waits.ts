@@ -56,8 +56,12 @@ export function batchWaitReasons(
   for (const k of progress.pool) {
     if (k.removed) continue;
     const use = keys.get(k.id);
-    const why = use && (keyWaitReason(use, nowMs) ?? shareWaitReason(k.id, use.batchWaits?.[me]));
-    if (why) reasons.push(why);
+    if (!use) continue;
+    // A full window and the tenant's budget may both hold it: each is said.
+    const window = keyWaitReason(use, nowMs);
+    const share = shareWaitReason(k.id, use.batchWaits?.[me]);
+    if (window) reasons.push(window);
+    if (share && !(window && share.kind === 'fair_share')) reasons.push(share);
   }
   return reasons;
 }

@@ -90,8 +90,11 @@ export function batchTaskView(
   const eta = p.etaSeconds !== undefined ? [`about ${Math.ceil(p.etaSeconds)} s left`] : [];
   // Why it waits (a key's window full until a time, a budget), as the client's status says.
   const waits = (s.waiting ?? []).map((r) => `waiting: ${r.message}`);
+  // A wait for its fair share is a batch's normal state while other work shares its keys: its
+  // rows go on at its share, so it is polled as a running batch, not as one held back.
+  const holding = (s.waiting ?? []).filter((r) => r.kind !== 'fair_share');
   const waitUntil = Math.min(
-    ...(s.waiting ?? []).map((r) => (r.until !== undefined ? r.until - now : Infinity)),
+    ...holding.map((r) => (r.until !== undefined ? r.until - now : Infinity)),
   );
   // Rows held by the throttle: how many, and one's wait (its key, why, until when).
   const held = throttled?.rows
@@ -108,7 +111,7 @@ export function batchTaskView(
       '; ',
     ),
     pollInterval: clamp(
-      waits.length
+      holding.length
         ? Math.min(Math.max(waitUntil, POLL_MS.min), POLL_MS.waiting)
         : Math.min(job, permit, Math.max(left, POLL_MS.min)),
     ),

@@ -115,7 +115,7 @@ export function describePermitWait(wait: PermitWait): string {
   return `${wait.kind} waits for a permit on key ${wait.keyId}: ${why}, until about ${until}`;
 }
 
-/** E.g. "40 requests wait for its fair share (other work shares the key)": a batch's waiting requests. */
+/** E.g. "40 requests wait for the batch's fair share (other work shares the key)". */
 export function batchWaitWords(
   me: Pick<
     NonNullable<ThrottleStatus['scheduler']>['requesters'][number],
@@ -124,9 +124,9 @@ export function batchWaitWords(
 ): string {
   const what =
     me.reason === 'fair_share'
-      ? 'its fair share (other work shares the key)'
+      ? "the batch's fair share (other work shares the key)"
       : me.reason === 'budget'
-        ? `its tenant's budget${me.budget ? ` of ${budgetWords(me.budget)}` : ''}`
+        ? `the batch's tenant's budget${me.budget ? ` of ${budgetWords(me.budget)}` : ''}`
         : me.reason
           ? WAITING_FOR[me.reason]
           : 'a permit';

@@ -43,6 +43,10 @@ it("refuses a tenant's call past its budget with tenant_budget, sending nothing,
     try {
       const heavy = client.withTenant('heavy');
       const light = client.withTenant('light');
+      const lightCall = (email: string) =>
+        light.startCall('person_enrichment', { email }, { keyId }).then((call) => call.result());
+      // The other tenant is known to the key's throttle before the first one runs out.
+      expect((await lightCall(people[10])).outcome).toBe('found');
       let done = 0;
       let refusal: (Error & { code?: string }) | undefined;
       for (const email of people.slice(0, 10)) {
@@ -67,17 +71,14 @@ it("refuses a tenant's call past its budget with tenant_budget, sending nothing,
       expect(refusal?.message).not.toMatch(/light|@/);
       const submittedBefore = emulator.stats(emulator.devKey.id).jobsSubmitted;
 
-      // Another tenant on the same key: answered at once, its own budget untouched.
+      // The other tenant on the same key goes on: not held for the spent budget's hour (180 s).
       const started = Date.now();
-      const other = await light
-        .startCall('person_enrichment', { email: people[11] }, { keyId })
-        .then((call) => call.result());
-      expect(other.outcome).toBe('found');
-      expect(Date.now() - started).toBeLessThan(60_000 / SCALE);
+      expect((await lightCall(people[11])).outcome).toBe('found');
+      expect(Date.now() - started).toBeLessThan(30_000);
       const stats = emulator.stats(emulator.devKey.id);
       // The refused call sent no submit; the other tenant's did.
       expect(stats.jobsSubmitted).toBe(submittedBefore + 1);
-      expect(submittedBefore).toBe(done);
+      expect(submittedBefore).toBe(done + 1);
       expect(stats.rateLimited).toBe(0);
     } finally {
       await close();

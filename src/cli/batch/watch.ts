@@ -199,21 +199,27 @@ function workerPresence(handle: BatchHandle, out: NodeJS.WriteStream) {
 
 /**
  * Why the batch waits (a key's window full until a time, a budget), said when it changes and
- * again every half minute while it lasts; the ETA is counted again from the keys' windows.
+ * again every half minute while it lasts, and once that other work shares its keys; the ETA is
+ * counted again from the keys' windows.
  */
 function waitNotes(handle: BatchHandle, out: NodeJS.WriteStream) {
   let explainedAt = 0;
   let explained: ExplainedProgress | undefined;
   let waitsSaid = '';
   let waitsSaidAt = 0;
-  const sayWaits = (reasons: WaitReason[]) => {
-    // Waits for its fair share come and go on one key or another as turns pass: said again
-    // when they start or end, not as they move between keys.
-    const key = [
-      ...new Set(
-        reasons.map((r) => (r.kind === 'fair_share' ? r.kind : `${r.kind}:${r.keyId ?? ''}`)),
-      ),
-    ].join('|');
+  let sharingSaid = false;
+  const sayWaits = (all: WaitReason[]) => {
+    // Waiting for its fair share is a batch's normal state while other work shares its keys (its
+    // rows go on at its share): said once, the first time, never repeated nor said to end.
+    const sharing = all.filter((r) => r.kind === 'fair_share');
+    if (sharing.length > 0 && !sharingSaid) {
+      sharingSaid = true;
+      out.write(
+        `\nsharing: other work shares the batch's keys (${sharing.map((r) => r.keyId).join(', ')}): its requests take turns at its fair share\n`,
+      );
+    }
+    const reasons = all.filter((r) => r.kind !== 'fair_share');
+    const key = reasons.map((r) => `${r.kind}:${r.keyId ?? ''}`).join('|');
     if (key === waitsSaid && Date.now() - waitsSaidAt < NO_WORKER_REPEAT_MS) return;
     if (reasons.length > 0) out.write(`\n${waitLines(reasons).join('\n')}\n`);
     else if (waitsSaid) out.write('\ngoing on: nothing holds the batch back now\n');

@@ -65,14 +65,14 @@ function status(asOf: number, hourUsed: number, minuteUsed = 0, waiting = 0): Th
  * The key sent 1,000 requests between 50 and 40 minutes ago (its hour window full): they leave
  * it between 10 and 20 minutes from now. `later[j]` is the state as of now + (j+1) * 5 minutes.
  */
-const fullHour = () => {
+const fullHourLater = () => {
   const leaveAt = (t: number) =>
     Math.round(1000 * Math.min(1, Math.max(0, (t - 10 * MINUTE) / (10 * MINUTE))));
-  const later = Array.from({ length: 12 }, (_, j) =>
+  return Array.from({ length: 12 }, (_, j) =>
     status(T0 + (j + 1) * 5 * MINUTE, 1000 - leaveAt((j + 1) * 5 * MINUTE)),
   );
-  return windowUseOf(status(T0, 1000), later);
 };
+const fullHour = () => windowUseOf(status(T0, 1000), fullHourLater());
 
 describe("a key's window use, from its throttle", () => {
   it('places what the hour holds where it leaves the window, and says when the window frees', () => {
@@ -170,7 +170,7 @@ describe("a batch's reasons to wait", () => {
       {
         kind: 'fair_share',
         keyId: 'k1',
-        message: 'key k1: 40 requests wait for its fair share (other work shares the key)',
+        message: "key k1: 40 requests wait for the batch's fair share (other work shares the key)",
       },
     ]);
     // Another batch's budget is not this batch's reason; its own is.
@@ -178,9 +178,27 @@ describe("a batch's reasons to wait", () => {
       {
         kind: 'budget',
         keyId: 'k1',
-        message: "key k1: 5 requests wait for its tenant's budget of requests an hour",
+        message: "key k1: 5 requests wait for the batch's tenant's budget of requests an hour",
       },
     ]);
+    // A full hour window and the tenant's budget both hold it: both are said (its fair share
+    // is no reason while the window itself holds every batch).
+    const full = windowUseOf(
+      {
+        ...status(T0, 1000),
+        scheduler: {
+          requesters: [view('batch:b1', 9, 'budget'), view('batch:b2', 5, 'fair_share')],
+        } as unknown as SchedulerSnapshot,
+      },
+      fullHourLater(),
+    );
+    expect(batchWaitReasons(progress(), new Map([['k1', full]]), T0).map((r) => r.kind)).toEqual([
+      'throttle',
+      'budget',
+    ]);
+    expect(
+      batchWaitReasons(progress({ batchId: 'b2' }), new Map([['k1', full]]), T0).map((r) => r.kind),
+    ).toEqual(['throttle']);
     // Nothing waiting, or waiting for nothing but a window with room: no reason.
     const calm = roomy([view('batch:b1', 0), view('batch:b3', 7, 'fair_share')]);
     expect(batchWaitReasons(progress(), new Map([['k1', calm]]), T0)).toEqual([]);

@@ -198,6 +198,31 @@ describe('why work waits, in task statuses', () => {
     expect(view.pollInterval).toBe(20_000);
   });
 
+  it('a batch task waiting its fair share says so and is polled as a running batch, not as one held back', () => {
+    const sharing = {
+      kind: 'fair_share',
+      keyId: 'k1',
+      message: "key k1: 40 requests wait for the batch's fair share (other work shares the key)",
+    };
+    const view = batchTaskView(
+      { ...progress({ jobMsEstimate: 8_000 }), waiting: [sharing] } as BatchStatus,
+      undefined,
+      now,
+    );
+    expect(view.statusMessage).toContain(`waiting: ${sharing.message}`);
+    expect(view.pollInterval).toBe(8_000);
+    // Held by its tenant's budget (no time said): asked rarely.
+    const held = batchTaskView(
+      {
+        ...progress({ jobMsEstimate: 8_000 }),
+        waiting: [sharing, { ...sharing, kind: 'budget', keyId: 'k2', message: 'budget' }],
+      } as BatchStatus,
+      undefined,
+      now,
+    );
+    expect(held.pollInterval).toBe(POLL_MS.waiting);
+  });
+
   it('a call task whose work no worker takes says so, a budget by its message', () => {
     expect(
       waitingView(
