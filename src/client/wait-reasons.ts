@@ -14,9 +14,8 @@ const { PendingActivityState, PendingWorkflowTaskState } = proto.temporal.api.en
 
 /**
  * What holds work back. `fair_share`: other work shares a key and the batch waits its turn;
- * `budget` is a caller's or tenant's spending limit (shown when the throttle reports one); the
- * list is open: a reason of a kind this release does not know is
- * still shown by its message.
+ * `budget` is a caller's or tenant's spending limit (shown when the throttle reports one). The
+ * list is open: a reason of a kind this release does not know is still shown by its message.
  */
 export type WaitKind =
   | 'no_worker'

@@ -4,7 +4,7 @@
 import { budgetWords, type PermitWait } from './permits.js';
 import type { ThrottleStatus } from './protocol.js';
 import { requesterId, batchRequester } from '../contract/tenant.js';
-import type { SchedulerSnapshot } from './scheduler.js';
+import type { RequesterView, SchedulerSnapshot } from './scheduler.js';
 
 const iso = (t: number) => new Date(t).toISOString().replace(/\.\d+Z$/, 'Z');
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
@@ -116,12 +116,7 @@ export function describePermitWait(wait: PermitWait): string {
 }
 
 /** E.g. "40 requests wait for the batch's fair share (other work shares the key)". */
-export function batchWaitWords(
-  me: Pick<
-    NonNullable<ThrottleStatus['scheduler']>['requesters'][number],
-    'waiting' | 'reason' | 'budget'
-  >,
-): string {
+export function batchWaitWords(me: Pick<RequesterView, 'waiting' | 'reason' | 'budget'>): string {
   const what =
     me.reason === 'fair_share'
       ? "the batch's fair share (other work shares the key)"
