@@ -227,8 +227,13 @@ async function waitUntilReady(
   let lastError = 'no attempt yet';
   while (Date.now() < deadline) {
     if (exitReason !== undefined) {
+      // A port taken between its pick and the server's bind is said early in the log, before a
+      // stack trace the last lines show: named here, so the start is tried again on new ports.
+      const raced = /address already in use/.test(readLog(logFile) ?? '');
       throw new Error(
-        `temporal dev server exited (${exitReason}) before it was ready. Last log lines from ${logFile}:\n` +
+        `temporal dev server exited (${exitReason}) before it was ready` +
+          (raced ? ': a port it was given is taken (address already in use)' : '') +
+          `. Last log lines from ${logFile}:\n` +
           tail(logFile, 15),
       );
     }
@@ -239,8 +244,13 @@ async function waitUntilReady(
         connectTimeoutMs: 1_000,
         explain: false,
       });
-      await connection.workflowService.describeNamespace({ namespace });
-      return;
+      const answering = connection;
+      // Bounded: whatever holds the port may take a connection and never answer.
+      await answering.withDeadline(Date.now() + 2_000, () =>
+        answering.workflowService.describeNamespace({ namespace }),
+      );
+      // Another server's answer, on a port ours could not take, is not ours.
+      if (exitReason === undefined) return;
     } catch (err) {
       lastError = err instanceof Error ? err.message : String(err);
     } finally {
@@ -268,10 +278,17 @@ export function freePort(): Promise<number> {
   });
 }
 
-function tail(file: string, lines: number): string {
+function readLog(file: string): string | undefined {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return readFileSync(file, 'utf8');
   } catch {
-    return '(log unreadable)';
+    return undefined;
   }
+}
+
+function tail(file: string, lines: number): string {
+  const log = readLog(file);
+  return log === undefined
+    ? '(log unreadable)'
+    : log.trimEnd().split('\n').slice(-lines).join('\n');
 }

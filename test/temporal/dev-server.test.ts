@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -181,3 +182,22 @@ async function retryFor<T>(timeoutMs: number, fn: () => Promise<T>): Promise<T> 
     }
   }
 }
+
+describe('a port taken between its pick and the bind', () => {
+  it('is named in the error whatever the log ends with, so a start on picked ports is tried again', async () => {
+    // Whatever holds the port takes connections and never answers (the client's are closed below).
+    const sockets = new Set<Socket>();
+    const taken = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((ok) => taken.listen(0, '127.0.0.1', ok));
+    const port = (taken.address() as AddressInfo).port;
+    try {
+      // The port is fixed here, so every try finds it taken: the last error is what a caller sees.
+      await expect(startDevServer({ port, headless: true })).rejects.toThrow(
+        /a port it was given is taken \(address already in use\)/,
+      );
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((ok) => taken.close(ok));
+    }
+  });
+});

@@ -101,12 +101,13 @@ describe('workflow permit gate', () => {
     const taskQueue = uniqueTaskQueue('throttle-restart');
     const keyId = `k-${taskQueue}`;
     const limits = { perMinute: 4, perHour: 100 };
-    // A long "minute" (6 s: 10 times faster) so the window is still full after the restart.
+    // A long "minute" (30 s: twice as fast) so the window is still full after the restart, however
+    // slow a loaded machine makes the restart (a 6 s minute slid past it once).
     const opts = {
       taskQueue,
       keys: [{ id: keyId, ...limits }],
       defaultLimits: limits,
-      timeScale: 10,
+      timeScale: 2,
     };
     await withWorker({ workflowsPath, taskQueue }, async ({ client }) => {
       const gate = createWorkflowPermitGate({ client, ...opts });
