@@ -18,7 +18,8 @@
 //   npx tsx bench/scale.ts --compact 10000,20000 --workflows 10000     a quick run
 //   flags: --workers 2 --window 200 --time-scale 100 --store postgres|sqlite
 //          --ceiling-workflows 1000 --trace (memory every 30 s) --snapshots (heap snapshots of
-//          each worker at the end of each size, into the run's folder) --keep (keep that folder)
+//          each worker at the end of each size, into the run's folder) --keep (keep that folder, with
+//          env.json: the settings its processes had)
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -295,6 +296,22 @@ const env = await (async () => {
     PCDS_ID_SECRET: randomBytes(32).toString('hex'),
   };
   const config = loadConfig(processEnv);
+  // A kept folder can be read again (an export of its store, say): its settings, secrets
+  // included, only in the folder and only for its owner.
+  if (flags.keep) {
+    writeFileSync(
+      join(dir, 'env.json'),
+      JSON.stringify(
+        {
+          ...processEnv,
+          PCDS_STORE_PG_DATA: flags.store === 'postgres' ? join(dir, 'pg', 'data') : undefined,
+        },
+        null,
+        2,
+      ),
+      { mode: 0o600 },
+    );
+  }
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   stops.push(() => nativeConnection.close());
   const connection = await Connection.connect({ address: server.address });
