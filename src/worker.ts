@@ -22,7 +22,7 @@ import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js
 import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
 import { permitGateFromConfig } from './worker/permit-gate.js';
 import { newWorkerIdentity, startSelfReports } from './worker/self-report.js';
-import { WORKFLOWS_PATH, workflowBundleFile } from './worker/bundle.js';
+import { SHARED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowBundleFile } from './worker/bundle.js';
 import {
   connectTemporalNative,
   temporalConnectionOptions,
@@ -77,11 +77,14 @@ function workflowCode(
   config: Config,
   dataConverter: DataConverter,
   workerOptions: Partial<WorkerOptions> | undefined,
-): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath'> {
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   if (workerOptions?.workflowBundle || workerOptions?.workflowsPath) return {};
   return config.PCDS_WORKFLOW_BUNDLE
     ? { workflowBundle: workflowBundleFile(config.PCDS_WORKFLOW_BUNDLE, dataConverter) }
-    : { workflowsPath: WORKFLOWS_PATH };
+    : {
+        workflowsPath: WORKFLOWS_PATH,
+        bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] },
+      };
 }
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorker> {

@@ -12,9 +12,23 @@ import type { DataConverter } from '@temporalio/common';
 import { FAILURE_CONVERTER_PATH } from '../temporal/data-converter.js';
 import { packageVersion } from '../version.js';
 
-/** The workflows module: `.ts` when run from source, `.js` from the built package. */
-export const WORKFLOWS_PATH = fileURLToPath(
-  new URL(`../workflows/index${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url),
+/** Our modules: `.ts` when run from source, `.js` from the built package. */
+const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+/** The workflows module. */
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/index${ext}`, import.meta.url));
+
+/**
+ * Modules that build the contract's input schemas (zod) as they load, and whose schemas no
+ * workflow parses with: the endpoint catalogue (with the inputs and parameters it reads) and the
+ * MCP tools' arguments. A worker thread loads them once and its workflows share them; otherwise
+ * each workflow evaluates them again as it starts (with rows as workflows, about a third of a
+ * worker's workflow time). What they export is frozen (Temporal's reusable context does it), and
+ * a frozen zod schema cannot parse: a module whose schemas run in workflow code (envelope.ts, for
+ * webhook deliveries) stays out of this list and is loaded by each workflow as before.
+ */
+export const SHARED_WORKFLOW_MODULES: readonly string[] = ['catalogue', 'mcp'].map((name) =>
+  fileURLToPath(new URL(`../contract/${name}${ext}`, import.meta.url)),
 );
 
 const MARK = '// pcds-orchestrator workflow bundle: ';
@@ -32,6 +46,7 @@ function stamp(encodedFailures: boolean): string {
 export async function writeWorkflowBundle(path: string, encodedFailures: boolean): Promise<void> {
   const { code } = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
+    preloadModules: [...SHARED_WORKFLOW_MODULES],
     ...(encodedFailures ? { failureConverterPath: FAILURE_CONVERTER_PATH } : {}),
     logger: new DefaultLogger('WARN'),
   });

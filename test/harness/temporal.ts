@@ -21,6 +21,7 @@ import {
   type TemporalConnectionOptions,
 } from '../../src/temporal/connection.js';
 import { dataConverterFromEnv, FAILURE_CONVERTER_PATH } from '../../src/temporal/data-converter.js';
+import { SHARED_WORKFLOW_MODULES } from '../../src/worker/bundle.js';
 
 /** host:port of the dev server started by the global setup. */
 export function temporalAddress(): string {
@@ -115,6 +116,7 @@ const bundles = new Map<string, Promise<WorkflowBundleOption>>();
 export function bundleWorkflows(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
   return bundleWorkflowCode({
     workflowsPath: resolve(workflowsPath),
+    preloadModules: [...SHARED_WORKFLOW_MODULES],
     // Failures raised in workflow code carry their messages encoded, as production's do.
     failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: new DefaultLogger('WARN'),
