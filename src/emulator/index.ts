@@ -85,7 +85,9 @@ export async function startEmulator(input: EmulatorOptionsInput = {}): Promise<R
   };
 
   const keys = new KeyStore();
-  keys.add(devKey.id, devKey.key, devKey.secret, { credits: opts.devKey?.credits ?? 100_000 });
+  // null is an unlimited balance, as for the other keys (`??` would take it for "not given").
+  const devCredits = opts.devKey === undefined ? 100_000 : opts.devKey.credits;
+  keys.add(devKey.id, devKey.key, devKey.secret, { credits: devCredits });
   for (const k of opts.keys) {
     keys.add(k.id, k.key, k.secret, {
       products: k.products,

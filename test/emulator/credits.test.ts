@@ -67,4 +67,32 @@ describe('credits', () => {
     });
     expect(em.stats(k.id).creditsCharged).toBe(expected);
   });
+
+  it('the development key takes credits: null as an unlimited balance, and 100,000 when it says nothing', async () => {
+    // One found result costs the whole default balance: a second submit shows which it was.
+    const prices = { enrichment: 100_000 };
+    const devKey = { key: 'pcds_dev_unlimited', secret: 'pcds_dev_unlimited_secret' };
+    const secondSubmit = async (options: Parameters<typeof start>[0]) => {
+      const emu = await start({ prices, ...options });
+      try {
+        const c = client(emu);
+        const people = datasetFor(emu.options.seed, emu.options.dataset).people.filter(
+          (p) => p.businessEmail,
+        );
+        const first = await c.post('/person/enrichment', { email: people[0].businessEmail });
+        expect(first.status).toBe(202);
+        await c.waitDone('/person/enrichment', first.body.data.request_id);
+        const usage = (await c.get('/usage')).body.data.limits;
+        const second = await c.post('/person/enrichment', { email: people[1].businessEmail });
+        return { status: second.status, unlimited: usage.is_unlimited };
+      } finally {
+        await emu.stop();
+      }
+    };
+    expect(await secondSubmit({ devKey: { ...devKey, credits: null } })).toEqual({
+      status: 202,
+      unlimited: true,
+    });
+    expect(await secondSubmit({ devKey })).toEqual({ status: 402, unlimited: false });
+  });
 });
