@@ -36,7 +36,7 @@ import { webhooksConfigured } from './webhooks/settings.js';
 
 export { loadConfig, ConfigError, type Config } from './config.js';
 export { installMetricsExporter } from './metrics/exporter.js';
-/** The workflows module: `.ts` when run from source, `.js` from the built package. */
+/** The workflows module, and the modules its workflows share (see worker/bundle.ts). */
 export { SHARED_WORKFLOW_MODULES, WORKFLOWS_PATH } from './worker/bundle.js';
 
 export interface CreateWorkerOptions {
