@@ -66,6 +66,22 @@ const WORKFLOW_FORBIDDEN_PATTERNS = [
   },
 ];
 
+// Workers load the contract's schema-building modules once per workflow thread and share them
+// frozen among its workflows (src/worker/bundle.ts), and a frozen zod schema cannot parse: what
+// parses with those schemas runs in the client, the CLI and the activities, never in a workflow.
+const SHARED_SCHEMA_PARSERS = ['validateInput', 'inputAliases', 'mcpArgumentProblems'];
+const WORKFLOW_FORBIDDEN_PARSERS = [
+  '../contract/index.js',
+  '../contract/validate.js',
+  '../contract/mcp-replies.js',
+].map((name) => ({
+  name,
+  importNames: SHARED_SCHEMA_PARSERS,
+  allowTypeImports: true,
+  message:
+    "Workflows share the contract's input schemas frozen (src/worker/bundle.ts): check input before the workflow starts, or in an activity.",
+}));
+
 const WORKFLOW_FORBIDDEN_GLOBALS = [
   'process',
   'Buffer',
@@ -174,6 +190,24 @@ export default defineConfig(
         { paths: WORKFLOW_FORBIDDEN_MODULES, patterns: WORKFLOW_FORBIDDEN_PATTERNS },
       ],
       'no-restricted-globals': ['error', ...WORKFLOW_FORBIDDEN_GLOBALS],
+    },
+  },
+  {
+    // The workflow code itself (not the contract, which defines these): no parsing with shared schemas.
+    files: [
+      'src/workflows/**/*.ts',
+      'src/calls/**/*.ts',
+      'src/batch/**/*.ts',
+      'src/throttle/**/*.ts',
+    ],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [...WORKFLOW_FORBIDDEN_MODULES, ...WORKFLOW_FORBIDDEN_PARSERS],
+          patterns: WORKFLOW_FORBIDDEN_PATTERNS,
+        },
+      ],
     },
   },
   {

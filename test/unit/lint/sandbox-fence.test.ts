@@ -44,6 +44,10 @@ describe('workflow sandbox lint fence', () => {
     ['src/calls/signals.ts', "import { ServiceHttp } from '../http/service-client.js';"],
     ['src/calls/cache-policy.ts', "import { BatchStore } from '../store/batch-store.js';"],
     ['src/temporal/search-attributes.ts', "import { connectTemporal } from './connection.js';"],
+    // Workers share the contract's schemas frozen among workflows: a frozen zod schema cannot parse.
+    ['src/workflows/endpoint-call.ts', "import { validateInput } from '../contract/index.js';"],
+    ['src/batch/rules.ts', "import { inputAliases } from '../contract/validate.js';"],
+    ['src/calls/engine.ts', "import { mcpArgumentProblems } from '../contract/mcp-replies.js';"],
   ])('refuses in %s: %s', async (file, line) => {
     expect(await refusals(file, `${line}\nexport const used = [${nameOf(line)}];\n`)).toEqual([
       FENCE,
@@ -64,6 +68,7 @@ describe('workflow sandbox lint fence', () => {
     ['src/workflows/person-search.ts', "import { callStateQuery } from '../calls/signals.js';"],
     ['src/workflows/permit-waits.ts', "import { unthrottled } from '../throttle/permits.js';"],
     ['src/throttle/protocol.ts', "import { RESERVE_UPDATE } from './windows.js';"],
+    ['src/workflows/batch-steps.ts', "import { findEndpoint } from '../contract/index.js';"],
   ])('allows in %s: %s', async (file, line) => {
     expect(await refusals(file, `${line}\nexport type Used = typeof ${nameOf(line)};\n`)).toEqual(
       [],
