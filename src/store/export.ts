@@ -101,6 +101,27 @@ export class ResultShape {
   }
 }
 
+/**
+ * Pages in row order, each page's query made while the one before is handled (opened, written):
+ * the store's time overlaps ours. A read ahead that fails is reported when its page is reached.
+ */
+async function* pagesAhead<T extends { row: number }>(
+  read: (after: number) => Promise<T[]>,
+  pageSize: number,
+  signal?: AbortSignal,
+): AsyncGenerator<T[]> {
+  signal?.throwIfAborted();
+  let next: Promise<T[]> | undefined = read(0);
+  while (next) {
+    const page: T[] = await next;
+    signal?.throwIfAborted();
+    next = page.length < pageSize ? undefined : read(page[page.length - 1].row);
+    // Handled here too, so one left unread (the walk stopped early) is not an unhandled rejection.
+    next?.catch(() => undefined);
+    yield page;
+  }
+}
+
 async function resultShapeOf(
   store: ResultReader,
   batchId: string,
@@ -108,14 +129,13 @@ async function resultShapeOf(
   signal?: AbortSignal,
 ): Promise<ResultShape> {
   const shape = new ResultShape();
-  let after = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const page = await store.resultValues(batchId, after, pageSize);
-    for (const r of page) shape.note(r.row, r.result);
-    if (page.length < pageSize) return shape;
-    after = page[page.length - 1].row;
-  }
+  const pages = pagesAhead(
+    (after) => store.resultValues(batchId, after, pageSize),
+    pageSize,
+    signal,
+  );
+  for await (const page of pages) for (const r of page) shape.note(r.row, r.result);
+  return shape;
 }
 
 /** A row's input cells under the batch's columns: a CSV's record or a JSONL's object. */
@@ -157,16 +177,12 @@ async function* storedRows(
   tally: Tally,
   signal?: AbortSignal,
 ): AsyncGenerator<StoredRow> {
-  let after = 0;
-  for (;;) {
-    signal?.throwIfAborted();
-    const page = await store.rowsWithResults(batchId, after, pageSize);
+  const read = (after: number) => store.rowsWithResults(batchId, after, pageSize);
+  for await (const page of pagesAhead(read, pageSize, signal)) {
     for (const r of page) {
       tally.saw(r);
       yield r;
     }
-    if (page.length < pageSize) return;
-    after = page[page.length - 1].row;
   }
 }
 
