@@ -17,11 +17,14 @@ import {
 import { TransportError } from '../http/errors.js';
 import type { CacheUse } from '../calls/cache-policy.js';
 import { callCache, type CacheableResult } from './call-cache.js';
+
+type CallCache = ReturnType<typeof callCache>;
 import type { CachedResult } from '../store/roles.js';
 import type { ActivityDeps } from './deps.js';
 import { terminalFailure, transientFailure } from './failures.js';
 import { pollRequest } from './guarded-request.js';
 import { withinResultBound } from './result-size.js';
+import { withHeartbeat } from './heartbeat.js';
 import { permitWaitReporter } from './permit-wait-report.js';
 import { sendSubmit, submitProblem, withCallbackUrl, type Sent } from './submit.js';
 import { workflowLedger } from './submit-intent.js';
@@ -41,6 +44,12 @@ export interface SubmitCallInput {
   cache?: CacheUse;
   /** Who asks; absent from calls started before requesters: the operator's interactive work. */
   requester?: Requester;
+  /**
+   * Poll the accepted job once, this long after its acceptance, before returning (a batch's row
+   * that polls): the workflow then needs no timer and no activity for its first poll. Absent: the
+   * workflow makes every poll.
+   */
+  firstPollAfterMs?: number;
 }
 
 /** When a request was sent and what the service said of the job's duration (for learning). */
@@ -80,6 +89,11 @@ export interface SubmitCallResult {
   immediate?: PollResult;
   /** Epoch ms (this worker's clock) when the acceptance arrived: the job's measured start. */
   acceptedAt?: number;
+  /**
+   * The first poll of the accepted job, made by the submit (`firstPollAfterMs`): running, found or
+   * empty. Absent when it was not asked for or did not get a reply (the workflow polls then).
+   */
+  firstPoll?: PollResult;
 }
 
 export interface PollCallInput {
@@ -295,7 +309,18 @@ export function createCallActivities(deps: ActivityDeps) {
       const { requestId, status, acceptedAt } = sent.job;
       if (!sent.immediate) {
         await cache.expect(requestId, endpoint.name, checked.params, input.cache);
-        return { keyId, requestId, status, acceptedAt };
+        const firstPoll =
+          input.firstPollAfterMs === undefined || input.webhook
+            ? undefined
+            : await firstPollOf(deps, cache, {
+                endpoint: endpoint.name,
+                keyId,
+                requestId,
+                ...(input.transport ? { transport: input.transport } : {}),
+                ...(input.requester ? { requester: input.requester } : {}),
+                at: (acceptedAt ?? Date.now()) + input.firstPollAfterMs,
+              });
+        return { keyId, requestId, status, acceptedAt, ...(firstPoll ? { firstPoll } : {}) };
       }
       const done = withinResultBound(
         {
@@ -317,33 +342,60 @@ export function createCallActivities(deps: ActivityDeps) {
      * GETs the job's state. Polls are free and safe to repeat, so every transient failure retries.
      * A result too large to carry ends the call (result_too_large), never a refused completion.
      */
-    async pollCall(input: PollCallInput): Promise<PollResult> {
-      const endpoint = asyncEndpoint(input.endpoint);
-      let reply;
-      let sentAt: number;
-      try {
-        ({ reply, sentAt } = await pollRequest(deps, {
-          keyId: input.keyId,
-          requester: callRequester(input),
-          endpoint,
-          requestId: input.requestId,
-          transport: input.transport,
-          onWait: permitWaitReporter(),
-          page: input.page,
-        }));
-      } catch (err) {
-        if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
-        throw err;
-      }
-      const result = withinResultBound(
-        pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt, input.page),
-        deps.config.PCDS_MAX_RESULT_BYTES,
-        input.requestId,
-      );
-      // Failures threw above: only a found or empty result is ever cached.
-      const got = input.fillsCache ? cacheable(result) : undefined;
-      if (got) await cache.fill(input.requestId, endpoint.name, got);
-      return result;
-    },
+    pollCall: (input: PollCallInput) => pollJob(deps, cache, input),
   };
+}
+
+/**
+ * The submit's own first poll of the job it had accepted, at `at` (this worker's clock). The job
+ * is already in the activity's acknowledged heartbeat (submit-intent.ts), so nothing is lost if
+ * this worker goes meanwhile. Any failure, or the activity's cancellation, leaves the poll to
+ * the workflow: the accepted job is returned in any case.
+ */
+async function firstPollOf(
+  deps: ActivityDeps,
+  cache: CallCache,
+  input: PollCallInput & { at: number },
+): Promise<PollResult | undefined> {
+  const { at, ...poll } = input;
+  try {
+    await withHeartbeat(() => Context.current().sleep(Math.max(0, at - Date.now())));
+    return await pollJob(deps, cache, poll);
+  } catch {
+    return undefined;
+  }
+}
+
+/** One poll of an accepted job (the pollCall activity's work). */
+async function pollJob(
+  deps: ActivityDeps,
+  cache: CallCache,
+  input: PollCallInput,
+): Promise<PollResult> {
+  const endpoint = asyncEndpoint(input.endpoint);
+  let reply;
+  let sentAt: number;
+  try {
+    ({ reply, sentAt } = await pollRequest(deps, {
+      keyId: input.keyId,
+      requester: callRequester(input),
+      endpoint,
+      requestId: input.requestId,
+      transport: input.transport,
+      onWait: permitWaitReporter(),
+      page: input.page,
+    }));
+  } catch (err) {
+    if (err instanceof TransportError) throw transientFailure({ code: 'transport_error' });
+    throw err;
+  }
+  const result = withinResultBound(
+    pollResultOf(classifyPoll(endpoint, reply), input.requestId, sentAt, input.page),
+    deps.config.PCDS_MAX_RESULT_BYTES,
+    input.requestId,
+  );
+  // Failures threw above: only a found or empty result is ever cached.
+  const got = input.fillsCache ? cacheable(result) : undefined;
+  if (got) await cache.fill(input.requestId, endpoint.name, got);
+  return result;
 }

@@ -172,6 +172,15 @@ export class CallEngine<R extends Reply = Reply> {
     return this.waitStep();
   }
 
+  /**
+   * How long after its acceptance a job's first poll is due, as `accepted` will schedule it: a
+   * submit that makes that poll itself (a batch's row) is told before it runs.
+   */
+  firstPollAfterMs(): number {
+    const at = this.options.now();
+    return nextWait(this.options.policy, acceptedJob(at), at).afterMs;
+  }
+
   // ---- Polls and deliveries ----
 
   /** The driver sends a poll now: counted, unless it is the last poll made again. */

@@ -165,10 +165,22 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     ...(input.firstPollDelayMs !== undefined ? { firstPollDelayMs: input.firstPollDelayMs } : {}),
   });
 
+  // A batch's row that polls has its submit make the first poll too, at its time: one activity
+  // and no timer for a row done by then. Versioned: rows started before poll in an activity of
+  // their own.
+  const firstPollAfterMs =
+    input.batchId !== undefined &&
+    input.cache === undefined &&
+    !engine.waitsForDelivery &&
+    endpoint.polling === 'general' &&
+    patched('row-submit-makes-first-poll')
+      ? engine.firstPollAfterMs()
+      : undefined;
+
   // Submit (the no-replay rule lives in submitOnce).
   let submitted;
   try {
-    submitted = await submitWithRetries(input, policy.maxWaitMs, () =>
+    submitted = await submitWithRetries(input, policy.maxWaitMs, firstPollAfterMs, () =>
       view.enter(
         'submitting',
         'throttled',
@@ -188,6 +200,13 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
     ...(submitted.immediate ? { immediate: submitted.immediate } : {}),
     readsSearchPage: () => patched('call-search-reads-immediate-page'),
   });
+  if (step.kind === 'poll' && submitted.firstPoll) {
+    // The submit made the first poll: counted as the call's, and the schedule goes on from it.
+    engine.pollBegins();
+    state.polls = engine.polls;
+    state.lastStatus = submitted.firstPoll.status;
+    step = engine.afterReply(submitted.firstPoll);
+  }
   const waiting = engine.waitsForDelivery ? 'waiting_for_webhook' : 'polling';
   if (step.kind !== 'finish') view.enter(waiting);
   const poll = pollOf(input, endpoint, submitted, engine, view, state);
@@ -270,6 +289,7 @@ function pollOf(
 async function submitWithRetries(
   input: EndpointCallInput,
   serviceWaitMs: number,
+  firstPollAfterMs: number | undefined,
   onThrottled: () => void,
 ) {
   return submitOnce(
@@ -283,6 +303,7 @@ async function submitWithRetries(
         ...(input.cache ? { cache: input.cache } : {}),
         requester: callRequester(input),
         intentToken,
+        ...(firstPollAfterMs !== undefined ? { firstPollAfterMs } : {}),
       }),
     serviceWaitMs,
     onThrottled,

@@ -54,6 +54,21 @@ describe('the call engine: polling', () => {
     expect(engine.polls).toBe(2);
   });
 
+  it('tells a submit that makes the first poll when it is due, as accepting the job schedules it', () => {
+    // The default schedule, a learned first delay, and a maximum wait shorter than either.
+    for (const o of [
+      {},
+      { firstPollDelayMs: 4_200 },
+      { maxWaitMs: 700, firstPollDelayMs: 4_200 },
+    ]) {
+      const { engine, clock } = rig(o);
+      const told = engine.firstPollAfterMs();
+      expect(engine.accepted(clock.now)).toEqual({ kind: 'poll', afterMs: told });
+    }
+    expect(rig({ firstPollDelayMs: 4_200 }).engine.firstPollAfterMs()).toBe(4_200);
+    expect(rig({ maxWaitMs: 700, firstPollDelayMs: 4_200 }).engine.firstPollAfterMs()).toBe(700);
+  });
+
   it('ends poll_timeout when the job still runs at the deadline, the last poll landing on it', () => {
     const { engine, clock } = rig({ maxWaitMs: 2_000 });
     engine.accepted(clock.now);
