@@ -23,9 +23,18 @@ const input = writeCsv(dir, 'people.csv', rows as unknown as Record<string, stri
   'email',
   'name',
 ]);
+// A batch that usually outlasts a restart of `pcds mcp`: 16 rows, one at a time.
+const longRows = sampleRows({ rows: 16, withName: true });
+const longInput = writeCsv(
+  dir,
+  'people-long.csv',
+  longRows as unknown as Record<string, string>[],
+  ['email', 'name'],
+);
 for (const who of ['alice', 'bob']) {
   mkdirSync(join(dir, who), { recursive: true, mode: 0o700 });
   copyFileSync(input, join(dir, who, 'people.csv'));
+  copyFileSync(longInput, join(dir, who, 'people-long.csv'));
 }
 
 beforeAll(async () => {
@@ -291,7 +300,7 @@ describe('pcds mcp tasks', () => {
       const before = await sdkClient(first.url, ALICE);
       try {
         const task = await startTask(before, 'start_batch', {
-          input: 'people.csv',
+          input: 'people-long.csv',
           output: `${batchId}.jsonl`,
           batch_id: batchId,
           window: 1,
@@ -306,8 +315,10 @@ describe('pcds mcp tasks', () => {
       const second = await startMcp(taskQueue);
       const after = await sdkClient(second.url, ALICE);
       try {
+        // Usually still working; on a loaded machine the batch may end before the new process
+        // is up. Either way the new process knows the task and gives its result.
         const now = await after.experimental.tasks.getTask(taskId);
-        expect(now.status).toBe('working');
+        expect(['working', 'completed']).toContain(now.status);
         expect((await after.experimental.tasks.listTasks()).tasks.map((t) => t.taskId)).toContain(
           taskId,
         );
@@ -318,12 +329,12 @@ describe('pcds mcp tasks', () => {
         expect(structured(result)).toMatchObject({
           batch_id: batchId,
           state: 'done',
-          summary: { total: 5, done: 5 },
+          summary: { total: 16, done: 16 },
         });
       } finally {
         await after.close();
         await second.kill();
       }
     });
-  });
+  }, 120_000);
 });
