@@ -39,6 +39,12 @@ export interface CallInput {
    * batch). Absent from calls started before requesters: see callRequester.
    */
   requester?: Requester;
+  /**
+   * The workflow was started with the search attributes of its first phase (PcdsState
+   * `submitting`, PcdsOutcome `running`, its endpoint, key, batch and row): the call does not
+   * upsert them again. Absent from calls started before it, which upsert them.
+   */
+  startedShowing?: true;
 }
 
 /** On an outcome the result cache gave: no request was made; the request id is the job's that fetched it. */

@@ -98,6 +98,8 @@ export async function startCall<E extends AsyncEndpointName>(
     ...(opts.pollIntervalMs ? { pollIntervalMs: opts.pollIntervalMs } : {}),
     ...(opts.maxWaitMs ? { maxWaitMs: opts.maxWaitMs } : {}),
     requester,
+    // Started with the attributes below: the call does not upsert them again.
+    startedShowing: true,
   };
   const attrs: SearchAttributePair[] = [
     { key: PcdsEndpoint, value: endpoint.name },

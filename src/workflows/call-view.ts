@@ -4,11 +4,13 @@
 // and why (permit-waits.ts) until a request goes out without one or the phase moves on. Workflow
 // code: the upserts are commands, in the order the call recorded them.
 import type { SearchAttributeUpdatePair } from '@temporalio/common';
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { CallState } from '../calls/types.js';
 import { PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
 import { callFailure, failureCode, type CallStateAttr } from './call-steps.js';
 import { showPermitWaits, type PermitWaitView } from './permit-waits.js';
+
+const NONE = { get: () => undefined };
 
 export class CallView {
   /** Attributes that go with the next change of phase. */
@@ -16,13 +18,18 @@ export class CallView {
   /** What PcdsState shows now. */
   private shown: CallStateAttr = 'submitting';
   private readonly waits: PermitWaitView;
+  /** What the start showed, until the first change of phase (when the start showed it). */
+  private atStart: { get(key: never): unknown } = NONE;
 
   constructor(
     private readonly label: string,
     private readonly state: CallState,
     /** The call's own attributes (endpoint, key, batch, row), shown with its first phase. */
     attrs: SearchAttributeUpdatePair[],
+    /** Its start showed them already (CallInput.startedShowing). */
+    startedShowing = false,
   ) {
+    if (startedShowing) this.atStart = workflowInfo().typedSearchAttributes;
     this.pending = [
       ...attrs,
       { key: PcdsOutcome, value: 'running' },
@@ -45,11 +52,16 @@ export class CallView {
     this.state.phase = phase;
     this.shown = attr;
     if (attr !== 'throttled') this.waits.reset();
-    upsertSearchAttributes([
+    const pairs = [
       ...this.pending,
       { key: PcdsState, value: attr },
       ...(outcome ? [{ key: PcdsOutcome, value: outcome }] : []),
-    ] as SearchAttributeUpdatePair[]);
+    ] as SearchAttributeUpdatePair[];
+    // A call started showing what its first phase would upsert has no event for it; anything
+    // else shown differently upserts the whole list, as a call started before did.
+    if (!pairs.every((p) => this.atStart.get(p.key as never) === p.value))
+      upsertSearchAttributes(pairs);
+    this.atStart = NONE;
     this.pending = [];
     const request = this.state.requestId ? ` (request ${this.state.requestId})` : '';
     setCurrentDetails(`${this.label}: ${details ?? attr}${request}`);

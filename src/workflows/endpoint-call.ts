@@ -153,7 +153,12 @@ function deliveryInbox(state: CallState) {
 async function runCall(input: EndpointCallInput, state: CallState): Promise<CallOutcome> {
   const endpoint = checkedEndpoint(input);
   const inbox = deliveryInbox(state);
-  const view = new CallView(endpoint.name, state, callAttrs(input, endpoint));
+  const view = new CallView(
+    endpoint.name,
+    state,
+    callAttrs(input, endpoint),
+    input.startedShowing === true,
+  );
   view.enter('submitting');
   // The maximum wait measures the service's job, from its acceptance: time spent waiting for
   // permits of our own throttle before the submit is "throttled", never late.

@@ -10,7 +10,14 @@ import {
 import type { BatchRun, StartableRow } from '../batch/batch-run.js';
 import { expectedStoreOf, type BatchInput } from '../batch/types.js';
 import { batchRequester, isSystemic, type Requester } from '../contract/index.js';
-import { PcdsBatchId, PcdsEndpoint, PcdsRowIndex } from '../temporal/search-attributes.js';
+import {
+  PcdsBatchId,
+  PcdsEndpoint,
+  PcdsKeyId,
+  PcdsOutcome,
+  PcdsRowIndex,
+  PcdsState,
+} from '../temporal/search-attributes.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
 import { rowWorkflowId } from '../contract/workflow-ids.js';
 import { compactRowsWith, rows } from './batch-activities.js';
@@ -129,6 +136,10 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
         rowIndex: row.row,
         ...pollOptions(input, run),
       };
+      // The row starts showing its first phase, which its call then need not upsert: one event
+      // and one visibility write less a row. Versioned: rows started before upserted it.
+      const showing = patched('row-start-shows-first-phase');
+      if (showing) call.startedShowing = true;
       run.startBegan();
       const rowType = patched('pcds-workflow-type-names') ? 'pcdsEndpointCall' : 'endpointCall';
       startChild<typeof endpointCall>(rowType, {
@@ -150,6 +161,13 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
           { key: PcdsBatchId, value: input.batchId },
           { key: PcdsEndpoint, value: endpoint },
           { key: PcdsRowIndex, value: row.row },
+          ...(showing
+            ? [
+                ...(keyId ? [{ key: PcdsKeyId, value: keyId }] : []),
+                { key: PcdsOutcome, value: 'running' },
+                { key: PcdsState, value: 'submitting' },
+              ]
+            : []),
         ],
         staticSummary: `row ${row.row} of batch ${input.batchId} (${endpoint})`,
       }).then(

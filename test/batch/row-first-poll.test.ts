@@ -22,6 +22,10 @@ async function rowHistories(client: Client, batchId: string) {
     for (const e of history.events ?? []) {
       const type = String(e.eventType);
       count[type] = (count[type] ?? 0) + 1;
+      // The row's own upserts (the SDK may upsert TemporalChangeVersion for a patch).
+      const upserted = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes;
+      if (Object.keys(upserted?.indexedFields ?? {}).some((k) => k.startsWith('Pcds')))
+        count.pcdsUpserts = (count.pcdsUpserts ?? 0) + 1;
     }
     counts.push(count);
   }
@@ -63,7 +67,14 @@ describe('a row done at its first poll', () => {
       for (const count of histories) {
         expect(countOf(count, EVENT.activity, 10)).toBe(1);
         expect(countOf(count, EVENT.timer, 17)).toBe(0);
+        // Started showing its first phase, the row upserts only its end.
+        expect(count.pcdsUpserts).toBe(1);
       }
+      // What operators filter on is there all the same.
+      const shown = [];
+      const query = `PcdsBatchId = '${batchId}' AND WorkflowType = 'pcdsEndpointCall' AND PcdsState = 'done' AND PcdsOutcome = 'found' AND PcdsKeyId = 'default'`;
+      for await (const wf of client.workflow.list({ query })) shown.push(wf.workflowId);
+      expect(shown).toHaveLength(8);
     });
   }, 120_000);
 });
