@@ -45,6 +45,12 @@ export interface CallInput {
    * upsert them again. Absent from calls started before it, which upsert them.
    */
   startedShowing?: true;
+  /**
+   * A batch's row: its submit may make its first poll (when it polls, with no cache), as the
+   * batch decided, so the call records no version marker of its own. Absent: the call decides
+   * (patch row-submit-makes-first-poll).
+   */
+  firstPollInSubmit?: true;
 }
 
 /** On an outcome the result cache gave: no request was made; the request id is the job's that fetched it. */

@@ -172,13 +172,14 @@ async function runCall(input: EndpointCallInput, state: CallState): Promise<Call
 
   // A batch's row that polls has its submit make the first poll too, at its time: one activity
   // and no timer for a row done by then. Versioned: rows started before poll in an activity of
-  // their own.
+  // their own. A row whose batch says so in its input records no marker for it (a marker, and
+  // the SDK's upsert of TemporalChangeVersion with it, are two events and a visibility write).
   const firstPollAfterMs =
     input.batchId !== undefined &&
     input.cache === undefined &&
     !engine.waitsForDelivery &&
     endpoint.polling === 'general' &&
-    patched('row-submit-makes-first-poll')
+    (input.firstPollInSubmit === true || patched('row-submit-makes-first-poll'))
       ? engine.firstPollAfterMs()
       : undefined;
 

@@ -135,6 +135,8 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
         batchId: input.batchId,
         rowIndex: row.row,
         ...pollOptions(input, run),
+        // Decided here for every row (an input, not a marker in each row's history).
+        firstPollInSubmit: true,
       };
       // The row starts showing its first phase, which its call then need not upsert: one event
       // and one visibility write less a row. Versioned: rows started before upserted it.

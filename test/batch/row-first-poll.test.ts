@@ -22,7 +22,7 @@ async function rowHistories(client: Client, batchId: string) {
     for (const e of history.events ?? []) {
       const type = String(e.eventType);
       count[type] = (count[type] ?? 0) + 1;
-      // The row's own upserts (the SDK may upsert TemporalChangeVersion for a patch).
+      // The row's own upserts (the SDK upserts TemporalChangeVersion with a version marker).
       const upserted = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes;
       if (Object.keys(upserted?.indexedFields ?? {}).some((k) => k.startsWith('Pcds')))
         count.pcdsUpserts = (count.pcdsUpserts ?? 0) + 1;
@@ -35,6 +35,8 @@ async function rowHistories(client: Client, batchId: string) {
 const EVENT = {
   activity: 'EVENT_TYPE_ACTIVITY_TASK_SCHEDULED',
   timer: 'EVENT_TYPE_TIMER_STARTED',
+  upsert: 'EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES',
+  marker: 'EVENT_TYPE_MARKER_RECORDED',
 };
 /** Event types arrive as numbers or names, depending on the history's decoding. */
 const countOf = (count: Record<string, number>, name: string, number: number) =>
@@ -67,8 +69,11 @@ describe('a row done at its first poll', () => {
       for (const count of histories) {
         expect(countOf(count, EVENT.activity, 10)).toBe(1);
         expect(countOf(count, EVENT.timer, 17)).toBe(0);
-        // Started showing its first phase, the row upserts only its end.
+        // Started showing its first phase, the row upserts only its end; told by its batch to
+        // poll in its submit, it records no version marker (nor the SDK's upsert with one).
         expect(count.pcdsUpserts).toBe(1);
+        expect(countOf(count, EVENT.upsert, 40)).toBe(1);
+        expect(countOf(count, EVENT.marker, 25)).toBe(0);
       }
       // What operators filter on is there all the same.
       const shown = [];
