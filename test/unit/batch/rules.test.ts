@@ -159,3 +159,60 @@ describe('BatchRules', () => {
     expect(drained.inFlight).toBeUndefined();
   });
 });
+
+describe('rows that start in groups (rows as workflows)', () => {
+  const rows = (from: number, n: number) => Array.from({ length: n }, (_, i) => valid(from + i));
+  const grouped = (n: number, cursorDone: boolean) => {
+    const rules = withRows(rows(1, n), {
+      window: 200,
+      total: n,
+      cursor: { row: n + 1, byteOffset: n * 10, done: cursorDone },
+    });
+    rules.startsInGroups = true;
+    return rules;
+  };
+  const end = (rules: BatchRules, row: number) => rules.settle(row, found(`r${row}`), NOW, AT);
+
+  it('fill the window at once, then wait for a tenth of it to free before starting again', () => {
+    const rules = grouped(1000, false);
+    expect(rules.takeStartable(NOW)).toHaveLength(200);
+    for (let row = 1; row <= 19; row++) {
+      end(rules, row);
+      // canStart and takeStartable agree: the loop never wakes for nothing.
+      expect(rules.canStart()).toBe(false);
+      expect(rules.takeStartable(NOW)).toEqual([]);
+    }
+    end(rules, 20);
+    expect(rules.canStart()).toBe(true);
+    expect(rules.takeStartable(NOW).map((s) => s.row.row)).toEqual(rows(201, 20).map((r) => r.row));
+    expect(rules.inFlight.size).toBe(200);
+  });
+
+  it('start the last rows of the file as soon as they fit, and a smaller window one by one', () => {
+    const rules = grouped(205, true);
+    expect(rules.takeStartable(NOW)).toHaveLength(200);
+    for (let row = 1; row <= 4; row++) end(rules, row);
+    expect(rules.takeStartable(NOW)).toEqual([]);
+    end(rules, 5);
+    expect(rules.takeStartable(NOW)).toHaveLength(5);
+
+    const narrow = withRows(rows(1, 20), { window: 8, total: 20 });
+    narrow.startsInGroups = true;
+    expect(narrow.takeStartable(NOW)).toHaveLength(8);
+    end(narrow, 1);
+    expect(narrow.takeStartable(NOW)).toHaveLength(1);
+  });
+
+  it('an empty window starts whatever it can, and invalid rows are written without waiting', () => {
+    const rules = grouped(1000, false);
+    rules.takeStartable(NOW);
+    rules.queue.unshift(invalid(1001));
+    end(rules, 1);
+    expect(rules.canStart()).toBe(true);
+    expect(rules.takeStartable(NOW)).toEqual([]);
+    expect(rules.results.map((l) => [l.row, l.outcome])).toContainEqual([1001, 'failed']);
+    for (let row = 2; row <= 200; row++) end(rules, row);
+    expect(rules.inFlight.size).toBe(0);
+    expect(rules.takeStartable(NOW)).toHaveLength(200);
+  });
+});
