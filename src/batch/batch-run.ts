@@ -64,8 +64,6 @@ export interface BatchRunOptions {
   perRow: number;
   /** Rows in flight go along to the next run (see docs/upgrading.md). */
   carryRows: boolean;
-  /** Rows start in groups (BatchRules.startsInGroups; see docs/upgrading.md). */
-  startsInGroups?: boolean;
   /** The workflow's clock (deterministic there); tests pass their own. */
   now?: () => number;
 }
@@ -117,7 +115,6 @@ export class BatchRun {
       { perRow: options.perRow, ...(maxCredits !== undefined ? { max: maxCredits } : {}) },
       input.webhooks === true,
     );
-    this.rules.startsInGroups = options.startsInGroups === true;
     this.carriedRows = new Set(this.rules.inFlight.keys());
     this.state = s.paused ? 'paused' : 'running';
     this.lastLookUp = this.now();

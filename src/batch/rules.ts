@@ -61,9 +61,6 @@ export interface CreditRules {
 const duplicateOf = (r: InputRow): number | undefined =>
   'duplicateOf' in r ? r.duplicateOf : undefined;
 
-/** The most rows a group of starts waits for (see BatchRules.startsInGroups). */
-const MAX_START_GROUP = 25;
-
 export class BatchRules {
   /** Rows read from the file and not started yet, in file order. */
   readonly queue: InputRow[] = [];
@@ -71,13 +68,6 @@ export class BatchRules {
   readonly inFlight = new Map<number, InFlightRow>();
   /** Lines ready for the output, in the order the rows finished. */
   readonly results: ResultLine[] = [];
-  /**
-   * Rows that need a slot start together, once a group's worth of slots is free (a tenth of the
-   * window, at most 25), or every slot is, or the rest of the file fits: a batch of rows as
-   * workflows then takes its rows' starts in a few workflow tasks, not one task a row.
-   * Off: each row starts as soon as a slot frees.
-   */
-  startsInGroups = false;
 
   constructor(
     /** What crosses continue-as-new: the rules change it in place. */
@@ -462,7 +452,6 @@ export class BatchRules {
         continue;
       }
       if (this.inFlight.size >= this.s.window) break;
-      if (out.length === 0 && !this.slotsReady()) break;
       const keyId = pickKey(this.s.pool);
       if (!keyId) {
         this.s.paused = {
@@ -487,17 +476,9 @@ export class BatchRules {
       if (isInvalidRow(next) || next.cached || this.sharesNow(next) || this.s.budgetSpent)
         return true;
       if (!this.budgetAllows()) return this.inFlight.size === 0;
-      if (this.inFlight.size < this.s.window && this.slotsReady()) return true;
+      if (this.inFlight.size < this.s.window) return true;
     }
     return this.wantsRows();
-  }
-
-  /** Slots enough are free for the next row to start (see startsInGroups). */
-  private slotsReady(): boolean {
-    if (!this.startsInGroups || this.inFlight.size === 0) return true;
-    const group = Math.max(1, Math.min(MAX_START_GROUP, Math.floor(this.s.window / 10)));
-    const left = this.s.cursor.done ? this.queue.length + this.s.redo.length : Infinity;
-    return this.s.window - this.inFlight.size >= Math.min(group, left);
   }
 
   /**

@@ -48,9 +48,6 @@ export async function batchWorkflow(input: BatchInput): Promise<BatchSummary> {
     // before continuing as new. Now rows in flight go along to the next run and report to the
     // batch's workflow id, so the window stays full; their calls outlive the run (ABANDON).
     carryRows: patched('batch-rows-carried-across-runs'),
-    // Versioned: runs before started each row as soon as its slot freed. Rows as workflows only:
-    // each child's start wakes the batch, an activity's does not.
-    startsInGroups: !input.compact && patched('batch-rows-start-in-groups'),
   });
   const launcher = rowLauncher(input, endpoint.name, run);
   const history = () => workflowInfo();
