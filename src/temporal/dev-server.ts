@@ -77,6 +77,10 @@ export const DEV_SERVER_DYNAMIC_CONFIG: Readonly<Record<string, unknown>> = {
   // batch's rows, a tenant's calls) by their weights, as the shared throttle shares permits.
   // Priority keys (interactive calls first) need nothing.
   'matching.enableFairness': true,
+  // A compact batch's rows end while its workflow task runs (two events each), and more than 100
+  // buffered events make the server fail that task and hand the workflow to a worker that
+  // replays its whole history (deploy/temporal/dynamicconfig.yaml says more).
+  'history.maximumBufferedEventsBatch': 2500,
 };
 
 const STOP_GRACE_MS = 5_000;
