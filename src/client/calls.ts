@@ -23,7 +23,7 @@ import {
   type EndpointResult,
 } from '../contract/index.js';
 import { requestFingerprint } from '../codec/idempotency.js';
-import { PcdsEndpoint, PcdsKeyId, PcdsOutcome, PcdsState } from '../temporal/search-attributes.js';
+import { PcdsEndpoint, firstPhaseAttributes } from '../temporal/search-attributes.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
 import { pcdsEndpointCall, type EndpointCallInput } from '../workflows/index.js';
 
@@ -103,10 +103,8 @@ export async function startCall<E extends AsyncEndpointName>(
   };
   const attrs: SearchAttributePair[] = [
     { key: PcdsEndpoint, value: endpoint.name },
-    { key: PcdsOutcome, value: 'running' },
-    { key: PcdsState, value: 'submitting' },
+    ...firstPhaseAttributes(opts.keyId),
   ];
-  if (opts.keyId) attrs.push({ key: PcdsKeyId, value: opts.keyId });
   const workflow = await startOrFind(
     temporal,
     pcdsEndpointCall,

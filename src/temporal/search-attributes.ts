@@ -2,7 +2,11 @@
 // flags that pre-register them, and registration on a server someone else runs.
 // Workflow code may import this module: its only runtime import is @temporalio/common.
 import type { Connection } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  type SearchAttributePair,
+} from '@temporalio/common';
 import { encodeSearchAttributeIndexedValueType } from '@temporalio/common/lib/search-attributes.js';
 
 /** Endpoint path of the call, e.g. "/person/enrich". */
@@ -21,6 +25,19 @@ export const PcdsRowIndex = defineSearchAttributeKey('PcdsRowIndex', SearchAttri
 export const PcdsRowsDone = defineSearchAttributeKey('PcdsRowsDone', SearchAttributeType.INT);
 /** A batch's rows whose line is failed (invalid input rows included). */
 export const PcdsRowsFailed = defineSearchAttributeKey('PcdsRowsFailed', SearchAttributeType.INT);
+
+/**
+ * What a call shows before its first change of phase (PcdsState submitting, PcdsOutcome running,
+ * its key when named): its start carries them, so the call need not upsert them
+ * (CallInput.startedShowing).
+ */
+export function firstPhaseAttributes(keyId?: string): SearchAttributePair[] {
+  return [
+    { key: PcdsOutcome, value: 'running' },
+    { key: PcdsState, value: 'submitting' },
+    ...(keyId ? [{ key: PcdsKeyId, value: keyId }] : []),
+  ];
+}
 
 export const PCDS_SEARCH_ATTRIBUTES = [
   PcdsEndpoint,

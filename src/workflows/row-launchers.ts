@@ -13,10 +13,8 @@ import { batchRequester, isSystemic, type Requester } from '../contract/index.js
 import {
   PcdsBatchId,
   PcdsEndpoint,
-  PcdsKeyId,
-  PcdsOutcome,
   PcdsRowIndex,
-  PcdsState,
+  firstPhaseAttributes,
 } from '../temporal/search-attributes.js';
 import { taskPriorityOf } from '../temporal/task-priority.js';
 import { rowWorkflowId } from '../contract/workflow-ids.js';
@@ -163,13 +161,7 @@ function childLauncher(input: BatchInput, endpoint: string, run: BatchRun): RowL
           { key: PcdsBatchId, value: input.batchId },
           { key: PcdsEndpoint, value: endpoint },
           { key: PcdsRowIndex, value: row.row },
-          ...(showing
-            ? [
-                ...(keyId ? [{ key: PcdsKeyId, value: keyId }] : []),
-                { key: PcdsOutcome, value: 'running' },
-                { key: PcdsState, value: 'submitting' },
-              ]
-            : []),
+          ...(showing ? firstPhaseAttributes(keyId) : []),
         ],
         staticSummary: `row ${row.row} of batch ${input.batchId} (${endpoint})`,
       }).then(
