@@ -48,8 +48,8 @@ export interface StoreExportRequest {
 const FIRST_SHOWN = 10;
 const DEFAULT_PAGE = 1000;
 /**
- * DuckDB's memory while it builds a Parquet file (its table lives in a database file; pages past
- * the limit leave memory). Half of it failed to flush the appender in the export bench.
+ * DuckDB's memory while it builds a Parquet file (its table's blocks past the limit go to spill
+ * files). Half of it failed to flush the appender in the export bench.
  */
 const PARQUET_MEMORY_LIMIT = '64MB';
 /** Rows the appender holds before it hands them to DuckDB. */
@@ -358,15 +358,18 @@ async function writeParquet(
   tally: Tally,
 ): Promise<void> {
   await writeAtomically(req.target, async (tmp) => {
-    // DuckDB's database, spill files and output hold row data in clear: a folder of the owner's only
+    // DuckDB's spill files and output hold row data in clear: a folder of the owner's only
     // (mkdtemp makes it 0700), beside the target, removed whatever happens.
     const work = await mkdtemp(join(dirname(tmp), '.pcds-parquet-'));
     let instance: DuckDBInstance | undefined;
     try {
       // Loaded here: every other user of the store goes without the native engine.
       const { DuckDBInstance } = await import('@duckdb/node-api');
-      // A database file, not memory: its pages leave memory past the limit, whatever the rows.
-      instance = await DuckDBInstance.create(join(work, 'export.duckdb'), {
+      // An in-memory database whose blocks spill to the private folder past the limit. A database
+      // file stayed bounded too, but compressed every full row group as the appender flushed, on
+      // this thread: a million rows took 73 s to Parquet that way and 54 s in memory (bounded
+      // alike, about 390 MB of RSS at 1,000,000 rows and 370 MB at 100,000).
+      instance = await DuckDBInstance.create(':memory:', {
         memory_limit: PARQUET_MEMORY_LIMIT,
         temp_directory: join(work, 'spill'),
         // One thread: each would hold buffers of its own, and the store's reads are the slow part.
