@@ -80,6 +80,12 @@ export const envSchema = z.object({
    * bundling its workflows at start (about 3 s of CPU). It must come from the same release.
    */
   PCDS_WORKFLOW_BUNDLE: optionalText(),
+  /**
+   * How far (percent) a worker's heap may grow past what its last full collection left before
+   * the next one (worker/heap.ts): 50 keeps a worker's peak memory near what it holds. 0 leaves
+   * V8's own factor (up to 4 times).
+   */
+  PCDS_WORKER_HEAP_GROWTH: z.coerce.number().int().min(0).max(300).default(50),
   PCDS_DATA_DIR: z.string().default('.data'),
   /**
    * Where batches keep their rows and results: postgres://user@host/db, or sqlite:/path (default:

@@ -22,6 +22,7 @@ import { metricsRecorded, recordWebhookDelivery } from './metrics/instruments.js
 import { meteredPermitGate, meteredServiceClient } from './metrics/metered.js';
 import { permitGateFromConfig } from './worker/permit-gate.js';
 import { newWorkerIdentity, startSelfReports } from './worker/self-report.js';
+import { boundHeapGrowth } from './worker/heap.js';
 import { SHARED_WORKFLOW_MODULES, WORKFLOWS_PATH, workflowBundleFile } from './worker/bundle.js';
 import {
   connectTemporalNative,
@@ -89,6 +90,8 @@ function workflowCode(
 
 export async function createWorker(opts: CreateWorkerOptions): Promise<PcdsWorker> {
   const { config } = opts;
+  // Before the workflow threads start, so their heaps follow it too.
+  boundHeapGrowth(config.PCDS_WORKER_HEAP_GROWTH);
   const taskQueue = opts.taskQueue ?? config.PCDS_TASK_QUEUE;
   // Refused at start without a key (unless PCDS_ENCRYPTION=off): person data never goes out in clear.
   const dataConverter = dataConverterFromSettings(config);
