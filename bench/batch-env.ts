@@ -88,6 +88,10 @@ export async function startBenchEnv(opts: BenchEnvOptions = {}): Promise<BenchEn
     // The store keys its lookups with it, and is not opened without it.
     PCDS_ID_SECRET: randomBytes(32).toString('hex'),
     ...(opts.noCache ? { PCDS_CACHE: 'off' } : {}),
+    // The worker's heap bound as set where the bench runs (0: V8's own, for a baseline).
+    ...(process.env.PCDS_WORKER_HEAP_GROWTH !== undefined
+      ? { PCDS_WORKER_HEAP_GROWTH: process.env.PCDS_WORKER_HEAP_GROWTH }
+      : {}),
   });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const store = benchStore(config);
